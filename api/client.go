@@ -1,0 +1,202 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// DefaultSocket is where ctld listens for users unless told otherwise.
+const DefaultSocket = "/run/corral/ctld.sock"
+
+// SocketEnv names the environment variable that overrides DefaultSocket.
+const SocketEnv = "CORRAL_SOCKET"
+
+// ResolveSocket picks the socket: explicit flag, then $CORRAL_SOCKET, then
+// the default.
+func ResolveSocket(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	if s := os.Getenv(SocketEnv); s != "" {
+		return s
+	}
+	return DefaultSocket
+}
+
+// StatusError is a non-2xx answer from a corral daemon.
+type StatusError struct {
+	Code    int
+	Message string
+}
+
+func (e *StatusError) Error() string { return e.Message }
+
+// ErrUnreachable wraps failures to reach the controller at all.
+var ErrUnreachable = errors.New("cannot reach the corral controller")
+
+// Client is the user-plane client: HTTP/JSON over ctld's Unix socket.
+type Client struct {
+	Socket string
+	http   *http.Client
+}
+
+// NewClient returns a client for the socket at path.
+func NewClient(socket string) *Client {
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", socket)
+		},
+		MaxIdleConnsPerHost: 64,
+	}
+	return &Client{Socket: socket, http: &http.Client{Transport: tr}}
+}
+
+// Do sends a JSON request and decodes a JSON answer into out (if non-nil).
+func (c *Client) Do(ctx context.Context, method, path string, in, out any) error {
+	return doJSON(ctx, c.http, "http://corral"+path, method, in, out, nil, func(err error) error {
+		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
+			return fmt.Errorf("%w at %s (is corral-ctld running? set --socket or %s)", ErrUnreachable, c.Socket, SocketEnv)
+		}
+		if errors.Is(err, syscall.EACCES) {
+			return fmt.Errorf("%w at %s: permission denied", ErrUnreachable, c.Socket)
+		}
+		return fmt.Errorf("%w at %s: %v", ErrUnreachable, c.Socket, err)
+	})
+}
+
+// Submit stores a job durably and returns its ID.
+func (c *Client) Submit(ctx context.Context, req SubmitRequest) (uint64, error) {
+	var resp SubmitResponse
+	err := c.Do(ctx, http.MethodPost, "/v1/jobs", req, &resp)
+	return resp.JobID, err
+}
+
+// Jobs lists jobs matching f.
+func (c *Client) Jobs(ctx context.Context, f JobFilter) ([]Job, error) {
+	q := url.Values{}
+	for _, u := range f.Users {
+		q.Add("user", u)
+	}
+	for _, s := range f.States {
+		q.Add("state", string(s))
+	}
+	for _, id := range f.IDs {
+		q.Add("id", strconv.FormatUint(id, 10))
+	}
+	if f.All {
+		q.Set("all", "1")
+	}
+	path := "/v1/jobs"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	var jobs []Job
+	err := c.Do(ctx, http.MethodGet, path, nil, &jobs)
+	return jobs, err
+}
+
+// Job fetches one job, finished or not.
+func (c *Client) Job(ctx context.Context, id uint64) (*Job, error) {
+	var j Job
+	if err := c.Do(ctx, http.MethodGet, "/v1/jobs/"+strconv.FormatUint(id, 10), nil, &j); err != nil {
+		return nil, err
+	}
+	return &j, nil
+}
+
+// Cancel cancels jobs by ID and/or filter.
+func (c *Client) Cancel(ctx context.Context, req CancelRequest) (*CancelResponse, error) {
+	var resp CancelResponse
+	if err := c.Do(ctx, http.MethodPost, "/v1/jobs/cancel", req, &resp); err != nil {
+		return nil, err
+	}
+	return &resp, nil
+}
+
+// Nodes lists the cluster's nodes.
+func (c *Client) Nodes(ctx context.Context) ([]Node, error) {
+	var nodes []Node
+	err := c.Do(ctx, http.MethodGet, "/v1/nodes", nil, &nodes)
+	return nodes, err
+}
+
+// Partitions lists the cluster's partitions.
+func (c *Client) Partitions(ctx context.Context) ([]Partition, error) {
+	var parts []Partition
+	err := c.Do(ctx, http.MethodGet, "/v1/partitions", nil, &parts)
+	return parts, err
+}
+
+// NodeClient is the node-plane client: signed HTTP/JSON over TCP. ctld uses
+// it to reach noded and noded uses it to reach ctld.
+type NodeClient struct {
+	BaseURL string // e.g. http://127.0.0.1:6817
+	Key     []byte
+	http    *http.Client
+}
+
+// NewNodeClient returns a signed client for baseURL.
+func NewNodeClient(baseURL string, key []byte, timeout time.Duration) *NodeClient {
+	return &NodeClient{BaseURL: baseURL, Key: key, http: &http.Client{Timeout: timeout}}
+}
+
+// Do sends a signed JSON request.
+func (c *NodeClient) Do(ctx context.Context, method, path string, in, out any) error {
+	return doJSON(ctx, c.http, c.BaseURL+path, method, in, out, c.Key, func(err error) error {
+		return fmt.Errorf("%s %s: %w", method, c.BaseURL+path, err)
+	})
+}
+
+func doJSON(ctx context.Context, hc *http.Client, rawURL, method string, in, out any, key []byte, wrapNet func(error) error) error {
+	var body []byte
+	if in != nil {
+		var err error
+		if body, err = json.Marshal(in); err != nil {
+			return err
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, method, rawURL, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != nil {
+		Sign(req, key, body, time.Now())
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return wrapNet(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+	if err != nil {
+		return wrapNet(err)
+	}
+	if resp.StatusCode/100 != 2 {
+		var e Error
+		if json.Unmarshal(data, &e) == nil && e.Error != "" {
+			return &StatusError{Code: resp.StatusCode, Message: e.Error}
+		}
+		return &StatusError{Code: resp.StatusCode, Message: fmt.Sprintf("%s: %s", resp.Status, bytes.TrimSpace(data))}
+	}
+	if out != nil && len(data) > 0 {
+		if err := json.Unmarshal(data, out); err != nil {
+			return fmt.Errorf("decoding answer from %s: %w", rawURL, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,13 @@
+//go:build tools
+
+package deps
+
+import (
+	_ "github.com/NVIDIA/go-nvml/pkg/nvml"
+	_ "github.com/olekukonko/tablewriter"
+	_ "github.com/opencontainers/cgroups"
+	_ "github.com/opencontainers/runc/libcontainer"
+	_ "github.com/urfave/cli/v2"
+	_ "go.etcd.io/bbolt"
+	_ "golang.org/x/sys/unix"
+)

@@ -1,0 +1,111 @@
+package sched
+
+import (
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+)
+
+// Resources is an amount of each schedulable resource on one node.
+type Resources struct {
+	CPUs     int
+	MemBytes int64
+	// FGPU is in hundredths of a fractional-GPU unit (0.01 quantum).
+	FGPU int
+}
+
+// Fits reports whether r fits within free.
+func (r Resources) Fits(free Resources) bool {
+	return r.CPUs <= free.CPUs && r.MemBytes <= free.MemBytes && r.FGPU <= free.FGPU
+}
+
+// Add returns r + o.
+func (r Resources) Add(o Resources) Resources {
+	return Resources{CPUs: r.CPUs + o.CPUs, MemBytes: r.MemBytes + o.MemBytes, FGPU: r.FGPU + o.FGPU}
+}
+
+// Sub returns r - o.
+func (r Resources) Sub(o Resources) Resources {
+	return Resources{CPUs: r.CPUs - o.CPUs, MemBytes: r.MemBytes - o.MemBytes, FGPU: r.FGPU - o.FGPU}
+}
+
+// Node is one node's capacity and availability.
+type Node struct {
+	Name     string
+	Capacity Resources
+	Up       bool
+}
+
+// Partition names the nodes a job may use and its time limits.
+type Partition struct {
+	Name        string
+	Nodes       []string
+	DefaultTime time.Duration // used for jobs without a limit; 0 = unlimited
+	MaxTime     time.Duration // 0 = unlimited
+}
+
+// Allocation is what a job holds on one node.
+type Allocation struct {
+	Node      string
+	Resources Resources
+}
+
+// Running is a job that holds resources until End (start + time limit;
+// the zero time means "unknown", planned as never ending).
+type Running struct {
+	ID    uint64
+	Alloc []Allocation
+	End   time.Time
+}
+
+// Pending is a job waiting to start.
+type Pending struct {
+	ID        uint64
+	Partition string
+	NodeCount int       // 0 means 1
+	PerNode   Resources // needed on each node
+	TimeLimit time.Duration
+	Priority  int64
+	Submit    time.Time
+	// Blocked, if set, keeps the job from being considered at all and is
+	// reported as its reason (JobHeld, Dependency, BeginTime, PolicyLimit...).
+	Blocked api.Reason
+}
+
+// Snapshot is everything the planner may look at.
+type Snapshot struct {
+	Now        time.Time
+	Nodes      []Node
+	Partitions []Partition
+	Running    []Running
+	Pending    []Pending
+}
+
+// Start tells the caller to start a job now on these nodes.
+type Start struct {
+	JobID uint64
+	Nodes []string
+}
+
+// Estimate is the planner's word on a job that stays pending.
+type Estimate struct {
+	JobID  uint64
+	Reason api.Reason
+	// Start is the planned start time; zero when the planner cannot say
+	// (blocked jobs, jobs beyond the planning depth).
+	Start time.Time
+	Nodes []string
+}
+
+// Plan is the planner's output for one snapshot.
+type Plan struct {
+	Starts  []Start
+	Pending []Estimate
+}
+
+// Planner turns snapshots into plans.
+type Planner interface {
+	Plan(Snapshot) Plan
+}
+
+func reasonOf(s string) api.Reason { return api.Reason(s) }
