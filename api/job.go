@@ -164,6 +164,8 @@ type Job struct {
 
 	PeakMemBytes int64 `json:"peak_mem_bytes,omitempty"`
 	CPUTimeUsec  int64 `json:"cpu_time_usec,omitempty"`
+	// Message says why a job failed outside its own code (launch errors).
+	Message string `json:"message,omitempty"`
 
 	Spec    JobSpec      `json:"spec"`
 	History []Transition `json:"history"`
