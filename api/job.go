@@ -104,8 +104,8 @@ type JobSpec struct {
 	Args      []string `json:"args,omitempty"` // arguments after the script
 	Partition string   `json:"partition,omitempty"`
 	Nodes     int      `json:"nodes,omitempty"` // 0 means 1
-	CPUs      int      `json:"cpus"`           // CPUs per node (cpus-per-task x tasks)
-	MemBytes  int64    `json:"mem_bytes"`      // per node; 0 means the partition default
+	CPUs      int      `json:"cpus"`            // CPUs per node (cpus-per-task x tasks)
+	MemBytes  int64    `json:"mem_bytes"`       // per node; 0 means the partition default
 	ShmBytes  int64    `json:"shm_bytes,omitempty"`
 	// TimeLimit in seconds; 0 means the partition's default.
 	TimeLimit int64    `json:"time_limit_s,omitempty"`
