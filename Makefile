@@ -1,0 +1,42 @@
+# corral — build, test, demo, bench.
+#   make demo   builds, runs a single-host cluster and plays the seed scenario
+#   make test   the whole suite (needs root for the container and cgroup tests)
+GO      ?= go
+BIN     := bin
+PKGS    := ./...
+# bin/corral, bin/corral-ctld and bin/corral-init are pure Go (static);
+# bin/corral-noded embeds libcontainer and needs cgo.
+NOCGO   := CGO_ENABLED=0
+CGO     := CGO_ENABLED=1
+
+.PHONY: all build test demo bench deps vet fmt clean
+
+all: build
+
+build: deps
+	@mkdir -p $(BIN)
+	$(NOCGO) $(GO) build -o $(BIN)/corral ./cmd/corral
+	$(NOCGO) $(GO) build -o $(BIN)/corral-ctld ./cmd/corral-ctld
+	$(NOCGO) $(GO) build -o $(BIN)/corral-init ./cmd/corral-init
+	$(CGO) $(GO) build -o $(BIN)/corral-noded ./cmd/corral-noded
+
+# Installs what the project needs from Debian's packages (idempotent; skips
+# what is already there).
+deps:
+	@scripts/install-deps.sh
+
+test: build
+	$(GO) vet $(PKGS)
+	$(GO) test -count=1 -timeout 9m $(PKGS)
+
+demo: build
+	scripts/demo.sh
+
+bench: build
+	scripts/bench.sh
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+clean:
+	rm -rf $(BIN)

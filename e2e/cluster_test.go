@@ -1,0 +1,400 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+)
+
+// binDir holds the binaries under test.
+var binDir string
+
+func TestMain(m *testing.M) {
+	root, err := repoRoot()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		os.Exit(1)
+	}
+	binDir = filepath.Join(root, "bin")
+	if os.Geteuid() == 0 {
+		if err := buildBinaries(root); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: building binaries:", err)
+			os.Exit(1)
+		}
+	}
+	os.Exit(m.Run())
+}
+
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("go.mod not found above the test directory")
+		}
+		dir = parent
+	}
+}
+
+func buildBinaries(root string) error {
+	for _, b := range []struct{ name, cgo string }{
+		{"corral", "0"}, {"corral-ctld", "0"}, {"corral-init", "0"}, {"corral-noded", "1"},
+	} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(root, "bin", b.name), "./cmd/"+b.name)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "CGO_ENABLED="+b.cgo)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("%s: %v\n%s", b.name, err, out)
+		}
+	}
+	return nil
+}
+
+// needRoot skips a test that cannot run without root, saying so.
+func needRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: runs containers and creates cgroups")
+	}
+}
+
+// NodeOpts describes one node daemon of a test cluster.
+type NodeOpts struct {
+	Name string
+	CPUs int
+	Mem  string
+}
+
+// ClusterOpts describes a test cluster.
+type ClusterOpts struct {
+	Nodes    []NodeOpts
+	KillWait string
+	Config   string // corral.conf contents, optional
+}
+
+// Cluster is a running ctld with its node daemons, all child processes.
+type Cluster struct {
+	t        *testing.T
+	Dir      string
+	Socket   string
+	CtldURL  string
+	listen   string
+	ctld     *exec.Cmd
+	nodes    []*exec.Cmd
+	opts     ClusterOpts
+	Client   *api.Client
+	ctldLogs *os.File
+}
+
+// StartCluster starts ctld and the node daemons and waits until every node
+// is registered. Everything is stopped when the test ends.
+func StartCluster(t *testing.T, opts ClusterOpts) *Cluster {
+	t.Helper()
+	needRoot(t)
+	if len(opts.Nodes) == 0 {
+		opts.Nodes = []NodeOpts{{Name: "n1", CPUs: 2, Mem: "2G"}}
+	}
+	if opts.KillWait == "" {
+		opts.KillWait = "1s"
+	}
+	dir := shortTempDir(t)
+	c := &Cluster{t: t, Dir: dir, Socket: filepath.Join(dir, "ctld.sock"), opts: opts}
+	c.listen = "127.0.0.1:" + strconv.Itoa(freePort(t))
+	c.CtldURL = "http://" + c.listen
+	c.Client = api.NewClient(c.Socket)
+	t.Cleanup(c.Stop)
+	c.StartCtld()
+	for _, n := range opts.Nodes {
+		c.StartNode(n)
+	}
+	c.WaitNodesUp(len(opts.Nodes), 15*time.Second)
+	return c
+}
+
+// shortTempDir keeps Unix socket paths well under the 108-byte limit.
+func shortTempDir(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "corral-e2e-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+func freePort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func (c *Cluster) logFile(name string) *os.File {
+	f, err := os.OpenFile(filepath.Join(c.Dir, name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return f
+}
+
+// StartCtld starts (or restarts) the controller on the same state and port.
+func (c *Cluster) StartCtld() {
+	c.t.Helper()
+	args := []string{"--state", filepath.Join(c.Dir, "ctld"), "--socket", c.Socket,
+		"--listen", c.listen, "--node-timeout", "5s", "--heartbeat", "500ms"}
+	if c.opts.Config != "" {
+		conf := filepath.Join(c.Dir, "corral.conf")
+		if err := os.WriteFile(conf, []byte(c.opts.Config), 0o644); err != nil {
+			c.t.Fatal(err)
+		}
+		args = append(args, "--config", conf)
+	}
+	cmd := exec.Command(filepath.Join(binDir, "corral-ctld"), args...)
+	log := c.logFile("ctld")
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	c.ctld = cmd
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		err := c.Client.Do(ctx, "GET", "/v1/ping", nil, nil)
+		cancel()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("ctld did not answer on %s: %v\n%s", c.Socket, err, c.Logs("ctld"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// StartNode starts one node daemon.
+func (c *Cluster) StartNode(n NodeOpts) {
+	c.t.Helper()
+	if n.Mem == "" {
+		n.Mem = "2G"
+	}
+	if n.CPUs == 0 {
+		n.CPUs = 2
+	}
+	args := []string{"--name", n.Name, "--ctld", c.CtldURL, "--listen", "127.0.0.1:0",
+		"--key", filepath.Join(c.Dir, "ctld", "cluster.key"),
+		"--state", filepath.Join(c.Dir, "node-"+n.Name),
+		"--cpus", strconv.Itoa(n.CPUs), "--mem", n.Mem, "--kill-wait", c.opts.KillWait}
+	cmd := exec.Command(filepath.Join(binDir, "corral-noded"), args...)
+	log := c.logFile("noded-" + n.Name)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	c.nodes = append(c.nodes, cmd)
+}
+
+// WaitNodesUp waits until n nodes are registered and not DOWN.
+func (c *Cluster) WaitNodesUp(n int, timeout time.Duration) {
+	c.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		nodes, err := c.Client.Nodes(context.Background())
+		up := 0
+		for _, nd := range nodes {
+			if nd.State != api.NodeDown {
+				up++
+			}
+		}
+		if err == nil && up >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("only %d of %d nodes up after %s (err %v)\nctld:\n%s", up, n, timeout, err, c.Logs("ctld"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// KillCtld kills the controller with SIGKILL, as a crash would.
+func (c *Cluster) KillCtld() {
+	c.t.Helper()
+	if c.ctld == nil {
+		return
+	}
+	_ = c.ctld.Process.Signal(syscall.SIGKILL)
+	_ = c.ctld.Wait()
+	c.ctld = nil
+}
+
+// Stop ends every daemon: nodes first, so their jobs end, then ctld.
+func (c *Cluster) Stop() {
+	for _, n := range c.nodes {
+		stopProcess(n)
+	}
+	c.nodes = nil
+	if c.ctld != nil {
+		stopProcess(c.ctld)
+		c.ctld = nil
+	}
+	if c.t.Failed() {
+		for _, name := range []string{"ctld", "noded-n1", "noded-n2"} {
+			if l := c.Logs(name); l != "" {
+				c.t.Logf("--- %s log ---\n%s", name, l)
+			}
+		}
+	}
+}
+
+func stopProcess(cmd *exec.Cmd) {
+	if cmd.ProcessState != nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+	}
+}
+
+// Logs returns a daemon's log so far.
+func (c *Cluster) Logs(name string) string {
+	b, _ := os.ReadFile(filepath.Join(c.Dir, name+".log"))
+	if len(b) > 8000 {
+		b = b[len(b)-8000:]
+	}
+	return string(b)
+}
+
+// Result is what one CLI invocation did.
+type Result struct {
+	Stdout, Stderr string
+	Code           int
+}
+
+// Corral runs bin/corral against this cluster's socket.
+func (c *Cluster) Corral(args ...string) Result {
+	c.t.Helper()
+	return runCorral(c.t, c.Socket, "", args...)
+}
+
+func runCorral(t *testing.T, socket, dir string, args ...string) Result {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, "corral"), args...)
+	cmd.Env = append(os.Environ(), api.SocketEnv+"="+socket)
+	cmd.Dir = dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatalf("running corral %v: %v", args, err)
+		}
+		code = ee.ExitCode()
+	}
+	return Result{Stdout: out.String(), Stderr: errb.String(), Code: code}
+}
+
+// Submit submits with --parsable and returns the job ID.
+func (c *Cluster) Submit(dir string, args ...string) uint64 {
+	c.t.Helper()
+	r := runCorral(c.t, c.Socket, dir, append([]string{"submit", "--parsable"}, args...)...)
+	if r.Code != 0 {
+		c.t.Fatalf("submit %v: exit %d: %s", args, r.Code, r.Stderr)
+	}
+	id, err := strconv.ParseUint(strings.TrimSpace(r.Stdout), 10, 64)
+	if err != nil {
+		c.t.Fatalf("submit %v printed %q, not a job ID", args, r.Stdout)
+	}
+	return id
+}
+
+// Job fetches one job.
+func (c *Cluster) Job(id uint64) *api.Job {
+	c.t.Helper()
+	j, err := c.Client.Job(context.Background(), id)
+	if err != nil {
+		c.t.Fatalf("job %d: %v", id, err)
+	}
+	return j
+}
+
+// WaitJob polls until cond holds for the job or the timeout passes.
+func (c *Cluster) WaitJob(id uint64, timeout time.Duration, what string, cond func(*api.Job) bool) *api.Job {
+	c.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		j := c.Job(id)
+		if cond(j) {
+			return j
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("job %d: not %s within %s: state %s reason %s message %q", id, what, timeout, j.State, j.Reason, j.Message)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// WaitState waits for a job to reach a state.
+func (c *Cluster) WaitState(id uint64, st api.JobState, timeout time.Duration) *api.Job {
+	c.t.Helper()
+	return c.WaitJob(id, timeout, string(st), func(j *api.Job) bool { return j.State == st })
+}
+
+// WaitEnded waits for a job to reach any terminal state.
+func (c *Cluster) WaitEnded(id uint64, timeout time.Duration) *api.Job {
+	c.t.Helper()
+	return c.WaitJob(id, timeout, "ended", func(j *api.Job) bool { return j.State.Terminal() })
+}
+
+// jobDir makes a submit directory any job user can write to.
+func jobDir(t *testing.T) string {
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// readLines returns the lines of a file, failing the test if it is missing.
+func readLines(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("job output: %v", err)
+	}
+	defer f.Close()
+	var lines []string
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		lines = append(lines, s.Text())
+	}
+	return lines
+}

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the Debian packages corral's build and tests need, if missing.
+# Safe to run repeatedly; does nothing when everything is present.
+set -euo pipefail
+need=()
+command -v gcc >/dev/null 2>&1 || need+=(gcc)
+[ -e /usr/include/stdio.h ] || need+=(libc6-dev)
+[ -x /bin/busybox ] || need+=(busybox-static)
+if [ ${#need[@]} -eq 0 ]; then
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps: missing packages ${need[*]}; run as root or install them" >&2
+  exit 1
+fi
+echo "install-deps: installing ${need[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null
+apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
