@@ -70,7 +70,7 @@ func buildBinaries(root string) error {
 }
 
 // needRoot skips a test that cannot run without root, saying so.
-func needRoot(t *testing.T) {
+func needRoot(t testing.TB) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: runs containers and creates cgroups")
@@ -89,11 +89,12 @@ type ClusterOpts struct {
 	Nodes    []NodeOpts
 	KillWait string
 	Config   string // corral.conf contents, optional
+	NoNodes  bool   // a controller alone: jobs stay pending
 }
 
 // Cluster is a running ctld with its node daemons, all child processes.
 type Cluster struct {
-	t        *testing.T
+	t        testing.TB
 	Dir      string
 	Socket   string
 	CtldURL  string
@@ -107,10 +108,10 @@ type Cluster struct {
 
 // StartCluster starts ctld and the node daemons and waits until every node
 // is registered. Everything is stopped when the test ends.
-func StartCluster(t *testing.T, opts ClusterOpts) *Cluster {
+func StartCluster(t testing.TB, opts ClusterOpts) *Cluster {
 	t.Helper()
 	needRoot(t)
-	if len(opts.Nodes) == 0 {
+	if len(opts.Nodes) == 0 && !opts.NoNodes {
 		opts.Nodes = []NodeOpts{{Name: "n1", CPUs: 2, Mem: "2G"}}
 	}
 	if opts.KillWait == "" {
@@ -131,7 +132,7 @@ func StartCluster(t *testing.T, opts ClusterOpts) *Cluster {
 }
 
 // shortTempDir keeps Unix socket paths well under the 108-byte limit.
-func shortTempDir(t *testing.T) string {
+func shortTempDir(t testing.TB) string {
 	dir, err := os.MkdirTemp("", "corral-e2e-")
 	if err != nil {
 		t.Fatal(err)
@@ -140,7 +141,7 @@ func shortTempDir(t *testing.T) string {
 	return dir
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -303,7 +304,7 @@ func (c *Cluster) Corral(args ...string) Result {
 	return runCorral(c.t, c.Socket, "", args...)
 }
 
-func runCorral(t *testing.T, socket, dir string, args ...string) Result {
+func runCorral(t testing.TB, socket, dir string, args ...string) Result {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(binDir, "corral"), args...)
 	cmd.Env = append(os.Environ(), api.SocketEnv+"="+socket)
@@ -375,7 +376,7 @@ func (c *Cluster) WaitEnded(id uint64, timeout time.Duration) *api.Job {
 }
 
 // jobDir makes a submit directory any job user can write to.
-func jobDir(t *testing.T) string {
+func jobDir(t testing.TB) string {
 	dir := t.TempDir()
 	if err := os.Chmod(dir, 0o777); err != nil {
 		t.Fatal(err)
@@ -384,7 +385,7 @@ func jobDir(t *testing.T) string {
 }
 
 // readLines returns the lines of a file, failing the test if it is missing.
-func readLines(t *testing.T, path string) []string {
+func readLines(t testing.TB, path string) []string {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {

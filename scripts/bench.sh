@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# make bench: every benchmark behind docs/benchmarks.md, with the counts the
+# issues ask for. Prints go test's benchmark lines; record them with the
+# command in docs/benchmarks.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+run() { echo "\$ go test $*"; go test "$@" | grep -E '^(Benchmark|ok|FAIL|---)' ; }
+run -run '^$' -bench 'BenchmarkSubmitCLI$' -benchtime 1000x ./e2e/
+run -run '^$' -bench 'BenchmarkSubmitThroughput$' -benchtime 20000x ./e2e/
+run -run '^$' -bench 'BenchmarkEndToEnd$' -benchtime 500x -timeout 20m ./e2e/
+run -run '^$' -bench 'BenchmarkPendingToRunning$' -benchtime 30x ./e2e/
+run -run '^$' -bench . -benchtime 3x ./sched/
+run -run '^$' -bench . ./ctld/...
