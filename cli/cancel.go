@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"fmt"
+	"sort"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/corral-hpc/corral/api"
+)
+
+func cancelCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:      "cancel",
+		Usage:     "cancel jobs by ID and/or filter (like scancel)",
+		UsageText: "corral cancel [-u USER] [--me] [-t STATES] [-n NAME] [ID...]",
+		Flags: []ucli.Flag{
+			&ucli.StringFlag{Name: "user", Aliases: []string{"u"}, Usage: "only jobs of USER"},
+			&ucli.BoolFlag{Name: "me", Usage: "only my jobs"},
+			&ucli.StringSliceFlag{Name: "states", Aliases: []string{"t", "state"}, Usage: "only jobs in these states (comma list)"},
+			&ucli.StringFlag{Name: "name", Aliases: []string{"n", "jobname"}, Usage: "only jobs named NAME"},
+			socketFlag(),
+		},
+		Action: cancelJobs,
+	}
+}
+
+func cancelJobs(c *ucli.Context) error {
+	ids, err := parseJobIDs(c.Args().Slice())
+	if err != nil {
+		return err
+	}
+	req := api.CancelRequest{IDs: ids, User: c.String("user"), Name: c.String("name")}
+	if c.Bool("me") {
+		if req.User != "" {
+			return usageErrorf("give --me or --user, not both")
+		}
+		if req.User, err = currentUser(); err != nil {
+			return err
+		}
+	}
+	for _, s := range commaList(c.StringSlice("states")) {
+		st, err := api.ParseJobState(s)
+		if err != nil {
+			return usageError{err}
+		}
+		req.States = append(req.States, st)
+	}
+	req.States = dedupeStates(req.States)
+	if len(req.IDs) == 0 && req.User == "" && req.Name == "" && len(req.States) == 0 {
+		return usageErrorf("give job IDs or a filter (--user, --me, --states, --name)")
+	}
+	if c.IsSet("user") && req.User == "" || c.IsSet("name") && req.Name == "" {
+		return usageErrorf("--user and --name must not be empty")
+	}
+
+	ctx, cancel := requestContext(c)
+	defer cancel()
+	resp, err := client(c, "").Cancel(ctx, req)
+	if err != nil {
+		return err
+	}
+	if len(resp.Errors) == 0 {
+		return nil
+	}
+	failed := make([]uint64, 0, len(resp.Errors))
+	for id := range resp.Errors {
+		failed = append(failed, id)
+	}
+	sort.Slice(failed, func(a, b int) bool { return failed[a] < failed[b] })
+	for _, id := range failed {
+		fmt.Fprintf(c.App.ErrWriter, "corral cancel: %s\n", oneLine(resp.Errors[id]))
+	}
+	return exitStatus(1)
+}

@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+)
+
+func decodeCancel(t *testing.T, r recorded) api.CancelRequest {
+	t.Helper()
+	if r.Method != "POST" || r.Path != "/v1/jobs/cancel" {
+		t.Fatalf("request %s %s, want POST /v1/jobs/cancel", r.Method, r.Path)
+	}
+	var req api.CancelRequest
+	if err := json.Unmarshal(r.Body, &req); err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
+
+func TestCancel(t *testing.T) {
+	me, err := currentUser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args   []string
+		want   api.CancelRequest
+		code   int
+		stderr string
+	}{
+		{[]string{"3"}, api.CancelRequest{IDs: []uint64{3}}, 0, ""},
+		{[]string{"3", "1", "12"}, api.CancelRequest{IDs: []uint64{3, 1, 12}}, 0, ""},
+		{[]string{"99", "3", "42"}, api.CancelRequest{IDs: []uint64{99, 3, 42}}, 1,
+			"corral cancel: job 42 does not exist\ncorral cancel: job 99 does not exist\n"},
+		{[]string{"-u", "bob", "-t", "PD,R", "-n", "eval"},
+			api.CancelRequest{User: "bob", States: []api.JobState{api.StatePending, api.StateRunning}, Name: "eval"}, 0, ""},
+		{[]string{"12", "-u", "bob", "--state=pending"}, // options after IDs, as scancel allows
+			api.CancelRequest{IDs: []uint64{12}, User: "bob", States: []api.JobState{api.StatePending}}, 0, ""},
+		{[]string{"--me"}, api.CancelRequest{User: me}, 0, ""},
+	} {
+		f := MustFakeCtld(t)
+		f.jobs = fixtureJobs(time.Now())
+		r := f.run(append([]string{"cancel"}, tc.args...)...)
+		if r.code != tc.code || r.stderr != tc.stderr || r.stdout != "" {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want %d, %q", tc.args, r.code, r.stdout, r.stderr, tc.code, tc.stderr)
+		}
+		if got := decodeCancel(t, f.MustOneRequest(t)); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%q sent %+v, want %+v", tc.args, got, tc.want)
+		}
+	}
+}
+
+func TestCancelBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "corral cancel: give job IDs or a filter (--user, --me, --states, --name)"},
+		{[]string{"abc"}, `corral cancel: invalid job id "abc": use a positive number`},
+		{[]string{"5", "6x"}, `corral cancel: invalid job id "6x": use a positive number`},
+		{[]string{"-t", "nope"}, `corral cancel: unknown job state "nope" (valid: PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, TIMEOUT, OUT_OF_MEMORY, NODE_FAIL or their short codes)`},
+		{[]string{"--me", "-u", "bob"}, "corral cancel: give --me or --user, not both"},
+		{[]string{"-u", "", "5"}, "corral cancel: --user and --name must not be empty"},
+		{[]string{"5", "--frob"}, "corral cancel: unrecognized option --frob"},
+	} {
+		f := MustFakeCtld(t)
+		mustFail(t, f.run(append([]string{"cancel"}, tc.args...)...), 2, tc.want)
+		if n := len(f.Requests()); n != 0 {
+			t.Errorf("%q reached the controller", tc.args)
+		}
+	}
+}

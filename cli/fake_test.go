@@ -1,0 +1,189 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/corral-hpc/corral/api"
+)
+
+// fakeCtld serves the user API on a Unix socket with canned answers and
+// records every request, so tests can check what the CLI sent (and that
+// it sent nothing on bad input).
+type fakeCtld struct {
+	socket string
+
+	mu       sync.Mutex
+	requests []recorded
+	jobs     []api.Job
+	nodes    []api.Node
+	nextID   uint64
+	// submitStatus, if non-zero, rejects submits with that status and
+	// submitError as the message.
+	submitStatus int
+	submitError  string
+}
+
+type recorded struct {
+	Method string
+	Path   string
+	Query  url.Values
+	Body   []byte
+}
+
+// MustFakeCtld starts a fake controller that lives as long as the test.
+func MustFakeCtld(t *testing.T) *fakeCtld {
+	t.Helper()
+	f := &fakeCtld{socket: filepath.Join(t.TempDir(), "ctld.sock"), nextID: 7}
+	ln, err := net.Listen("unix", f.socket)
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/ping", func(w http.ResponseWriter, r *http.Request) {
+		reply(w, 200, map[string]any{"uid": 0, "user": "root"})
+	})
+	mux.HandleFunc("POST /v1/jobs", f.submit)
+	mux.HandleFunc("GET /v1/jobs", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		reply(w, 200, f.jobs)
+	})
+	mux.HandleFunc("GET /v1/jobs/{id}", func(w http.ResponseWriter, r *http.Request) {
+		id, _ := strconv.ParseUint(r.PathValue("id"), 10, 64)
+		if j := f.job(id); j != nil {
+			reply(w, 200, j)
+			return
+		}
+		reply(w, 404, api.Error{Error: fmt.Sprintf("job %s does not exist", r.PathValue("id"))})
+	})
+	mux.HandleFunc("POST /v1/jobs/cancel", f.cancel)
+	mux.HandleFunc("GET /v1/nodes", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		reply(w, 200, f.nodes)
+	})
+	srv := &http.Server{Handler: f.record(mux)}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return f
+}
+
+func (f *fakeCtld) record(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		f.mu.Lock()
+		f.requests = append(f.requests, recorded{r.Method, r.URL.Path, r.URL.Query(), body})
+		f.mu.Unlock()
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (f *fakeCtld) submit(w http.ResponseWriter, r *http.Request) {
+	var req api.SubmitRequest
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		reply(w, 400, api.Error{Error: "bad body: " + err.Error()})
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.submitStatus != 0 {
+		reply(w, f.submitStatus, api.Error{Error: f.submitError})
+		return
+	}
+	reply(w, 200, api.SubmitResponse{JobID: f.nextID})
+}
+
+func (f *fakeCtld) cancel(w http.ResponseWriter, r *http.Request) {
+	var req api.CancelRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		reply(w, 400, api.Error{Error: err.Error()})
+		return
+	}
+	resp := api.CancelResponse{Cancelled: []uint64{}, Errors: map[uint64]string{}}
+	for _, id := range req.IDs {
+		if f.job(id) == nil {
+			resp.Errors[id] = fmt.Sprintf("job %d does not exist", id)
+		} else {
+			resp.Cancelled = append(resp.Cancelled, id)
+		}
+	}
+	reply(w, 200, resp)
+}
+
+func (f *fakeCtld) job(id uint64) *api.Job {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range f.jobs {
+		if f.jobs[i].ID == id {
+			j := f.jobs[i]
+			return &j
+		}
+	}
+	return nil
+}
+
+func reply(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(v)
+}
+
+// Requests returns what the CLI sent so far.
+func (f *fakeCtld) Requests() []recorded {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]recorded(nil), f.requests...)
+}
+
+// MustOneRequest returns the only request sent, failing otherwise.
+func (f *fakeCtld) MustOneRequest(t *testing.T) recorded {
+	t.Helper()
+	reqs := f.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("controller got %d requests, want 1: %+v", len(reqs), reqs)
+	}
+	return reqs[0]
+}
+
+// result is one run of the command line.
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// runCLI runs corral with args (without the program name), stdin as given.
+func runCLI(stdin string, args ...string) result {
+	app := App()
+	var o, e bytes.Buffer
+	app.Writer, app.ErrWriter, app.Reader = &o, &e, strings.NewReader(stdin)
+	code := Run(context.Background(), app, append([]string{"corral"}, args...))
+	return result{o.String(), e.String(), code}
+}
+
+// run runs corral against this fake controller.
+func (f *fakeCtld) run(args ...string) result {
+	return runCLI("", append([]string{"--socket", f.socket}, args...)...)
+}
+
+// mustFail checks a run ended with exactly one error line and code.
+func mustFail(t *testing.T, r result, code int, line string) {
+	t.Helper()
+	if r.code != code || r.stderr != line+"\n" {
+		t.Errorf("got exit %d, stderr %q; want exit %d, stderr %q", r.code, r.stderr, code, line+"\n")
+	}
+}

@@ -1,0 +1,185 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"os/user"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/jobspec"
+)
+
+func queueCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:      "queue",
+		Usage:     "list pending and running jobs (like squeue)",
+		UsageText: "corral queue [-u USER] [--me] [-t STATES] [-j IDS] [--json]",
+		Flags: []ucli.Flag{
+			&ucli.StringSliceFlag{Name: "user", Aliases: []string{"u"}, Usage: "only jobs of these users (repeatable, comma list)"},
+			&ucli.BoolFlag{Name: "me", Usage: "only my jobs"},
+			&ucli.StringSliceFlag{Name: "states", Aliases: []string{"t", "state"}, Usage: "only jobs in these states: names or short codes (PD,R,CD,...) or all"},
+			&ucli.StringSliceFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "only these job IDs (comma list)"},
+			&ucli.BoolFlag{Name: "json", Usage: "print a JSON array of jobs"},
+			socketFlag(),
+		},
+		Action: queue,
+	}
+}
+
+func queue(c *ucli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	f, err := jobFilter(c)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := requestContext(c)
+	defer cancel()
+	jobs, err := client(c, "").Jobs(ctx, f)
+	if err != nil {
+		return err
+	}
+	if jobs == nil {
+		jobs = []api.Job{}
+	}
+	sort.Slice(jobs, func(a, b int) bool { return jobs[a].ID < jobs[b].ID })
+	if c.Bool("json") {
+		return writeJSON(out(c), jobs)
+	}
+	now := time.Now()
+	rows := make([][]string, 0, len(jobs))
+	for i := range jobs {
+		rows = append(rows, queueRow(&jobs[i], now))
+	}
+	return writeTable(out(c), []string{"JOBID", "PARTITION", "NAME", "USER", "ST", "TIME", "NODES", "NODELIST(REASON)"}, rows)
+}
+
+// jobFilter turns the filter options into the API's filter.
+func jobFilter(c *ucli.Context) (api.JobFilter, error) {
+	var f api.JobFilter
+	users := commaList(c.StringSlice("user"))
+	if c.Bool("me") {
+		me, err := currentUser()
+		if err != nil {
+			return f, err
+		}
+		users = append(users, me)
+	}
+	f.Users = dedupe(users)
+	for _, s := range commaList(c.StringSlice("states")) {
+		if strings.EqualFold(s, "all") {
+			f.All = true
+			continue
+		}
+		st, err := api.ParseJobState(s)
+		if err != nil {
+			return f, usageError{err}
+		}
+		f.States = append(f.States, st)
+		// Finished jobs are only listed on request; asking for a
+		// finished state is such a request.
+		f.All = f.All || st.Terminal()
+	}
+	f.States = dedupeStates(f.States)
+	ids, err := parseJobIDs(commaList(c.StringSlice("jobs")))
+	if err != nil {
+		return f, err
+	}
+	f.IDs = ids
+	if len(ids) > 0 {
+		f.All = true // a job asked for by ID is shown even once finished
+	}
+	return f, nil
+}
+
+func queueRow(j *api.Job, now time.Time) []string {
+	nodes := j.NodeCount
+	if len(j.Nodes) > 0 {
+		nodes = len(j.Nodes)
+	}
+	if nodes < 1 {
+		nodes = 1
+	}
+	where := "(" + reasonText(j.Reason) + ")"
+	if j.State != api.StatePending && len(j.Nodes) > 0 {
+		where = strings.Join(j.Nodes, ",")
+	}
+	return []string{
+		strconv.FormatUint(j.ID, 10), j.Partition, j.Name, j.User, j.State.Short(),
+		jobspec.FormatDuration(int64(j.Elapsed(now) / time.Second)), strconv.Itoa(nodes), where,
+	}
+}
+
+func reasonText(r api.Reason) string {
+	if r == "" {
+		return string(api.ReasonNone)
+	}
+	return string(r)
+}
+
+// commaList flattens repeated, comma-separated option values.
+func commaList(values []string) []string {
+	var out []string
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				out = append(out, part)
+			}
+		}
+	}
+	return out
+}
+
+func dedupe(in []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range in {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func dedupeStates(in []api.JobState) []api.JobState {
+	seen := map[api.JobState]bool{}
+	var out []api.JobState
+	for _, s := range in {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func parseJobIDs(words []string) ([]uint64, error) {
+	var ids []uint64
+	for _, w := range words {
+		id, err := strconv.ParseUint(w, 10, 64)
+		if err != nil || id == 0 {
+			return nil, usageErrorf("invalid job id %q: use a positive number", w)
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+// currentUser is the name the controller knows this user by.
+func currentUser() (string, error) {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username, nil
+	}
+	if name := os.Getenv("USER"); name != "" {
+		return name, nil
+	}
+	return "", fmt.Errorf("cannot tell who you are (uid %d has no user name)", os.Getuid())
+}

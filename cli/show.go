@@ -1,0 +1,170 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/jobspec"
+)
+
+func showCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:      "show",
+		Usage:     "show one object in detail (like scontrol show)",
+		UsageText: "corral show job ID [--json]",
+		Flags:     []ucli.Flag{socketFlag()},
+		Subcommands: []*ucli.Command{{
+			Name:      "job",
+			Aliases:   []string{"jobs"},
+			Usage:     "every field of one job, finished or not",
+			UsageText: "corral show job ID [--json]",
+			Flags: []ucli.Flag{
+				&ucli.BoolFlag{Name: "json", Usage: "print the job as JSON"},
+				socketFlag(),
+			},
+			Action: showJob,
+		}},
+		Action: func(c *ucli.Context) error {
+			if c.Args().Present() {
+				return usageErrorf("cannot show %q: use corral show job ID", c.Args().First())
+			}
+			return usageErrorf("missing what to show: use corral show job ID")
+		},
+	}
+}
+
+func showJob(c *ucli.Context) error {
+	if c.NArg() != 1 {
+		return usageErrorf("give exactly one job ID (got %d arguments)", c.NArg())
+	}
+	ids, err := parseJobIDs([]string{c.Args().First()})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := requestContext(c)
+	defer cancel()
+	job, err := client(c, "").Job(ctx, ids[0])
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return writeJSON(out(c), job)
+	}
+	return writeJobDetails(out(c), job, time.Now())
+}
+
+// writeJobDetails prints a job as scontrol prints one: Key=Value pairs, a
+// few per line, continuation lines indented. Times print in now's location.
+func writeJobDetails(w io.Writer, j *api.Job, now time.Time) error {
+	at := func(t *time.Time) string { return formatTime(t, now.Location()) }
+	exit := "N/A"
+	if j.ExitCode != nil {
+		exit = fmt.Sprintf("%d:%d", *j.ExitCode, j.Signal)
+	}
+	limit := "UNLIMITED"
+	if j.TimeLimit > 0 {
+		limit = jobspec.FormatDuration(j.TimeLimit)
+	}
+	groups := make([]string, len(j.Groups))
+	for i, g := range j.Groups {
+		groups[i] = strconv.FormatUint(uint64(g), 10)
+	}
+	var history []string
+	for _, h := range j.History {
+		entry := string(h.State) + "@" + at(&h.Time)
+		if h.Reason != "" {
+			entry += "(" + string(h.Reason) + ")"
+		}
+		history = append(history, entry)
+	}
+	stdout := outputPath(j, j.Spec.Output)
+	stderr := stdout
+	if j.Spec.Error != "" {
+		stderr = outputPath(j, j.Spec.Error)
+	}
+	lines := [][]string{
+		{kv("JobId", j.ID), kv("JobName", j.Name)},
+		{kv("UserId", fmt.Sprintf("%s(%d)", j.User, j.UID)), kv("GroupId", j.GID), kv("Groups", list(groups))},
+		{kv("Priority", j.Priority), kv("Partition", j.Partition)},
+		{kv("JobState", j.State), kv("Reason", reasonText(j.Reason)), kv("ExitCode", exit)},
+		{kv("RunTime", jobspec.FormatDuration(int64(j.Elapsed(now)/time.Second))), kv("TimeLimit", limit)},
+		{kv("SubmitTime", at(&j.SubmitTime)), kv("StartTime", at(j.StartTime)), kv("EndTime", at(j.EndTime))},
+		{kv("PlannedStart", at(j.PlannedStart)), kv("PlannedNodes", list(j.PlannedNodes))},
+		{kv("NodeList", list(j.Nodes)), kv("NumNodes", max(j.NodeCount, len(j.Nodes), 1)), kv("NumCPUs", j.CPUs),
+			kv("Mem", formatSize(j.MemBytes)), kv("Shm", shmText(j.Spec.ShmBytes))},
+		{kv("PeakMem", formatSize(j.PeakMemBytes)), kv("CPUTime", jobspec.FormatDuration(j.CPUTimeUsec/1e6))},
+		{kv("WorkDir", j.Spec.WorkDir)},
+		{kv("StdOut", stdout)},
+		{kv("StdErr", stderr)},
+		{kv("Args", list(j.Spec.Args)), kv("Script", fmt.Sprintf("%d bytes", len(j.Spec.Script))),
+			kv("Environment", fmt.Sprintf("%d variables", len(j.Spec.Env)))},
+		{kv("Message", none(j.Message))},
+		{kv("History", list(history))},
+	}
+	var b strings.Builder
+	for i, l := range lines {
+		if i > 0 {
+			b.WriteString("   ")
+		}
+		b.WriteString(oneLine(strings.Join(l, " ")))
+		b.WriteByte('\n')
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func kv(key string, value any) string { return fmt.Sprintf("%s=%v", key, value) }
+
+func list(items []string) string {
+	if len(items) == 0 {
+		return "(null)"
+	}
+	return strings.Join(items, ",")
+}
+
+func none(s string) string {
+	if s == "" {
+		return "(null)"
+	}
+	return s
+}
+
+func shmText(b int64) string {
+	if b == 0 {
+		return "default"
+	}
+	return formatSize(b)
+}
+
+// formatTime prints a time as scontrol does; Unknown when unset.
+func formatTime(t *time.Time, loc *time.Location) string {
+	if t == nil || t.IsZero() {
+		return "Unknown"
+	}
+	return t.In(loc).Format("2006-01-02T15:04:05")
+}
+
+// outputPath is where a job's output goes, as far as it is known now: the
+// pattern expanded and made absolute. %N stays as written until the job
+// has a node.
+func outputPath(j *api.Job, pattern string) string {
+	if pattern == "" {
+		pattern = jobspec.DefaultOutput
+	}
+	node := "%N"
+	if len(j.Nodes) > 0 {
+		node = j.Nodes[0]
+	}
+	p := jobspec.ExpandPattern(pattern, jobspec.PatternVars{JobID: j.ID, Name: j.Name, User: j.User, Node: node})
+	if !filepath.IsAbs(p) && j.Spec.WorkDir != "" {
+		p = filepath.Join(j.Spec.WorkDir, p)
+	}
+	return p
+}

@@ -1,0 +1,124 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/jobspec"
+)
+
+func submitCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:      "submit",
+		Usage:     "submit a batch script (sbatch options and #SBATCH directives)",
+		UsageText: "corral submit [options] SCRIPT [ARGS...]\n   corral submit [options] --wrap \"COMMAND\"",
+		// jobspec reads sbatch syntax itself: -c4, --mem=1G, and words after
+		// the script belong to the script.
+		SkipFlagParsing: true,
+		HideHelp:        true,
+		Action:          submit,
+	}
+}
+
+func submit(c *ucli.Context) error {
+	req, err := jobspec.Parse(c.Args().Slice(), scriptReader(c.App.Reader))
+	if err != nil {
+		return usageError{err}
+	}
+	if req.Help {
+		fmt.Fprintf(out(c), "usage: corral submit [options] SCRIPT [ARGS...]\n"+
+			"       corral submit [options] --wrap \"COMMAND\"\n\n"+
+			"Options may also be given in #SBATCH or #CORRAL lines at the top of the\n"+
+			"script; options on the command line win.\n\n%s", jobspec.OptionsHelp())
+		return nil
+	}
+	for _, w := range req.Warnings {
+		fmt.Fprintf(c.App.ErrWriter, "corral submit: warning: %s\n", w)
+	}
+
+	spec := req.Spec
+	cwd, err := os.Getwd()
+	if err != nil {
+		return fmt.Errorf("cannot determine the current directory: %v", err)
+	}
+	switch {
+	case spec.WorkDir == "":
+		spec.WorkDir = cwd
+	case !filepath.IsAbs(spec.WorkDir):
+		spec.WorkDir = filepath.Join(cwd, spec.WorkDir)
+	}
+	if st, err := os.Stat(spec.WorkDir); err != nil || !st.IsDir() {
+		return usageErrorf("work directory %s does not exist or is not a directory", spec.WorkDir)
+	}
+	spec.Env = os.Environ()
+
+	sub := api.SubmitRequest{Spec: spec}
+	if req.OnBehalfOf != "" {
+		uid, err := lookupUID(req.OnBehalfOf)
+		if err != nil {
+			return usageError{err}
+		}
+		sub.OnBehalfOf = &uid
+	}
+	ctx, cancel := requestContext(c)
+	defer cancel()
+	id, err := client(c, req.Socket).Submit(ctx, sub)
+	if err != nil {
+		return err
+	}
+	if req.Parsable {
+		fmt.Fprintf(out(c), "%d\n", id)
+	} else {
+		fmt.Fprintf(out(c), "Submitted batch job %d\n", id)
+	}
+	return nil
+}
+
+// scriptReader reads a script file, or stdin for "-", refusing to read
+// more than jobspec accepts.
+func scriptReader(stdin io.Reader) jobspec.ReadFunc {
+	return func(path string) ([]byte, error) {
+		var r io.Reader
+		if path == "-" {
+			if stdin == nil {
+				stdin = os.Stdin
+			}
+			r = stdin
+		} else {
+			f, err := os.Open(path)
+			if err != nil {
+				return nil, err
+			}
+			defer f.Close()
+			if st, err := f.Stat(); err == nil && st.IsDir() {
+				return nil, errors.New("it is a directory")
+			}
+			r = f
+		}
+		return io.ReadAll(io.LimitReader(r, jobspec.MaxScriptBytes+1))
+	}
+}
+
+// lookupUID resolves --uid: a numeric uid as is, or a user name.
+func lookupUID(s string) (uint32, error) {
+	if n, err := strconv.ParseUint(s, 10, 32); err == nil {
+		return uint32(n), nil
+	}
+	u, err := user.Lookup(s)
+	if err != nil {
+		return 0, fmt.Errorf("invalid --uid %q: no such user", s)
+	}
+	n, err := strconv.ParseUint(u.Uid, 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("invalid --uid %q: user has non-numeric uid %q", s, u.Uid)
+	}
+	return uint32(n), nil
+}

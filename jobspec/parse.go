@@ -1,0 +1,211 @@
+package jobspec
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/corral-hpc/corral/api"
+)
+
+// DefaultOutput is the output pattern of a job that names none (sbatch's
+// slurm-%j.out, renamed).
+const DefaultOutput = "corral-%j.out"
+
+// MaxScriptBytes bounds a batch script. The user API takes bodies up to
+// 4 MiB including the environment and JSON escaping, so a script must stay
+// well below that.
+const MaxScriptBytes = 2 << 20
+
+// Request is a parsed submission: the job spec plus what only the client
+// needs to know.
+type Request struct {
+	// Spec is complete except for WorkDir when no --chdir was given and for
+	// Env: the caller fills those from its own process. A relative WorkDir
+	// is relative to the caller's current directory.
+	Spec api.JobSpec
+	// ScriptPath is the script as named on the command line; "" with --wrap.
+	ScriptPath string
+	Parsable   bool
+	// OnBehalfOf is --uid as given: a user name or a numeric uid; the caller
+	// resolves names (jobspec reads no user database).
+	OnBehalfOf string
+	Socket     string
+	// Help is set by -h/--help; nothing else is filled then.
+	Help bool
+	// Warnings are one-line notes for the user (ignored options, ...).
+	Warnings []string
+
+	wrap *string
+}
+
+// ReadFunc returns the contents of the script at path.
+type ReadFunc func(path string) ([]byte, error)
+
+// Parse reads `corral submit` arguments: options, then the script path and
+// the script's own arguments. The script's #SBATCH/#CORRAL directives are
+// applied first and command-line options override them, as with sbatch.
+// Every error is one line naming the option (and the script line) at fault.
+func Parse(args []string, read ReadFunc) (*Request, error) {
+	cmdline, rest, err := parseOptions(args, true)
+	if err != nil {
+		return nil, err
+	}
+	// Apply the command line once on its own: its mistakes are reported
+	// before the script is even read, and help short-circuits everything.
+	probe := &Request{}
+	if err := applyAll(probe, cmdline); err != nil {
+		return nil, err
+	}
+	if probe.Help {
+		return &Request{Help: true}, nil
+	}
+
+	r := &Request{}
+	var script string
+	var directives scan
+	switch {
+	case probe.wrap != nil && len(rest) > 0:
+		return nil, fmt.Errorf("--wrap cannot be used together with a script (got %s)", show(rest[0]))
+	case probe.wrap != nil:
+		script = "#!/bin/sh\n" + *probe.wrap + "\n"
+		r.Spec.Name = "wrap"
+	case len(rest) == 0:
+		return nil, errors.New(`missing script: give a script file or --wrap "COMMAND"`)
+	default:
+		path := rest[0]
+		if script, err = readScript(path, read); err != nil {
+			return nil, err
+		}
+		if directives, err = scanDirectives(script); err != nil {
+			return nil, scriptLineError(path, err)
+		}
+		r.ScriptPath = path
+		if len(rest) > 1 {
+			r.Spec.Args = rest[1:]
+		}
+		r.Spec.Name = filepath.Base(path)
+		if path == "-" {
+			r.Spec.Name = "stdin"
+		}
+	}
+
+	for _, d := range directives.directives {
+		sets, _, err := parseOptions(d.args, false)
+		if err == nil {
+			err = checkDirectiveSettings(sets)
+		}
+		if err == nil {
+			err = applyAll(r, sets)
+		}
+		if err != nil {
+			return nil, scriptLineError(r.ScriptPath, &LineError{Line: d.line, Err: err})
+		}
+	}
+	if err := applyAll(r, cmdline); err != nil {
+		return nil, err // cannot happen: probe accepted the same settings
+	}
+	if n := len(directives.late); n > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf(
+			"script %s: %d directive line(s) after the first command are ignored (first at line %d)",
+			show(r.ScriptPath), n, directives.late[0]))
+	}
+	r.Warnings = append(r.Warnings, ignoredWarnings(directives, cmdline)...)
+
+	r.Spec.Script = script
+	r.wrap = nil
+	if r.Spec.CPUs == 0 {
+		r.Spec.CPUs = 1
+	}
+	if r.Spec.Output == "" {
+		r.Spec.Output = DefaultOutput
+	}
+	return r, nil
+}
+
+func applyAll(r *Request, sets []setting) error {
+	for _, s := range sets {
+		if s.opt.ignored {
+			continue
+		}
+		if err := s.opt.apply(r, s.value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkDirectiveSettings(sets []setting) error {
+	for _, s := range sets {
+		if s.opt.commandLineOnly {
+			return fmt.Errorf("--%s can only be given on the command line", s.opt.long)
+		}
+	}
+	return nil
+}
+
+// ignoredWarnings names each ignored option once, in order of first use.
+func ignoredWarnings(sc scan, cmdline []setting) []string {
+	var all []setting
+	for _, d := range sc.directives {
+		sets, _, _ := parseOptions(d.args, false)
+		all = append(all, sets...)
+	}
+	all = append(all, cmdline...)
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range all {
+		if s.opt.ignored && !seen[s.opt.long] {
+			seen[s.opt.long] = true
+			out = append(out, fmt.Sprintf("--%s is accepted but ignored by corral", s.opt.long))
+		}
+	}
+	return out
+}
+
+func readScript(path string, read ReadFunc) (string, error) {
+	data, err := read(path)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return "", fmt.Errorf("cannot read script %s: %v", show(path), err)
+	}
+	path = show(path)
+	switch {
+	case len(data) > MaxScriptBytes:
+		return "", fmt.Errorf("script %s is larger than the limit of %d bytes", path, MaxScriptBytes)
+	case strings.TrimSpace(string(data)) == "":
+		return "", fmt.Errorf("script %s is empty", path)
+	case strings.IndexByte(string(data), 0) >= 0:
+		return "", fmt.Errorf("script %s contains NUL bytes: it is not a text file", path)
+	case strings.Contains(string(data), "\r\n"):
+		return "", fmt.Errorf(`script %s has DOS line breaks (\r\n): convert it with dos2unix`, path)
+	}
+	return string(data), nil
+}
+
+func scriptLineError(path string, err error) error {
+	path = show(path)
+	var le *LineError
+	if errors.As(err, &le) {
+		return fmt.Errorf("script %s line %d: %v", path, le.Line, le.Err)
+	}
+	return fmt.Errorf("script %s: %v", path, err)
+}
+
+// show prints a user-supplied word as is when that is safe on one line, and
+// quoted otherwise, so that no error message ever spans lines.
+func show(s string) string {
+	for _, c := range s {
+		if c < ' ' || c == 0x7f || c == utf8.RuneError {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
