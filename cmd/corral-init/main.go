@@ -1,0 +1,161 @@
+// Command corral-init is PID 1 inside every corral job container.
+//
+// A shell script as PID 1 of a PID namespace ignores SIGTERM (the kernel
+// drops signals PID 1 has no handler for), so a cancelled job would only
+// die at SIGKILL. corral-init instead runs the script as its child,
+// forwards SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2 and SIGCONT to every
+// process in the namespace, reaps orphans, and when the script ends writes
+// an initproto.Report on fd 3 and exits with the script's status (128+signal
+// if a signal ended it). Its exit takes the rest of the namespace with it.
+//
+// Usage: corral-init SCRIPT [ARG...]. A script without a #! line runs
+// with /bin/sh. Build it static: CGO_ENABLED=0 go build ./cmd/corral-init.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/corral-hpc/corral/container/initproto"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	report := reportFile()
+	if len(args) == 0 {
+		fmt.Fprintln(os.Stderr, "usage: corral-init SCRIPT [ARG...]")
+		return finish(report, initproto.Report{ExitCode: 127, Error: "no script given"})
+	}
+	argv, err := command(args)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "corral-init:", err)
+		return finish(report, initproto.Report{ExitCode: 127, Error: err.Error()})
+	}
+
+	sigs := make(chan os.Signal, 32)
+	var forwarded []os.Signal
+	for _, s := range initproto.ForwardedSignals {
+		forwarded = append(forwarded, syscall.Signal(s))
+	}
+	// Notify before forking so a signal that arrives while the script
+	// starts is queued and forwarded, not lost; then tell the shim that
+	// signals reach the job from now on.
+	signal.Notify(sigs, forwarded...)
+	if report != nil {
+		_, _ = fmt.Fprintln(report, initproto.Ready)
+	}
+
+	pid, err := syscall.ForkExec(argv[0], argv, &syscall.ProcAttr{
+		Env:   os.Environ(),
+		Files: []uintptr{0, 1, 2},
+	})
+	if err != nil {
+		err = fmt.Errorf("cannot run %s: %w", argv[0], err)
+		fmt.Fprintln(os.Stderr, "corral-init:", err)
+		return finish(report, initproto.Report{ExitCode: 127, Error: err.Error()})
+	}
+
+	ended := make(chan syscall.WaitStatus, 1)
+	go reap(pid, ended)
+	for {
+		select {
+		case s := <-sigs:
+			forward(pid, s.(syscall.Signal))
+		case ws := <-ended:
+			return finish(report, statusOf(ws))
+		}
+	}
+}
+
+// command decides how to run the script: directly if it starts with #!,
+// otherwise with /bin/sh.
+func command(args []string) ([]string, error) {
+	f, err := os.Open(args[0])
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	head := make([]byte, 2)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	if n == 2 && string(head) == "#!" {
+		return args, nil
+	}
+	return append([]string{"/bin/sh"}, args...), nil
+}
+
+// forward passes a signal on. As PID 1 of a namespace, kill(-1) reaches
+// every other process in it. Anywhere else (tests) kill(-1) would reach
+// the whole host, so only the script itself is signalled.
+func forward(script int, s syscall.Signal) {
+	if os.Getpid() == 1 {
+		_ = syscall.Kill(-1, s)
+		return
+	}
+	_ = syscall.Kill(script, s)
+}
+
+// reap waits for every child (orphans re-parent to PID 1) and reports the
+// script's own status.
+func reap(script int, ended chan<- syscall.WaitStatus) {
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, 0, nil)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil {
+			// ECHILD: nothing left to wait for; cannot happen before the
+			// script is reaped, but never spin.
+			ended <- ws
+			return
+		}
+		if pid == script {
+			ended <- ws
+			return
+		}
+	}
+}
+
+func statusOf(ws syscall.WaitStatus) initproto.Report {
+	if ws.Signaled() {
+		return initproto.Report{ExitCode: 128 + int(ws.Signal()), Signal: int(ws.Signal())}
+	}
+	return initproto.Report{ExitCode: ws.ExitStatus()}
+}
+
+// reportFile returns fd 3 when the shim passed it, marked close-on-exec so
+// the script does not inherit it (it would keep the shim's read open).
+func reportFile() *os.File {
+	if _, err := fcntl(initproto.ReportFD, syscall.F_GETFD); err != nil {
+		return nil
+	}
+	syscall.CloseOnExec(initproto.ReportFD)
+	return os.NewFile(initproto.ReportFD, "report")
+}
+
+func fcntl(fd, cmd int) (int, error) {
+	r, _, e := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), uintptr(cmd), 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
+}
+
+func finish(report *os.File, r initproto.Report) int {
+	if report != nil {
+		_ = json.NewEncoder(report).Encode(r)
+		_ = report.Close()
+	}
+	return r.ExitCode
+}

@@ -1,0 +1,106 @@
+// Command corral-noded is corral's node daemon (see package noded). The same
+// binary is the per-job shim (`corral-noded shim <jobdir>`, started by the
+// daemon) and, re-executed by libcontainer, a container's init.
+//
+// Build with cgo (libcontainer's nsenter is C): go build ./cmd/corral-noded.
+// corral-init (CGO_ENABLED=0 go build ./cmd/corral-init) belongs beside it.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/container"
+	"github.com/corral-hpc/corral/noded"
+	"github.com/corral-hpc/corral/noded/shim"
+)
+
+func init() {
+	// libcontainer re-executes this binary as "<exe> init" inside the new
+	// container; that must happen before anything else runs.
+	container.InitIfRequested()
+}
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "shim" {
+		os.Exit(shim.Main(os.Args[2:]))
+	}
+	if err := app().Run(os.Args); err != nil {
+		fmt.Fprintln(os.Stderr, "corral-noded:", err)
+		os.Exit(1)
+	}
+}
+
+func app() *cli.App {
+	return &cli.App{
+		Name:      "corral-noded",
+		Usage:     "run corral jobs on this host",
+		UsageText: "corral-noded --ctld URL [options]",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "name", DefaultText: "hostname", Usage: "node name"},
+			&cli.StringFlag{Name: "ctld", Usage: "node-plane URL of corral-ctld, e.g. http://127.0.0.1:6817 (required)"},
+			&cli.StringFlag{Name: "listen", Value: noded.DefaultListen, Usage: "address to serve the node plane on (127.0.0.1:0 picks a port)"},
+			&cli.StringFlag{Name: "advertise", DefaultText: "from --listen", Usage: "host:port (or http://host:port) ctld reaches this node at"},
+			&cli.StringFlag{Name: "key", Value: noded.DefaultKeyFile, Usage: "cluster key file (mode 0600)"},
+			&cli.StringFlag{Name: "state", DefaultText: noded.DefaultStateDir + "/<name>", Usage: "state directory"},
+			&cli.IntFlag{Name: "cpus", DefaultText: "CPUs in this process's affinity mask", Usage: "CPUs to offer; more than the host's cores oversubscribes them (logical CPU i runs on core i mod cores)"},
+			&cli.StringFlag{Name: "mem", DefaultText: "physical memory minus 512M", Usage: "memory to offer, e.g. 64G (K/M/G/T suffixes; bare numbers are MiB)"},
+			&cli.DurationFlag{Name: "kill-wait", Value: noded.DefaultKillWait, Usage: "grace between SIGTERM and SIGKILL when a job is cancelled or times out"},
+			&cli.Int64Flag{Name: "max-pids", Value: noded.DefaultMaxPids, Usage: "process and thread limit per job"},
+			&cli.StringFlag{Name: "init-path", DefaultText: "corral-init beside this executable", Usage: "corral-init binary (built with CGO_ENABLED=0)"},
+		},
+		HideHelpCommand: true,
+		Action:          run,
+	}
+}
+
+func run(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q (all settings are flags; see --help)", c.Args().First())
+	}
+	cfg := noded.Config{
+		Name: c.String("name"), CtldURL: c.String("ctld"), Listen: c.String("listen"),
+		Advertise: c.String("advertise"), StateDir: c.String("state"), CPUs: c.Int("cpus"),
+		KillWait: c.Duration("kill-wait"), MaxPids: c.Int64("max-pids"), InitPath: c.String("init-path"),
+	}
+	if c.IsSet("cpus") && cfg.CPUs <= 0 {
+		return fmt.Errorf("--cpus %d must be positive", cfg.CPUs)
+	}
+	if s := c.String("mem"); s != "" {
+		m, err := noded.ParseSize(s)
+		if err != nil {
+			return fmt.Errorf("--mem: %w", err)
+		}
+		cfg.MemBytes = m
+	}
+	if cfg.CtldURL == "" {
+		return fmt.Errorf("--ctld is required (the controller's node-plane URL, e.g. http://127.0.0.1:6817)")
+	}
+	key, err := api.LoadKey(c.String("key"))
+	if err != nil {
+		return fmt.Errorf("--key: %w", err)
+	}
+	cfg.Key = key
+	if abs, err := filepath.Abs(c.String("key")); err == nil {
+		cfg.Hide = append(cfg.Hide, abs) // root jobs could read it otherwise
+	}
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("must run as root: jobs run in containers under cgroups")
+	}
+	logger := log.New(os.Stderr, "", log.LstdFlags|log.Lmicroseconds)
+	d, err := noded.New(cfg, logger)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	return d.Run(ctx)
+}

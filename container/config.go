@@ -1,0 +1,231 @@
+package container
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/opencontainers/cgroups"
+	devcfg "github.com/opencontainers/cgroups/devices/config"
+	"github.com/opencontainers/runc/libcontainer/configs"
+	"github.com/opencontainers/runc/libcontainer/specconv"
+	"golang.org/x/sys/unix"
+)
+
+// Bind is a host path made visible in the container at the same or another
+// path.
+type Bind struct {
+	Source   string
+	Dest     string
+	Writable bool
+}
+
+// Spec describes one job container.
+type Spec struct {
+	// ID names the container in StateRoot (letters, digits, _ + - .).
+	ID        string
+	StateRoot string
+	// Rootfs is an empty directory for the job's view of the host; it is
+	// removed by Destroy.
+	Rootfs string
+	// Binds are mounted over the host view, shallowest destination first.
+	Binds []Bind
+	// Hide lists host paths masked inside the container.
+	Hide     []string
+	ShmBytes int64
+
+	// CgroupPath and Resources go to libcontainer's cgroup manager
+	// (package cgroup computes both); device rules are added here.
+	CgroupPath string
+	Resources  *cgroups.Resources
+
+	Args, Env        []string
+	Cwd              string
+	UID, GID         int
+	Groups           []int
+	Stdout, Stderr   *os.File
+	ExtraFiles       []*os.File
+	hostRootOverride string // tests: list this directory instead of "/"
+}
+
+// DefaultShmBytes is /dev/shm's size when the job asks for none.
+const DefaultShmBytes = 64 << 20
+
+// skipAtRoot are the host's top-level entries the job never sees as they
+// are: they are replaced by the container's own.
+var skipAtRoot = map[string]bool{"proc": true, "sys": true, "dev": true, "tmp": true}
+
+const (
+	defaultMountFlags = unix.MS_NOEXEC | unix.MS_NOSUID | unix.MS_NODEV
+	hostViewAttrs     = unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV
+)
+
+// hostView creates the top-level symlinks in rootfs and returns one
+// recursive read-only bind per other top-level entry of the host. Entries
+// holding a hidden path come first so that their recursive copy does not
+// drag in the mounts already made inside this very rootfs.
+func hostView(hostRoot, rootfs string, hide []string) ([]*configs.Mount, error) {
+	ents, err := os.ReadDir(hostRoot)
+	if err != nil {
+		return nil, err
+	}
+	var first, rest []*configs.Mount
+	for _, e := range ents {
+		name := e.Name()
+		if skipAtRoot[name] {
+			continue
+		}
+		src := filepath.Join(hostRoot, name)
+		if e.Type()&os.ModeSymlink != 0 {
+			target, err := os.Readlink(src)
+			if err != nil {
+				return nil, err
+			}
+			if err := os.Symlink(target, filepath.Join(rootfs, name)); err != nil {
+				return nil, fmt.Errorf("recreating /%s in the rootfs: %w", name, err)
+			}
+			continue
+		}
+		if !e.IsDir() && !e.Type().IsRegular() {
+			continue // sockets, fifos, devices at the top level are not shared
+		}
+		m := &configs.Mount{
+			Source:      src,
+			Destination: "/" + name,
+			Device:      "bind",
+			Flags:       unix.MS_BIND | unix.MS_REC,
+			RecAttr:     &unix.MountAttr{Attr_set: hostViewAttrs},
+		}
+		if holdsAny("/"+name, hide) {
+			first = append(first, m)
+		} else {
+			rest = append(rest, m)
+		}
+	}
+	return append(first, rest...), nil
+}
+
+func holdsAny(dir string, paths []string) bool {
+	for _, p := range paths {
+		if p == dir || strings.HasPrefix(p, dir+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// systemMounts are the container's own file systems.
+func systemMounts(shmBytes int64) []*configs.Mount {
+	ms := []*configs.Mount{
+		{Source: "proc", Destination: "/proc", Device: "proc", Flags: defaultMountFlags},
+		{Source: "tmpfs", Destination: "/dev", Device: "tmpfs", Flags: unix.MS_NOSUID | unix.MS_STRICTATIME, Data: "mode=755,size=65536k"},
+		{Source: "devpts", Destination: "/dev/pts", Device: "devpts", Flags: unix.MS_NOSUID | unix.MS_NOEXEC,
+			Data: "newinstance,ptmxmode=0666,mode=0620,gid=5"},
+		{Source: "shm", Destination: "/dev/shm", Device: "tmpfs", Flags: defaultMountFlags,
+			Data: fmt.Sprintf("mode=1777,size=%dk", (shmBytes+1023)/1024)},
+		{Source: "mqueue", Destination: "/dev/mqueue", Device: "mqueue", Flags: defaultMountFlags},
+		{Source: "/sys", Destination: "/sys", Device: "bind", Flags: unix.MS_BIND | unix.MS_REC,
+			RecAttr: &unix.MountAttr{Attr_set: hostViewAttrs | unix.MOUNT_ATTR_NOEXEC}},
+	}
+	// With a cgroup namespace the cgroup mount's root is the job's cgroup;
+	// without one runc binds the job's cgroup directories there instead.
+	// Either way the job reads its own limits under /sys/fs/cgroup.
+	ms = append(ms, &configs.Mount{Source: "cgroup", Destination: "/sys/fs/cgroup", Device: "cgroup",
+		Flags: defaultMountFlags | unix.MS_RDONLY})
+	return ms
+}
+
+// bindMounts orders the caller's binds shallowest first, so that /tmp is
+// mounted before a work directory under it.
+func bindMounts(binds []Bind) []*configs.Mount {
+	sorted := append([]Bind(nil), binds...)
+	sort.SliceStable(sorted, func(i, j int) bool { return depth(sorted[i].Dest) < depth(sorted[j].Dest) })
+	var ms []*configs.Mount
+	for _, b := range sorted {
+		m := &configs.Mount{Source: b.Source, Destination: b.Dest, Device: "bind", Flags: unix.MS_BIND | unix.MS_REC}
+		if b.Writable {
+			m.Flags |= unix.MS_NOSUID | unix.MS_NODEV
+		} else {
+			m.RecAttr = &unix.MountAttr{Attr_set: hostViewAttrs}
+		}
+		ms = append(ms, m)
+	}
+	return ms
+}
+
+func depth(p string) int { return strings.Count(filepath.Clean(p), "/") }
+
+// hasCgroupNS reports whether the kernel offers cgroup namespaces.
+func hasCgroupNS() bool {
+	_, err := os.Stat("/proc/self/ns/cgroup")
+	return err == nil
+}
+
+// rootCaps is the capability set of jobs that run as root: Docker's
+// default set, without anything that administers the host.
+var rootCaps = []string{
+	"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FSETID", "CAP_FOWNER", "CAP_MKNOD", "CAP_NET_RAW",
+	"CAP_SETGID", "CAP_SETUID", "CAP_SETFCAP", "CAP_SETPCAP", "CAP_NET_BIND_SERVICE",
+	"CAP_SYS_CHROOT", "CAP_KILL", "CAP_AUDIT_WRITE",
+}
+
+// Config builds the libcontainer configuration for s. It creates the
+// top-level symlinks inside s.Rootfs, which must exist and be empty.
+func Config(s *Spec) (*configs.Config, error) {
+	if s.Rootfs == "" || s.Resources == nil || s.CgroupPath == "" {
+		return nil, errors.New("container spec needs a rootfs, a cgroup path and resources")
+	}
+	hostRoot := "/"
+	if s.hostRootOverride != "" {
+		hostRoot = s.hostRootOverride
+	}
+	view, err := hostView(hostRoot, s.Rootfs, s.Hide)
+	if err != nil {
+		return nil, err
+	}
+	shm := s.ShmBytes
+	if shm <= 0 {
+		shm = DefaultShmBytes
+	}
+	if s.Resources.Memory > 0 && shm > s.Resources.Memory {
+		shm = s.Resources.Memory
+	}
+	cgroupNS := hasCgroupNS()
+	mounts := append(view, systemMounts(shm)...)
+	mounts = append(mounts, bindMounts(s.Binds)...)
+
+	res := *s.Resources
+	res.Devices = nil
+	for _, d := range specconv.AllowedDevices {
+		res.Devices = append(res.Devices, &devcfg.Rule{
+			Type: d.Rule.Type, Major: d.Rule.Major, Minor: d.Rule.Minor,
+			Permissions: d.Rule.Permissions, Allow: d.Rule.Allow,
+		})
+	}
+	ns := configs.Namespaces{{Type: configs.NEWNS}, {Type: configs.NEWUTS}, {Type: configs.NEWIPC}, {Type: configs.NEWPID}}
+	if cgroupNS {
+		ns = append(ns, configs.Namespace{Type: configs.NEWCGROUP})
+	}
+	caps := &configs.Capabilities{}
+	if s.UID == 0 {
+		caps = &configs.Capabilities{Bounding: rootCaps, Effective: rootCaps, Permitted: rootCaps}
+	}
+	return &configs.Config{
+		Rootfs:          s.Rootfs,
+		Readonlyfs:      true,
+		Mounts:          mounts,
+		Devices:         specconv.AllowedDevices,
+		Namespaces:      ns,
+		Cgroups:         &cgroups.Cgroup{Path: s.CgroupPath, Resources: &res},
+		Capabilities:    caps,
+		NoNewPrivileges: true,
+		MaskPaths: append([]string{
+			"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
+			"/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware", "/sys/devices/virtual/powercap",
+		}, s.Hide...),
+		ReadonlyPaths: []string{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"},
+	}, nil
+}

@@ -1,0 +1,136 @@
+package container_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/corral-hpc/corral/cgroup"
+	"github.com/corral-hpc/corral/container"
+	"github.com/corral-hpc/corral/container/containertest"
+)
+
+func TestMain(m *testing.M) {
+	containertest.DispatchInit()
+	os.Exit(m.Run())
+}
+
+// TestRunReadOnlyHost runs /bin/sh in a real container as nobody and checks
+// the view it gets, then that nothing is left behind.
+func TestRunReadOnlyHost(t *testing.T) {
+	containertest.MustRoot(t)
+	h, err := cgroup.Detect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Prepare(cgroup.LeafName("ctest")); err != nil {
+		t.Fatal(err)
+	}
+	state := containertest.MustStateDir(t)
+	work := containertest.MustUserDir(t, containertest.Nobody, containertest.Nobody)
+	secret := filepath.Join(state, "secret")
+	if err := os.WriteFile(secret, []byte("hidden"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Put the hidden directory somewhere the host view includes, so the
+	// mask is what hides it (the state dir itself is under /tmp).
+	hideDir, err := os.MkdirTemp("/var/tmp", "corral-hide-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(hideDir)
+	os.WriteFile(filepath.Join(hideDir, "secret"), []byte("x"), 0o644)
+	os.Chmod(hideDir, 0o755)
+
+	p, err := h.Job("ctest", uint64(os.Getpid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rootfs := filepath.Join(state, "rootfs")
+	if err := os.Mkdir(rootfs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	outPath := filepath.Join(state, "out")
+	out, err := os.Create(outPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	script := `id -u; id -G
+cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.max
+touch /etc/corral-test 2>/dev/null && echo etc-writable || echo etc-readonly
+echo hi > "$WORK/f" && echo work-writable
+ls "$HIDE" | wc -l
+head -c 10 /proc/1/cmdline | tr '\0' ' '; echo
+readlink /bin`
+	spec := &container.Spec{
+		ID: "ctest", StateRoot: filepath.Join(state, "runc"), Rootfs: rootfs,
+		Binds:      []container.Bind{{Source: work, Dest: work, Writable: true}},
+		Hide:       []string{hideDir},
+		CgroupPath: p.Path,
+		Resources:  h.Resources(cgroup.Limits{Cpuset: "0", CPUs: 1, MemBytes: 128 << 20, MaxPids: 64}),
+		Args:       []string{"/bin/sh", "-c", script},
+		Env:        []string{"PATH=/usr/bin:/bin", "WORK=" + work, "HIDE=" + hideDir},
+		Cwd:        work, UID: containertest.Nobody, GID: containertest.Nobody, Groups: []int{100},
+		Stdout: out, Stderr: out,
+	}
+	c, err := container.Start(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.CgroupPaths(); got["memory"] != p.Dirs["memory"] && got[""] != p.Dirs[""] {
+		t.Errorf("container cgroup paths %v, placement %v", got, p.Dirs)
+	}
+	st, err := c.Wait()
+	if err != nil || !st.Success() {
+		t.Errorf("wait: %v %v", st, err)
+	}
+	if err := c.Destroy(); err != nil {
+		t.Fatal(err)
+	}
+	text, _ := os.ReadFile(outPath)
+	want := []string{"65534", "65534 100", "134217728", "etc-readonly", "work-writable", "0", "/bin/sh -c", "usr/bin"}
+	lines := strings.Split(strings.TrimSpace(string(text)), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("output:\n%s", text)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], w) {
+			t.Errorf("line %d = %q, want %q\nfull output:\n%s", i, lines[i], w, text)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(work, "f")); !bytes.Equal(b, []byte("hi\n")) {
+		t.Errorf("work dir file = %q", b)
+	}
+	if leaks := containertest.Leaks(p.Dirs, []string{state, work}, cgroup.JobName("ctest", uint64(os.Getpid()))); len(leaks) > 0 {
+		t.Errorf("left behind: %v", leaks)
+	}
+	for _, d := range []string{rootfs, filepath.Join(state, "runc", "ctest")} {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("%s still exists", d)
+		}
+	}
+}
+
+func TestRemoveTreeRefusesMounts(t *testing.T) {
+	if err := container.RemoveTree("/"); err == nil {
+		t.Error("RemoveTree(/) succeeded")
+	}
+	if err := container.RemoveTree("relative"); err == nil {
+		t.Error("RemoveTree of a relative path succeeded")
+	}
+	// /proc is a mount point: refusing it proves the check reads mountinfo.
+	if err := container.RemoveTree("/proc"); err == nil || !strings.Contains(err.Error(), "mounted") {
+		t.Errorf("RemoveTree(/proc) = %v, want a refusal naming the mount", err)
+	}
+	d := filepath.Join(t.TempDir(), "x")
+	os.MkdirAll(filepath.Join(d, "a", "b"), 0o755)
+	if err := container.RemoveTree(d); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(d); !os.IsNotExist(err) {
+		t.Error("directory not removed")
+	}
+}

@@ -1,0 +1,21 @@
+// Package container builds and runs a job's container with runc's
+// libcontainer used as a Go library.
+//
+// A job sees the host file system read-only: its rootfs is an empty per-job
+// directory holding one recursive read-only bind mount per entry of the
+// host's "/" (except /proc, /sys, /dev and /tmp) and the host's top-level
+// symlinks recreated as symlinks. On top come a fresh /proc, a tmpfs /dev
+// with the default devices, devpts, a private /dev/shm of the job's size,
+// mqueue, /sys read-only, a cgroup mount showing the job's own cgroup (a
+// cgroup namespace, so /sys/fs/cgroup holds the job's limits), and the
+// caller's binds: the private /tmp, the work directory and home (writable),
+// corral-init and the script (read-only). Paths in Spec.Hide (noded's state
+// directory) are masked.
+//
+// Namespaces: PID, mount, IPC, UTS and cgroup; the network is the host's.
+// Non-root jobs run with no capabilities and no_new_privs.
+//
+// Programs that start containers must let libcontainer re-execute them as
+// the container's init: call InitIfRequested first thing (this package
+// imports libcontainer/nsenter, whose C constructor runs before Go).
+package container

@@ -1,0 +1,43 @@
+package initproto
+
+// Paths inside the container.
+const (
+	// Dir holds corral's own files inside the container (read-only).
+	Dir = "/.corral"
+	// InitPath is where corral-init is bind-mounted.
+	InitPath = "/.corral/init"
+	// ScriptPath is where the job's script is bind-mounted.
+	ScriptPath = "/.corral/script"
+)
+
+// ReportFD is the file descriptor on which corral-init talks to the shim.
+// The shim passes the write end of a pipe there (libcontainer
+// Process.ExtraFiles[0]). corral-init writes two lines: Ready as soon as
+// it forwards signals, then its Report as one JSON object just before it
+// exits.
+//
+// Ready matters: PID 1 of a namespace ignores signals it has no handler
+// for, so a SIGTERM sent between the container's start and corral-init
+// installing its handlers would be lost. The shim holds a stop's SIGTERM
+// until Ready.
+const ReportFD = 3
+
+// Ready is corral-init's first line on ReportFD.
+const Ready = "ready"
+
+// Report says how the script ended. Without it (corral-init was killed
+// with SIGKILL) the shim goes by corral-init's own wait status.
+type Report struct {
+	// ExitCode is the script's exit status, or 128+Signal when a signal
+	// ended it (the shell convention, also corral-init's own exit status).
+	ExitCode int `json:"exit_code"`
+	// Signal is the signal that ended the script, 0 if it exited.
+	Signal int `json:"signal,omitempty"`
+	// Error is set when the script could not be started at all.
+	Error string `json:"error,omitempty"`
+}
+
+// ForwardedSignals are the signals corral-init passes on to every process
+// of the job (by number, so this package needs no syscall import):
+// SIGHUP, SIGINT, SIGUSR1, SIGUSR2, SIGTERM, SIGCONT.
+var ForwardedSignals = []int{1, 2, 10, 12, 15, 18}

@@ -1,0 +1,128 @@
+package container
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	_ "github.com/opencontainers/cgroups/devices" // device rules for the cgroup manager
+	"github.com/opencontainers/runc/libcontainer"
+	_ "github.com/opencontainers/runc/libcontainer/nsenter" // container init's C entry point
+	"golang.org/x/sys/unix"
+)
+
+// InitIfRequested turns this process into a container's init when
+// libcontainer re-executed it for that ("<exe> init"); otherwise it
+// returns at once. Call it first thing in main (or from an init func).
+func InitIfRequested() {
+	if len(os.Args) > 1 && os.Args[1] == "init" {
+		libcontainer.Init() // never returns
+	}
+}
+
+// Container is a started job container.
+type Container struct {
+	c       *libcontainer.Container
+	p       *libcontainer.Process
+	rootfs  string
+	cgPaths map[string]string
+}
+
+// Start creates the container and starts its process. On error nothing is
+// left: no cgroup, no state, no rootfs contents.
+func Start(s *Spec) (_ *Container, retErr error) {
+	rootfs, err := filepath.EvalSymlinks(s.Rootfs)
+	if err != nil {
+		return nil, err
+	}
+	spec := *s
+	spec.Rootfs = rootfs
+	defer func() {
+		if retErr != nil {
+			_ = RemoveTree(rootfs)
+		}
+	}()
+	cfg, err := Config(&spec)
+	if err != nil {
+		return nil, err
+	}
+	c, err := libcontainer.Create(s.StateRoot, s.ID, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating container: %w", err)
+	}
+	p := &libcontainer.Process{
+		Args:             s.Args,
+		Env:              s.Env,
+		Cwd:              s.Cwd,
+		UID:              s.UID,
+		GID:              s.GID,
+		AdditionalGroups: s.Groups,
+		Stdout:           s.Stdout,
+		Stderr:           s.Stderr,
+		ExtraFiles:       s.ExtraFiles,
+		Init:             true,
+	}
+	if err := c.Run(p); err != nil {
+		_ = c.Destroy()
+		return nil, fmt.Errorf("starting container: %w", err)
+	}
+	st, err := c.State()
+	if err != nil {
+		_ = c.Signal(unix.SIGKILL)
+		_, _ = p.Wait()
+		_ = c.Destroy()
+		return nil, err
+	}
+	return &Container{c: c, p: p, rootfs: rootfs, cgPaths: st.CgroupPaths}, nil
+}
+
+// Pid is the host PID of the container's init process.
+func (c *Container) Pid() int {
+	pid, _ := c.p.Pid()
+	return pid
+}
+
+// Signal sends sig to the container's init. SIGKILL ends every process of
+// the container (init of a PID namespace takes the namespace with it).
+func (c *Container) Signal(sig os.Signal) error { return c.c.Signal(sig) }
+
+// Wait waits for the init process to exit.
+func (c *Container) Wait() (*os.ProcessState, error) { return c.p.Wait() }
+
+// CgroupPaths maps controllers ("" for cgroup2) to the job's cgroup
+// directories, for reading usage before Destroy.
+func (c *Container) CgroupPaths() map[string]string { return c.cgPaths }
+
+// Destroy removes the cgroup, libcontainer's state and the rootfs. Call it
+// after Wait.
+func (c *Container) Destroy() error {
+	err := c.c.Destroy()
+	if rerr := RemoveTree(c.rootfs); rerr != nil && err == nil {
+		err = rerr
+	}
+	return err
+}
+
+// Remove kills and destroys a container that lost its supervisor (a shim
+// that crashed). A container that does not exist is not an error.
+func Remove(stateRoot, id string) error {
+	c, err := libcontainer.Load(stateRoot, id)
+	if errors.Is(err, libcontainer.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if st, _ := c.Status(); st != libcontainer.Stopped {
+		_ = c.Signal(unix.SIGKILL)
+		for i := 0; i < 500; i++ {
+			if st, _ := c.Status(); st == libcontainer.Stopped {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	return c.Destroy()
+}

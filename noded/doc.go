@@ -1,0 +1,17 @@
+// Package noded is the node daemon: it registers with ctld and heartbeats,
+// serves the signed node plane (launch, signal, job list), allocates CPU
+// cores, runs one shim per job (package shim, which owns the job's
+// container) and reports job starts and ends through a durable event queue
+// (package eventq).
+//
+// The daemon keeps little state of its own: the running-job table and the
+// core allocation live in memory and in each job's directory
+// (<state>/jobs/<id>/launch.json); unacknowledged events live in
+// <state>/events. A job's end is queued on disk before its directory is
+// removed, so an end is never lost, whether ctld or noded restarts.
+//
+// Reattaching to shims that outlive a noded restart is not implemented yet:
+// at start noded reports the ends of jobs that finished while it was away,
+// cleans up after shims that died, and holds the cores of live ones (and
+// lists them as running) without supervising them.
+package noded

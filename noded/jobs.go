@@ -1,0 +1,269 @@
+package noded
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/container"
+	"github.com/corral-hpc/corral/noded/shim"
+)
+
+// job is a job this noded supervises.
+type job struct {
+	id        uint64
+	dir       string
+	slots     []int
+	ctl       *os.File // write end of the shim's control pipe
+	cancelled bool
+}
+
+// launchError is a launch noded refuses, with its HTTP status.
+type launchError struct {
+	code int
+	msg  string
+}
+
+func (e *launchError) Error() string { return e.msg }
+
+func refuse(code int, format string, a ...any) error {
+	return &launchError{code: code, msg: fmt.Sprintf(format, a...)}
+}
+
+// validate rejects launch requests noded cannot run at all.
+func (d *Daemon) validate(r *api.LaunchRequest) error {
+	bad := func(format string, a ...any) error {
+		return refuse(http.StatusBadRequest, "launch of job %d: "+format, append([]any{r.JobID}, a...)...)
+	}
+	switch {
+	case r.JobID == 0:
+		return refuse(http.StatusBadRequest, "launch: job_id must be positive")
+	case r.CPUs < 1:
+		return bad("cpus must be at least 1")
+	case r.CPUs > d.cfg.CPUs:
+		return bad("asks for %d CPUs; node %s has %d", r.CPUs, d.cfg.Name, d.cfg.CPUs)
+	case r.MemBytes <= 0:
+		return bad("mem_bytes must be positive")
+	case r.ShmBytes < 0 || r.TimeLimit < 0:
+		return bad("shm_bytes and time_limit_s must not be negative")
+	case r.Script == "":
+		return bad("the script is empty")
+	case !filepath.IsAbs(r.WorkDir):
+		return bad("work_dir %q is not an absolute path", r.WorkDir)
+	case r.User == "":
+		return bad("user is empty")
+	case strings.ContainsRune(r.Output+r.Error+r.WorkDir, 0):
+		return bad("paths must not contain NUL")
+	}
+	return nil
+}
+
+// launch accepts a job and starts its shim. It returns once the shim is
+// running; everything slow (container setup) happens in the shim.
+func (d *Daemon) launch(r *api.LaunchRequest) (err error) {
+	if err := d.validate(r); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.jobs[r.JobID] != nil || d.orphans[r.JobID] || d.q.Has(r.JobID, api.EventEnded) {
+		return nil // a repeated launch: already running or already ended
+	}
+	slots, ok := d.cpus.alloc(r.CPUs)
+	if !ok {
+		return refuse(http.StatusConflict, "node %s has %d free CPUs; job %d needs %d", d.cfg.Name, d.cpus.free(), r.JobID, r.CPUs)
+	}
+	dir := filepath.Join(d.jobsDir, strconv.FormatUint(r.JobID, 10))
+	defer func() {
+		if err != nil {
+			d.cpus.release(slots)
+			_ = container.RemoveTree(dir)
+		}
+	}()
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return refuse(http.StatusConflict, "job %d has a leftover directory %s", r.JobID, dir)
+		}
+		return err
+	}
+	place, err := d.cg.Job(d.cfg.Name, r.JobID)
+	if err != nil {
+		return err
+	}
+	sj := &shim.Job{
+		Launch: *r, Node: d.cfg.Name, Cpuset: d.cpus.cpuset(slots), Slots: slots,
+		MaxPids: d.cfg.MaxPids, KillWaitMs: d.cfg.KillWait.Milliseconds(), InitPath: d.cfg.InitPath,
+		RuncRoot: d.runcRoot, CgroupPath: place.Path, Hide: append([]string{d.cfg.StateDir}, d.cfg.Hide...),
+	}
+	if err := shim.WriteJob(dir, sj); err != nil {
+		return err
+	}
+	j := &job{id: r.JobID, dir: dir, slots: slots}
+	cmd, status, err := d.startShim(j)
+	if err != nil {
+		return fmt.Errorf("starting the shim of job %d: %w", r.JobID, err)
+	}
+	d.jobs[r.JobID] = j
+	d.supervisors.Add(1)
+	go d.supervise(j, cmd, status)
+	return nil
+}
+
+// startShim runs `<shim command> <dir>` in its own session, with the
+// control pipe on fd 3 and the status pipe on fd 4.
+func (d *Daemon) startShim(j *job) (*exec.Cmd, *os.File, error) {
+	logf, err := os.OpenFile(filepath.Join(j.dir, shim.LogFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer logf.Close()
+	ctlR, ctlW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer ctlR.Close()
+	stR, stW, err := os.Pipe()
+	if err != nil {
+		ctlW.Close()
+		return nil, nil, err
+	}
+	defer stW.Close()
+	argv := append(append([]string(nil), d.cfg.ShimCommand...), j.dir)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.ExtraFiles = []*os.File{ctlR, stW} // fds 3 and 4: shim.ControlFD, shim.StatusFD
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		ctlW.Close()
+		stR.Close()
+		return nil, nil, err
+	}
+	j.ctl = ctlW
+	return cmd, stR, nil
+}
+
+// supervise follows a shim to its end and reports the job's start and end.
+func (d *Daemon) supervise(j *job, cmd *exec.Cmd, status *os.File) {
+	defer d.supervisors.Done()
+	sc := bufio.NewScanner(status)
+	for sc.Scan() {
+		if at, ok := strings.CutPrefix(sc.Text(), "started "); ok {
+			t, err := time.Parse(time.RFC3339Nano, at)
+			if err != nil {
+				t = time.Now()
+			}
+			d.put(api.JobEvent{JobID: j.id, Node: d.cfg.Name, Kind: api.EventStarted, Time: t})
+		}
+	}
+	status.Close()
+	werr := cmd.Wait()
+	res, err := shim.ReadResult(j.dir)
+	if err != nil {
+		// The shim died without a result: make sure its container is gone.
+		if rerr := container.Remove(d.runcRoot, shim.ContainerID(j.id)); rerr != nil {
+			d.log.Printf("job %d: removing the container of a dead shim: %v", j.id, rerr)
+		}
+		res = &shim.Result{State: api.StateFailed, ExitCode: 1, End: time.Now(),
+			Message: fmt.Sprintf("the job's supervisor ended without a result (%v)%s", werr, logTail(j.dir))}
+	}
+	d.finish(j, res)
+}
+
+// finish frees the job's cores, queues its end durably and only then
+// forgets it. Cores go first: ctld may launch the next job the moment it
+// hears of this end. The job stays listed (as running, then as an
+// unacknowledged end) throughout, so no heartbeat reports it missing.
+func (d *Daemon) finish(j *job, res *shim.Result) {
+	d.mu.Lock()
+	d.cpus.release(j.slots)
+	j.slots = nil
+	d.mu.Unlock()
+	d.put(endEvent(j.id, d.cfg.Name, res))
+	d.mu.Lock()
+	delete(d.jobs, j.id)
+	if j.ctl != nil {
+		j.ctl.Close()
+	}
+	d.mu.Unlock()
+	if err := container.RemoveTree(j.dir); err != nil {
+		d.log.Printf("job %d: %v", j.id, err)
+	}
+}
+
+func endEvent(id uint64, node string, res *shim.Result) api.JobEvent {
+	end := res.End
+	if end.IsZero() {
+		end = time.Now()
+	}
+	return api.JobEvent{
+		JobID: id, Node: node, Kind: api.EventEnded, Time: end,
+		State: res.State, ExitCode: res.ExitCode, Signal: res.Signal,
+		PeakMemBytes: res.PeakMemBytes, CPUTimeUsec: res.CPUTimeUsec, Message: res.Message,
+	}
+}
+
+// put queues an event, retrying until the disk takes it: an accepted job's
+// end must never be lost.
+func (d *Daemon) put(ev api.JobEvent) {
+	for delay := 10 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
+		err := d.q.Put(ev)
+		if err == nil {
+			return
+		}
+		d.log.Printf("job %d: cannot queue its %s event (retrying): %v", ev.JobID, ev.Kind, err)
+		time.Sleep(delay)
+	}
+}
+
+// cancel asks a job's shim to stop it (SIGTERM, kill wait, SIGKILL). An
+// unknown or already-ending job is left alone: cancel is idempotent.
+func (d *Daemon) cancel(id uint64, why string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	j := d.jobs[id]
+	if j == nil || j.cancelled || j.ctl == nil {
+		return
+	}
+	j.cancelled = true
+	if _, err := j.ctl.Write([]byte{'c'}); err != nil {
+		d.log.Printf("job %d: cancel (%s): %v", id, why, err)
+		return
+	}
+	d.log.Printf("job %d: cancelling (%s)", id, why)
+}
+
+// runningJobs lists the jobs with a live shim.
+func (d *Daemon) runningJobs() []uint64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	set := map[uint64]bool{}
+	for id := range d.jobs {
+		set[id] = true
+	}
+	for id := range d.orphans {
+		set[id] = true
+	}
+	return sortedIDs(set)
+}
+
+// logTail returns the end of a shim's log for a failure message.
+func logTail(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, shim.LogFile))
+	if err != nil || len(b) == 0 {
+		return ""
+	}
+	s := strings.TrimSpace(string(b))
+	if len(s) > 400 {
+		s = "..." + s[len(s)-400:]
+	}
+	return ": " + strings.ReplaceAll(s, "\n", " | ")
+}

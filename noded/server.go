@@ -1,0 +1,101 @@
+package noded
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+)
+
+// maxBody bounds a node-plane request (a launch carries a whole script).
+const maxBody = 4 << 20
+
+func (d *Daemon) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/launch", d.handleLaunch)
+	mux.HandleFunc("POST /v1/signal", d.handleSignal)
+	mux.HandleFunc("GET /v1/jobs", d.handleJobs)
+	return d.authenticate(mux)
+}
+
+// authenticate reads the body (bounded) and checks its signature before
+// anything else sees the request: a bad one gets 401 and changes nothing.
+func (d *Daemon) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "reading the request: "+err.Error())
+			return
+		}
+		if len(body) > maxBody {
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes", maxBody))
+			return
+		}
+		if err := api.Verify(r, d.cfg.Key, body, time.Now()); err != nil {
+			writeError(w, http.StatusUnauthorized, "node plane: "+err.Error())
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, api.Error{Error: msg})
+}
+
+// decode reads one JSON object and rejects unknown fields and trailing data.
+func decode(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("bad request body: %v", err)
+	}
+	if dec.More() {
+		return errors.New("bad request body: more than one JSON value")
+	}
+	return nil
+}
+
+func (d *Daemon) handleLaunch(w http.ResponseWriter, r *http.Request) {
+	var req api.LaunchRequest
+	if err := decode(r, &req); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if err := d.launch(&req); err != nil {
+		var le *launchError
+		if errors.As(err, &le) {
+			writeError(w, le.code, le.msg)
+			return
+		}
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, struct{}{})
+}
+
+func (d *Daemon) handleSignal(w http.ResponseWriter, r *http.Request) {
+	var req api.SignalRequest
+	if err := decode(r, &req); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	d.cancel(req.JobID, "cancelled by ctld")
+	writeJSON(w, http.StatusOK, struct{}{})
+}
+
+func (d *Daemon) handleJobs(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, d.runningJobs())
+}

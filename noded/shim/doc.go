@@ -1,0 +1,29 @@
+// Package shim is the per-job supervisor: `corral-noded shim <jobdir>`.
+//
+// noded starts one shim per job (a re-execution of its own binary, in its
+// own session, in noded's cgroups) so that jobs do not depend on noded's
+// lifetime. The shim reads launch.json, opens the job's output files as
+// the job's user, writes the script and creates the private /tmp, starts
+// the container (package container) with corral-init as PID 1, enforces
+// the time limit, handles cancel, waits, reads the cgroup's usage, destroys
+// the container and writes result.json atomically.
+//
+// Job directory (<state>/jobs/<id>/):
+//
+//	launch.json  Job: the launch request plus what noded decided (written by noded)
+//	shim.pid     the shim's PID (written by the shim at start)
+//	started      the job's start time, once its process runs
+//	result.json  Result, written last and atomically
+//	shim.log     the shim's own stdout and stderr
+//	script       the job script (mode 0755, owned by the user), bound at /.corral/script
+//	tmp/         the job's private /tmp (owned by the user)
+//	rootfs/      mount points of the container's view of the host
+//
+// script, tmp/ and rootfs/ are gone before result.json appears. A noded
+// that restarts can find live shims by shim.pid and finished ones by
+// result.json; nothing in the shim depends on its parent staying alive.
+//
+// Talking to noded: fd 3 (if open) is read for cancel requests (the byte
+// 'c'); fd 4 (if open) gets "started <RFC 3339 time>\n" once the job runs.
+// SIGTERM to the shim also cancels the job.
+package shim

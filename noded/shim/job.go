@@ -1,0 +1,137 @@
+package shim
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+)
+
+// Names inside a job directory.
+const (
+	JobFile     = "launch.json"
+	PidFile     = "shim.pid"
+	StartedFile = "started"
+	ResultFile  = "result.json"
+	LogFile     = "shim.log"
+	ScriptFile  = "script"
+	TmpDir      = "tmp"
+	RootfsDir   = "rootfs"
+)
+
+// Job is launch.json: the launch request and what noded decided for it.
+type Job struct {
+	Launch api.LaunchRequest `json:"launch"`
+	Node   string            `json:"node"`
+	// Cpuset lists the host cores the job may run on; Slots are noded's
+	// logical CPUs behind them (kept so a restarted noded knows them).
+	Cpuset string `json:"cpuset"`
+	Slots  []int  `json:"slots"`
+	// MaxPids limits the job's processes and threads.
+	MaxPids    int64 `json:"max_pids"`
+	KillWaitMs int64 `json:"kill_wait_ms"`
+	// InitPath is corral-init on the host.
+	InitPath string `json:"init_path"`
+	// RuncRoot is libcontainer's state root; the container ID is ContainerID.
+	RuncRoot   string `json:"runc_root"`
+	CgroupPath string `json:"cgroup_path"`
+	// Hide lists host paths masked inside the container (noded's state).
+	Hide []string `json:"hide,omitempty"`
+}
+
+// ContainerID names a job's container in RuncRoot.
+func ContainerID(jobID uint64) string { return fmt.Sprintf("job%d", jobID) }
+
+// KillWait is the grace between SIGTERM and SIGKILL.
+func (j *Job) KillWait() time.Duration { return time.Duration(j.KillWaitMs) * time.Millisecond }
+
+// Result is result.json: how the job ended.
+type Result struct {
+	State        api.JobState `json:"state"`
+	ExitCode     int          `json:"exit_code"`
+	Signal       int          `json:"signal,omitempty"`
+	PeakMemBytes int64        `json:"peak_mem_bytes"`
+	CPUTimeUsec  int64        `json:"cpu_time_usec"`
+	OOMKills     int64        `json:"oom_kills"`
+	// Message says why a job failed outside its own code.
+	Message string `json:"message,omitempty"`
+	// Start is zero when the job's process never ran.
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+}
+
+// WriteJob writes launch.json.
+func WriteJob(dir string, j *Job) error { return writeJSON(dir, JobFile, j) }
+
+// ReadJob reads launch.json.
+func ReadJob(dir string) (*Job, error) {
+	var j Job
+	if err := readJSON(dir, JobFile, &j); err != nil {
+		return nil, err
+	}
+	return &j, nil
+}
+
+// WriteResult writes result.json atomically.
+func WriteResult(dir string, r *Result) error { return writeJSON(dir, ResultFile, r) }
+
+// ReadResult reads result.json; os.ErrNotExist means the shim wrote none.
+func ReadResult(dir string) (*Result, error) {
+	var r Result
+	if err := readJSON(dir, ResultFile, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+func readJSON(dir, name string, v any) error {
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s: %w", filepath.Join(dir, name), err)
+	}
+	return nil
+}
+
+// writeJSON writes dir/name through a temporary file, fsync and rename, so
+// a reader sees either nothing or the whole file.
+func writeJSON(dir, name string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(filepath.Join(dir, name), append(b, '\n'), 0o600)
+}
+
+// WriteFileAtomic replaces path with data via a synced temporary file.
+func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if d, derr := os.Open(filepath.Dir(path)); derr == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}

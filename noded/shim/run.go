@@ -1,0 +1,310 @@
+package shim
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/cgroup"
+	"github.com/corral-hpc/corral/container"
+	"github.com/corral-hpc/corral/container/initproto"
+)
+
+// Controls connects a running job to its supervisor.
+type Controls struct {
+	// Cancel is closed to cancel the job (SIGTERM, kill-wait, SIGKILL).
+	Cancel <-chan struct{}
+	// Started, if set, is called once the job's process runs.
+	Started func(time.Time)
+}
+
+// ending says why the shim stopped the job, if it did.
+type ending int
+
+const (
+	endNatural ending = iota
+	endCancelled
+	endTimeout
+)
+
+// Run runs the job in dir to its end and returns the result; it does not
+// write result.json (Main does). Every failure becomes a FAILED result
+// with a message, after everything created so far has been removed.
+func Run(dir string, ctl Controls) *Result {
+	job, err := ReadJob(dir)
+	if err != nil {
+		return failed(time.Time{}, "reading the job: %v", err)
+	}
+	r, err := run(dir, job, ctl)
+	if err != nil {
+		return failed(r.Start, "%v", err)
+	}
+	return r
+}
+
+func failed(start time.Time, format string, a ...any) *Result {
+	return &Result{State: api.StateFailed, ExitCode: 1, Message: fmt.Sprintf(format, a...), Start: start, End: time.Now()}
+}
+
+func cancelled(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+func run(dir string, job *Job, ctl Controls) (res *Result, err error) {
+	l := &job.Launch
+	if !filepath.IsAbs(l.WorkDir) {
+		return &Result{}, fmt.Errorf("work directory %q is not absolute", l.WorkDir)
+	}
+	id := Identity{UID: l.UID, GID: l.GID, Groups: l.Groups}
+	stdout, stderr, err := openOutputs(id, l, job.Node)
+	if err != nil {
+		return &Result{}, err
+	}
+	defer stdout.Close()
+	defer stderr.Close()
+
+	script := filepath.Join(dir, ScriptFile)
+	tmp := filepath.Join(dir, TmpDir)
+	rootfs := filepath.Join(dir, RootfsDir)
+	defer func() {
+		for _, p := range []string{script, tmp, rootfs} {
+			if rerr := container.RemoveTree(p); rerr != nil {
+				log.Printf("job %d: cleanup: %v", l.JobID, rerr)
+			}
+		}
+	}()
+	if err := writeOwned(script, []byte(l.Script), 0o755, id); err != nil {
+		return &Result{}, fmt.Errorf("writing the script: %w", err)
+	}
+	if err := mkdirOwned(tmp, 0o700, id); err != nil {
+		return &Result{}, fmt.Errorf("creating the job's /tmp: %w", err)
+	}
+	if err := os.Mkdir(rootfs, 0o755); err != nil {
+		return &Result{}, err
+	}
+	if cancelled(ctl.Cancel) {
+		return &Result{State: api.StateCancelled, ExitCode: 0, End: time.Now()}, nil
+	}
+
+	host, err := cgroup.Detect()
+	if err != nil {
+		return &Result{}, err
+	}
+	reportR, reportW, err := os.Pipe()
+	if err != nil {
+		return &Result{}, err
+	}
+	defer reportR.Close()
+	spec := &container.Spec{
+		ID:         ContainerID(l.JobID),
+		StateRoot:  job.RuncRoot,
+		Rootfs:     rootfs,
+		Binds:      binds(job, tmp, script),
+		Hide:       job.Hide,
+		ShmBytes:   l.ShmBytes,
+		CgroupPath: job.CgroupPath,
+		Resources: host.Resources(cgroup.Limits{
+			Cpuset: job.Cpuset, CPUs: l.CPUs, MemBytes: l.MemBytes, MaxPids: job.MaxPids,
+		}),
+		Args:       append([]string{initproto.InitPath, initproto.ScriptPath}, l.Args...),
+		Env:        Environment(job),
+		Cwd:        l.WorkDir,
+		UID:        int(l.UID),
+		GID:        int(l.GID),
+		Groups:     intGroups(l.Groups),
+		Stdout:     stdout,
+		Stderr:     stderr,
+		ExtraFiles: []*os.File{reportW},
+	}
+	c, err := container.Start(spec)
+	reportW.Close()
+	if err != nil {
+		return &Result{}, err
+	}
+	start := time.Now()
+	if ctl.Started != nil {
+		ctl.Started(start)
+	}
+	_ = WriteFileAtomic(filepath.Join(dir, StartedFile), []byte(start.Format(time.RFC3339Nano)+"\n"), 0o600)
+
+	ready := make(chan struct{})
+	reportc := make(chan []byte, 1)
+	go readReport(reportR, ready, reportc)
+	why, ps := supervise(c, job, ctl, ready)
+	report := <-reportc
+
+	res = &Result{Start: start}
+	usage, uerr := cgroup.ReadUsage(host.Mode, c.CgroupPaths())
+	if uerr != nil {
+		log.Printf("job %d: reading usage: %v", l.JobID, uerr)
+	}
+	if derr := c.Destroy(); derr != nil {
+		log.Printf("job %d: destroying the container: %v", l.JobID, derr)
+	}
+	res.End = time.Now()
+	res.PeakMemBytes, res.CPUTimeUsec, res.OOMKills = usage.PeakMemBytes, usage.CPUTimeUsec, usage.OOMKills
+	res.ExitCode, res.Signal, res.Message = exitStatus(ps, report)
+	res.State = decide(why, res)
+	return res, nil
+}
+
+// maxTimeLimit (seconds) fits a time.Duration; longer limits mean none.
+const maxTimeLimit = int64(1<<63-1) / int64(time.Second)
+
+// readReport reads corral-init's pipe: the Ready line closes ready, the
+// rest (the JSON report) is sent on reportc once corral-init is gone.
+func readReport(r io.Reader, ready chan<- struct{}, reportc chan<- []byte) {
+	br := bufio.NewReader(io.LimitReader(r, 64<<10))
+	line, err := br.ReadString('\n')
+	if err == nil && strings.TrimSpace(line) == initproto.Ready {
+		close(ready)
+		line = ""
+	}
+	rest, _ := io.ReadAll(br)
+	reportc <- append([]byte(line), rest...)
+}
+
+// supervise waits for the job while enforcing its time limit and cancel:
+// SIGTERM (corral-init forwards it to every process; held until
+// corral-init is ready to forward), then after the kill wait SIGKILL,
+// which ends the whole PID namespace.
+func supervise(c *container.Container, job *Job, ctl Controls, ready <-chan struct{}) (ending, *os.ProcessState) {
+	type waited struct{ ps *os.ProcessState }
+	done := make(chan waited, 1)
+	go func() {
+		ps, _ := c.Wait()
+		done <- waited{ps}
+	}()
+	var limit <-chan time.Time
+	if job.Launch.TimeLimit > 0 && job.Launch.TimeLimit < maxTimeLimit {
+		t := time.NewTimer(time.Duration(job.Launch.TimeLimit) * time.Second)
+		defer t.Stop()
+		limit = t.C
+	}
+	cancel := ctl.Cancel
+	var kill <-chan time.Time
+	var termWhenReady <-chan struct{}
+	why := endNatural
+	stop := func(w ending) {
+		if why != endNatural {
+			return
+		}
+		why = w
+		termWhenReady = ready
+		t := time.NewTimer(job.KillWait())
+		kill = t.C
+	}
+	for {
+		select {
+		case w := <-done:
+			return why, w.ps
+		case <-termWhenReady:
+			termWhenReady = nil
+			_ = c.Signal(syscall.SIGTERM)
+		case <-cancel:
+			cancel = nil
+			stop(endCancelled)
+		case <-limit:
+			limit = nil
+			stop(endTimeout)
+		case <-kill:
+			kill = nil
+			_ = c.Signal(syscall.SIGKILL)
+		}
+	}
+}
+
+// exitStatus prefers corral-init's report; without one (corral-init was
+// killed) it reads corral-init's own wait status.
+func exitStatus(ps *os.ProcessState, report []byte) (code, sig int, msg string) {
+	var rep initproto.Report
+	if len(report) > 0 && json.Unmarshal(report, &rep) == nil {
+		if rep.Error != "" {
+			msg = "corral-init: " + rep.Error
+		}
+		return rep.ExitCode, rep.Signal, msg
+	}
+	if ps == nil {
+		return 1, 0, "lost the job's process"
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal()), int(ws.Signal()), ""
+	}
+	return ps.ExitCode(), 0, ""
+}
+
+// decide maps how the job ended to its state; the order matters.
+func decide(why ending, r *Result) api.JobState {
+	switch {
+	case why == endCancelled:
+		return api.StateCancelled
+	case why == endTimeout:
+		return api.StateTimeout
+	case r.OOMKills > 0:
+		return api.StateOutOfMemory
+	case r.ExitCode == 0 && r.Signal == 0:
+		return api.StateCompleted
+	}
+	return api.StateFailed
+}
+
+// binds are the job's own mounts over the read-only host view.
+func binds(job *Job, tmp, script string) []container.Bind {
+	l := &job.Launch
+	bs := []container.Bind{
+		{Source: tmp, Dest: "/tmp", Writable: true},
+		{Source: job.InitPath, Dest: initproto.InitPath},
+		{Source: script, Dest: initproto.ScriptPath},
+	}
+	if l.WorkDir != "/" {
+		bs = append(bs, container.Bind{Source: l.WorkDir, Dest: l.WorkDir, Writable: true})
+	}
+	if h := filepath.Clean(l.Home); l.Home != "" && h != "/" && h != filepath.Clean(l.WorkDir) && filepath.IsAbs(h) {
+		if st, err := os.Stat(h); err == nil && st.IsDir() {
+			bs = append(bs, container.Bind{Source: h, Dest: h, Writable: true})
+		}
+	}
+	return bs
+}
+
+func intGroups(gs []uint32) []int {
+	out := make([]int, len(gs))
+	for i, g := range gs {
+		out[i] = int(g)
+	}
+	return out
+}
+
+func writeOwned(path string, data []byte, mode os.FileMode, id Identity) error {
+	if err := os.WriteFile(path, data, mode); err != nil {
+		return err
+	}
+	if err := os.Chmod(path, mode); err != nil { // umask
+		return err
+	}
+	return os.Chown(path, int(id.UID), int(id.GID))
+}
+
+func mkdirOwned(path string, mode os.FileMode, id Identity) error {
+	if err := os.Mkdir(path, mode); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	if err := os.Chmod(path, mode); err != nil {
+		return err
+	}
+	return os.Chown(path, int(id.UID), int(id.GID))
+}

@@ -1,0 +1,133 @@
+package noded
+
+import (
+	"net"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestParseSize(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int64
+		err  bool
+	}{
+		{"512", 512 << 20, false},
+		{"512M", 512 << 20, false},
+		{"2G", 2 << 30, false},
+		{"2g", 2 << 30, false},
+		{"1T", 1 << 40, false},
+		{"64K", 64 << 10, false},
+		{"3GiB", 3 << 30, false},
+		{"10MB", 10 << 20, false},
+		{"", 0, true},
+		{"-1G", 0, true},
+		{"0", 0, true},
+		{"1.5G", 0, true},
+		{"12X", 0, true},
+		{"99999999999T", 0, true},
+	}
+	for _, tc := range tests {
+		got, err := ParseSize(tc.in)
+		if (err != nil) != tc.err || got != tc.want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d (error %v)", tc.in, got, err, tc.want, tc.err)
+		}
+	}
+}
+
+func TestCPUSlots(t *testing.T) {
+	tests := []struct {
+		name    string
+		n       int
+		cores   []int
+		asks    []int
+		want    []string // cpuset per ask; "" = refused
+		freeEnd int
+	}{
+		{"one per core", 2, []int{0, 1}, []int{1, 1, 1}, []string{"0", "1", ""}, 0},
+		{"two-CPU job", 4, []int{0, 1, 2, 3}, []int{2, 2}, []string{"0-1", "2-3"}, 0},
+		{"oversubscribed spreads before doubling", 4, []int{0, 1}, []int{1, 1, 1, 1}, []string{"0", "1", "0", "1"}, 0},
+		{"oversubscribed big job", 4, []int{0, 1}, []int{3}, []string{"0-1"}, 1},
+		{"sparse affinity mask", 3, []int{1, 3, 4}, []int{3}, []string{"1,3-4"}, 0},
+		{"too big never partly taken", 2, []int{0, 1}, []int{3, 2}, []string{"", "0-1"}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCPUSlots(tc.n, tc.cores)
+			var got []string
+			for _, n := range tc.asks {
+				slots, ok := c.alloc(n)
+				if !ok {
+					got = append(got, "")
+					continue
+				}
+				got = append(got, c.cpuset(slots))
+			}
+			if !reflect.DeepEqual(got, tc.want) || c.free() != tc.freeEnd {
+				t.Errorf("cpusets %q free %d, want %q free %d", got, c.free(), tc.want, tc.freeEnd)
+			}
+		})
+	}
+	c := newCPUSlots(2, []int{0, 1})
+	s, _ := c.alloc(2)
+	c.release(s)
+	if c.free() != 2 {
+		t.Errorf("release left %d free", c.free())
+	}
+}
+
+func TestAdvertised(t *testing.T) {
+	lo := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 4321}
+	tests := []struct {
+		flag string
+		ln   *net.TCPAddr
+		want string
+		err  bool
+	}{
+		{"", lo, "127.0.0.1:4321", false},
+		{"http://node7:6818", lo, "node7:6818", false},
+		{"node7:1", lo, "node7:1", false},
+		{"node7", lo, "", true},
+	}
+	for _, tc := range tests {
+		got, err := advertised(tc.flag, tc.ln)
+		if (err != nil) != tc.err || got != tc.want {
+			t.Errorf("advertised(%q) = %q, %v; want %q", tc.flag, got, err, tc.want)
+		}
+	}
+	if got, err := advertised("", &net.TCPAddr{IP: net.IPv4zero, Port: 9}); err != nil || !strings.HasSuffix(got, ":9") || strings.HasPrefix(got, "0.0.0.0") {
+		t.Errorf("unspecified listen address advertised as %q, %v; want hostname:9", got, err)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	base := func() Config {
+		return Config{Name: "n1", CtldURL: "http://127.0.0.1:1", Key: []byte("0123456789abcdef"),
+			StateDir: t.TempDir(), InitPath: "/bin/true"}
+	}
+	tests := []struct {
+		name string
+		edit func(*Config)
+		want string
+	}{
+		{"bad name", func(c *Config) { c.Name = "a/b" }, "node name"},
+		{"no ctld", func(c *Config) { c.CtldURL = "" }, "--ctld is required"},
+		{"ctld not a URL", func(c *Config) { c.CtldURL = "127.0.0.1:6817" }, "not an http(s)"},
+		{"no key", func(c *Config) { c.Key = nil }, "key"},
+		{"negative cpus", func(c *Config) { c.CPUs = -1 }, "--cpus"},
+		{"tiny max pids", func(c *Config) { c.MaxPids = 2 }, "--max-pids"},
+		{"missing init", func(c *Config) { c.InitPath = "/nonexistent/corral-init" }, "corral-init not found"},
+	}
+	for _, tc := range tests {
+		c := base()
+		tc.edit(&c)
+		if err := c.Normalize(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error mentioning %q", tc.name, err, tc.want)
+		}
+	}
+	c := base()
+	if err := c.Normalize(); err != nil || c.CPUs < 1 || c.MemBytes <= 0 || c.KillWait != DefaultKillWait || len(c.ShimCommand) != 2 {
+		t.Errorf("defaults: %+v, %v", c, err)
+	}
+}
