@@ -4,7 +4,8 @@
 GO      ?= go
 BIN     := bin
 PKGS    := ./...
-# bin/corral, bin/corral-ctld and bin/corral-init are pure Go (static);
+# bin/corral and bin/corral-init are pure Go (static); corral-ctld uses cgo
+# so user lookups go through NSS (LDAP/SSSD users resolve);
 # bin/corral-noded embeds libcontainer and needs cgo.
 NOCGO   := CGO_ENABLED=0
 CGO     := CGO_ENABLED=1
@@ -16,7 +17,7 @@ all: build
 build: deps
 	@mkdir -p $(BIN)
 	$(NOCGO) $(GO) build -o $(BIN)/corral ./cmd/corral
-	$(NOCGO) $(GO) build -o $(BIN)/corral-ctld ./cmd/corral-ctld
+	$(CGO) $(GO) build -o $(BIN)/corral-ctld ./cmd/corral-ctld
 	$(NOCGO) $(GO) build -o $(BIN)/corral-init ./cmd/corral-init
 	$(CGO) $(GO) build -o $(BIN)/corral-noded ./cmd/corral-noded
 

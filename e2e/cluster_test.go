@@ -57,7 +57,7 @@ func repoRoot() (string, error) {
 
 func buildBinaries(root string) error {
 	for _, b := range []struct{ name, cgo string }{
-		{"corral", "0"}, {"corral-ctld", "0"}, {"corral-init", "0"}, {"corral-noded", "1"},
+		{"corral", "0"}, {"corral-ctld", "1"}, {"corral-init", "0"}, {"corral-noded", "1"},
 	} {
 		cmd := exec.Command("go", "build", "-o", filepath.Join(root, "bin", b.name), "./cmd/"+b.name)
 		cmd.Dir = root

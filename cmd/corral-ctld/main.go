@@ -1,0 +1,90 @@
+// Command corral-ctld is corral's controller daemon: a thin shell over
+// package ctld that turns flags into a ctld.Config and runs it until
+// SIGINT or SIGTERM.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld"
+	"github.com/corral-hpc/corral/ctld/config"
+	"github.com/urfave/cli/v2"
+)
+
+func main() {
+	if err := newApp(os.Stderr).Run(os.Args); err != nil {
+		fmt.Fprintln(os.Stderr, "corral-ctld: "+err.Error())
+		os.Exit(1)
+	}
+}
+
+func newApp(logTo io.Writer) *cli.App {
+	return &cli.App{
+		Name:            "corral-ctld",
+		Usage:           "the corral controller: job queue, scheduling, node tracking",
+		HideHelpCommand: true,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "state", Value: ctld.DefaultStateDir, Usage: "state `DIR` (ctld.db, cluster.key, ctld.addr)"},
+			&cli.StringFlag{Name: "socket", Value: api.DefaultSocket, Usage: "user plane Unix socket `PATH`"},
+			&cli.StringFlag{Name: "listen", Value: ctld.DefaultListen, Usage: "node plane TCP `ADDR` (127.0.0.1:0 picks a port, see <state>/ctld.addr)"},
+			&cli.StringFlag{Name: "key", Usage: "cluster key `FILE` (default <state>/cluster.key, created if missing)"},
+			&cli.StringFlag{Name: "config", Value: config.DefaultPath, Usage: "partitions config `FILE` (optional unless given)"},
+			&cli.DurationFlag{Name: "node-timeout", Value: ctld.DefaultNodeTimeout, Usage: "a node silent this long is DOWN"},
+			&cli.DurationFlag{Name: "heartbeat", Value: ctld.DefaultHeartbeat, Usage: "heartbeat interval told to nodes"},
+		},
+		// One line per error, no usage dump.
+		OnUsageError:   func(_ *cli.Context, err error, _ bool) error { return err },
+		ExitErrHandler: func(*cli.Context, error) {},
+		Action: func(c *cli.Context) error {
+			if c.Args().Len() > 0 {
+				return fmt.Errorf("unexpected argument %q (corral-ctld takes only flags)", c.Args().First())
+			}
+			cfg, err := configFromFlags(c)
+			if err != nil {
+				return err
+			}
+			cfg.Logger = log.New(logTo, "", log.LstdFlags|log.Lmicroseconds)
+			srv, err := ctld.New(cfg)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			return srv.Run(ctx)
+		},
+	}
+}
+
+func configFromFlags(c *cli.Context) (ctld.Config, error) {
+	cfg := ctld.Config{
+		StateDir:    c.String("state"),
+		Socket:      c.String("socket"),
+		Listen:      c.String("listen"),
+		KeyFile:     c.String("key"),
+		ConfigFile:  c.String("config"),
+		NodeTimeout: c.Duration("node-timeout"),
+		Heartbeat:   c.Duration("heartbeat"),
+	}
+	if cfg.NodeTimeout <= 0 || cfg.Heartbeat <= 0 {
+		return cfg, errors.New("--node-timeout and --heartbeat must be positive durations")
+	}
+	if cfg.Heartbeat >= cfg.NodeTimeout {
+		return cfg, fmt.Errorf("--heartbeat %s must be shorter than --node-timeout %s", cfg.Heartbeat, cfg.NodeTimeout)
+	}
+	if !c.IsSet("config") {
+		// The default file is optional: without it there is one
+		// partition, "batch", of every node.
+		if _, err := os.Stat(cfg.ConfigFile); errors.Is(err, os.ErrNotExist) {
+			cfg.ConfigFile = ""
+		}
+	}
+	return cfg, nil
+}

@@ -1,0 +1,169 @@
+package ctld
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+)
+
+// signalTimeout bounds one cancel signal to a node.
+const signalTimeout = 5 * time.Second
+
+// cancel ends pending jobs at once and asks nodes to stop running ones;
+// those end when their node reports (CANCELLED). A running job whose node
+// is DOWN or unreachable ends CANCELLED at once, and the node is told to
+// kill it when it registers again (it reports a job ctld has finished).
+func (s *Server) cancel(caller peer, req api.CancelRequest) (api.CancelResponse, error) {
+	resp := api.CancelResponse{Cancelled: []uint64{}}
+	if len(req.IDs) == 0 && req.User == "" && len(req.States) == 0 && req.Name == "" {
+		return resp, errorf(http.StatusBadRequest, "nothing to cancel: give job IDs or a filter (user, states, name)")
+	}
+	states := make([]api.JobState, len(req.States))
+	for i, st := range req.States {
+		parsed, err := api.ParseJobState(string(st)) // short codes and any case too
+		if err != nil {
+			return resp, errorf(http.StatusBadRequest, "%v", err)
+		}
+		states[i] = parsed
+	}
+	req.States = states
+	slices.Sort(req.IDs)
+	req.IDs = slices.Compact(req.IDs)
+	callerName := s.users.name(caller.UID)
+	errs := make(map[uint64]string)
+	matches := func(j *api.Job) bool {
+		return (req.User == "" || j.User == req.User) &&
+			(len(req.States) == 0 || slices.Contains(req.States, j.State)) &&
+			(req.Name == "" || j.Name == req.Name)
+	}
+
+	now := time.Now()
+	s.mu.Lock()
+	var targets []*job
+	for _, id := range req.IDs {
+		j := s.jobs[id]
+		switch {
+		case j == nil:
+			errs[id] = fmt.Sprintf("job %d does not exist", id)
+		case caller.UID != 0 && j.rec.Job.UID != caller.UID:
+			errs[id] = fmt.Sprintf("job %d belongs to %s", id, j.rec.Job.User)
+		case j.state().Terminal():
+			errs[id] = fmt.Sprintf("job %d already finished (%s)", id, j.state())
+		case !matches(&j.rec.Job):
+			errs[id] = fmt.Sprintf("job %d does not match the given filters", id)
+		default:
+			targets = append(targets, j)
+		}
+	}
+	if len(req.IDs) == 0 {
+		// Filters only: a user's filter reaches their own jobs unless they
+		// name another user, whose jobs then get "belongs to" errors.
+		for id, j := range s.active {
+			if !matches(&j.rec.Job) {
+				continue
+			}
+			if caller.UID != 0 && j.rec.Job.UID != caller.UID {
+				if req.User != "" && req.User != callerName {
+					errs[id] = fmt.Sprintf("job %d belongs to %s", id, j.rec.Job.User)
+				}
+				continue
+			}
+			targets = append(targets, j)
+		}
+	}
+	var changes []change
+	var signals []signalOrder
+	for _, j := range targets {
+		switch {
+		case j.state() == api.StatePending:
+			changes = append(changes, change{j, ended(j.rec, api.StateCancelled, now, nil, "")})
+		case s.nodeUpLocked(j.batchHost()):
+			j.cancelRequested = true
+			signals = append(signals, signalOrder{id: j.rec.Job.ID, node: j.batchHost(), client: s.nodes[j.batchHost()].client})
+		default:
+			changes = append(changes, change{j, ended(j.rec, api.StateCancelled, now, nil,
+				"cancelled while node "+j.batchHost()+" was down")})
+		}
+	}
+	err := s.commitLocked(changes)
+	s.mu.Unlock()
+	if err != nil {
+		return api.CancelResponse{}, err
+	}
+	for _, c := range changes {
+		s.log.Printf("end job %d CANCELLED by %s", c.next.Job.ID, callerName)
+		resp.Cancelled = append(resp.Cancelled, c.next.Job.ID)
+	}
+	// Signals use the server's context, not the request's: a client that
+	// hangs up must not make a reachable node look unreachable.
+	resp.Cancelled = append(resp.Cancelled, s.sendSignals(s.bgCtx, signals, callerName)...)
+	slices.Sort(resp.Cancelled)
+	if len(errs) > 0 {
+		resp.Errors = errs
+	}
+	if len(changes) > 0 {
+		s.Kick()
+	}
+	return resp, nil
+}
+
+type signalOrder struct {
+	id     uint64
+	node   string
+	client *api.NodeClient
+}
+
+// sendSignals asks nodes to stop jobs, in parallel, and returns the IDs
+// whose cancel took effect: signalled, or ended CANCELLED here because the
+// node could not be reached.
+func (s *Server) sendSignals(ctx context.Context, orders []signalOrder, by string) []uint64 {
+	var mu sync.Mutex
+	var done []uint64
+	var wg sync.WaitGroup
+	for _, o := range orders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sctx, cancel := context.WithTimeout(ctx, signalTimeout)
+			err := o.client.Do(sctx, http.MethodPost, "/v1/signal", api.SignalRequest{JobID: o.id}, nil)
+			cancel()
+			if err == nil {
+				s.log.Printf("cancel job %d by %s: signalled node %s", o.id, by, o.node)
+			} else if !s.endUnreachable(o.id, o.node, err, by) {
+				return
+			}
+			mu.Lock()
+			done = append(done, o.id)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return done
+}
+
+// endUnreachable ends a running job CANCELLED after its node could not be
+// signalled. It reports whether the job is now cancelled (or already ended).
+func (s *Server) endUnreachable(id uint64, nodeName string, sigErr error, by string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j := s.jobs[id]
+	if j == nil || j.state() != api.StateRunning {
+		return true // ended meanwhile
+	}
+	if s.bgCtx.Err() != nil {
+		return false // shutting down: the signal was cut short, not refused
+	}
+	msg := "cancelled; node " + nodeName + " could not be signalled: " + sigErr.Error()
+	if err := s.commitLocked([]change{{j, ended(j.rec, api.StateCancelled, time.Now(), nil, msg)}}); err != nil {
+		s.log.Printf("cancel job %d: %v", id, err)
+		return false
+	}
+	s.log.Printf("end job %d CANCELLED by %s (node %s unreachable: %v)", id, by, nodeName, sigErr)
+	s.Kick()
+	return true
+}

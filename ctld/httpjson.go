@@ -1,0 +1,84 @@
+package ctld
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/corral-hpc/corral/api"
+)
+
+// Body size limits: users send job scripts, nodes send event batches.
+const (
+	maxUserBody = 4 << 20
+	maxNodeBody = 16 << 20
+)
+
+// httpError is an error with the status code it should be answered with.
+type httpError struct {
+	code int
+	msg  string
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+func errorf(code int, format string, args ...any) error {
+	return &httpError{code: code, msg: fmt.Sprintf(format, args...)}
+}
+
+// writeJSON answers with v as JSON.
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		code = http.StatusInternalServerError
+		body, _ = json.Marshal(api.Error{Error: "encoding the answer: " + err.Error()})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	w.Write(append(body, '\n'))
+}
+
+// writeError answers with err as an api.Error: its own code for an
+// httpError, 500 for anything else (a controller fault, not the caller's).
+func writeError(w http.ResponseWriter, err error) {
+	code := http.StatusInternalServerError
+	var he *httpError
+	if errors.As(err, &he) {
+		code = he.code
+	}
+	writeJSON(w, code, api.Error{Error: err.Error()})
+}
+
+// decodeBody reads exactly one JSON value from body into v. strict rejects
+// unknown fields (the user plane: a misspelt option must not be ignored).
+func decodeBody(body io.Reader, v any, strict bool) error {
+	dec := json.NewDecoder(body)
+	if strict {
+		dec.DisallowUnknownFields()
+	}
+	if err := dec.Decode(v); err != nil {
+		var mbe *http.MaxBytesError
+		switch {
+		case errors.As(err, &mbe):
+			return errorf(http.StatusRequestEntityTooLarge, "request body is larger than %d MiB", mbe.Limit>>20)
+		case errors.Is(err, io.EOF):
+			return errorf(http.StatusBadRequest, "request body is empty: expected a JSON object")
+		}
+		return errorf(http.StatusBadRequest, "bad request body: %v", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return errorf(http.StatusRequestEntityTooLarge, "request body is larger than %d MiB", mbe.Limit>>20)
+		}
+		return errorf(http.StatusBadRequest, "bad request body: unexpected data after the JSON object")
+	}
+	return nil
+}
+
+// notFound answers requests no route matched.
+func notFound(w http.ResponseWriter, r *http.Request) {
+	writeError(w, errorf(http.StatusNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path))
+}

@@ -1,0 +1,168 @@
+package ctld
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/store"
+)
+
+// nodeHandler routes the node plane. Every request must carry a valid
+// signature (api.Verify) over its exact body; anything else is answered
+// 401 before any handler runs.
+func (s *Server) nodeHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/node/register", s.handleRegister)
+	mux.HandleFunc("POST /v1/node/events", s.handleEvents)
+	mux.HandleFunc("/", notFound)
+	return s.verified(mux)
+}
+
+// verified reads the body (bounded), checks the signature and hands the
+// handler a fresh reader over the verified bytes.
+func (s *Server) verified(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxNodeBody))
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				writeError(w, errorf(http.StatusRequestEntityTooLarge, "request body is larger than %d MiB", maxNodeBody>>20))
+				return
+			}
+			writeError(w, errorf(http.StatusBadRequest, "reading request body: %v", err))
+			return
+		}
+		if err := api.Verify(r, s.key, body, time.Now()); err != nil {
+			writeError(w, errorf(http.StatusUnauthorized, "node plane: %v", err))
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Node-plane bodies are decoded leniently (unknown fields ignored) so
+// nodes and controller can be upgraded one at a time.
+func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
+	var req api.RegisterRequest
+	if err := decodeBody(r.Body, &req, false); err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := checkRegister(&req); err != nil {
+		writeError(w, errorf(http.StatusBadRequest, "%v", err))
+		return
+	}
+	resp, err := s.register(req)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
+	var req api.EventsRequest
+	if err := decodeBody(r.Body, &req, false); err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := s.applyEvents(req.Events); err != nil {
+		// 500: the node keeps the events and sends them again.
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct{}{})
+}
+
+// nodeEndStates are the states a node may report a job ending in.
+var nodeEndStates = map[api.JobState]bool{
+	api.StateCompleted: true, api.StateFailed: true, api.StateCancelled: true,
+	api.StateTimeout: true, api.StateOutOfMemory: true, api.StateNodeFail: true,
+}
+
+// applyEvents applies a batch of job events in one transaction. Delivery
+// is at least once, so every event is idempotent: an end for a job that is
+// not RUNNING on that node (already ended, requeued, unknown) is ignored.
+func (s *Server) applyEvents(events []api.JobEvent) error {
+	now := time.Now()
+	s.mu.Lock()
+	var changes []change
+	var ignored []api.JobEvent
+	endedNow := make(map[uint64]bool)
+	for _, ev := range events {
+		j := s.jobs[ev.JobID]
+		if j == nil || j.state() != api.StateRunning || endedNow[ev.JobID] ||
+			(ev.Node != "" && ev.Node != j.batchHost()) {
+			if ev.Kind == api.EventEnded && (j == nil || !j.state().Terminal()) {
+				ignored = append(ignored, ev)
+			}
+			continue
+		}
+		switch ev.Kind {
+		case api.EventStarted:
+			if j.launch.ackedAt.IsZero() {
+				j.launch.ackedAt = now
+			}
+		case api.EventEnded:
+			endedNow[ev.JobID] = true
+			changes = append(changes, change{j, endedByNode(j, ev, now)})
+		default:
+			ignored = append(ignored, ev)
+		}
+	}
+	err := s.commitLocked(changes)
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	for _, ev := range ignored {
+		s.log.Printf("ignored %s event for job %d from node %s: the job is not running there", ev.Kind, ev.JobID, ev.Node)
+	}
+	for _, c := range changes {
+		job := &c.next.Job
+		s.log.Printf("end job %d %s exit=%d signal=%d on %s%s", job.ID, job.State, derefInt(job.ExitCode), job.Signal,
+			job.Nodes[0], suffixIf(" ("+job.Message+")", job.Message != ""))
+	}
+	if len(changes) > 0 {
+		s.Kick()
+	}
+	return nil
+}
+
+// endedByNode is the job's record after its node reported its end.
+func endedByNode(j *job, ev api.JobEvent, now time.Time) store.JobRecord {
+	st, msg := ev.State, ev.Message
+	if !nodeEndStates[st] {
+		msg = "node reported end state " + string(st) + "; recorded as FAILED" + suffixIf(": "+msg, msg != "")
+		st = api.StateFailed
+	}
+	at := ev.Time
+	if at.IsZero() {
+		at = now
+	}
+	code := ev.ExitCode
+	next := ended(j.rec, st, at, &code, msg)
+	next.Job.Signal = ev.Signal
+	next.Job.PeakMemBytes = ev.PeakMemBytes
+	next.Job.CPUTimeUsec = ev.CPUTimeUsec
+	return next
+}
+
+func derefInt(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func suffixIf(s string, cond bool) string {
+	if cond {
+		return s
+	}
+	return ""
+}

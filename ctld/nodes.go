@@ -1,0 +1,283 @@
+package ctld
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/config"
+	"github.com/corral-hpc/corral/ctld/store"
+	"github.com/corral-hpc/corral/hostlist"
+)
+
+// nodeCallTimeout bounds ctld's calls to a node (launch, signal).
+const nodeCallTimeout = 10 * time.Second
+
+// persistSeenEvery: a heartbeat rewrites the node's record only this often
+// (plus on any change), so a big cluster's heartbeats are not all fsyncs.
+const persistSeenEvery = time.Minute
+
+func (s *Server) nodeClient(addr string) *api.NodeClient {
+	base := addr
+	if !strings.Contains(base, "://") {
+		base = "http://" + base
+	}
+	return api.NewNodeClient(strings.TrimRight(base, "/"), s.key, nodeCallTimeout)
+}
+
+func (s *Server) nodeUpLocked(name string) bool {
+	n := s.nodes[name]
+	return n != nil && n.up
+}
+
+// checkRegister rejects registrations that would confuse everything else.
+func checkRegister(req *api.RegisterRequest) error {
+	switch {
+	case req.Name == "" || strings.ContainsAny(req.Name, " \t\n,[]/"):
+		return fmt.Errorf("invalid node name %q", req.Name)
+	case req.Addr == "":
+		return fmt.Errorf("node %s sent no address", req.Name)
+	case req.CPUs < 1:
+		return fmt.Errorf("node %s reports %d CPUs; at least 1 is needed", req.Name, req.CPUs)
+	case req.MemBytes < 0:
+		return fmt.Errorf("node %s reports negative memory", req.Name)
+	}
+	return nil
+}
+
+// register handles a registration or heartbeat: the node record is stored
+// (when new or changed) before the node is used, the node comes up, and
+// its job list is reconciled with ours.
+func (s *Server) register(req api.RegisterRequest) (api.RegisterResponse, error) {
+	now := time.Now()
+	resp := api.RegisterResponse{HeartbeatInterval: s.cfg.Heartbeat.Milliseconds()}
+	rec := store.NodeRecord{Name: req.Name, Addr: req.Addr, CPUs: req.CPUs, MemBytes: req.MemBytes,
+		BootID: req.BootID, LastSeen: now}
+
+	s.mu.RLock()
+	old := s.nodes[req.Name]
+	persist := old == nil || old.rec.Addr != rec.Addr || old.rec.CPUs != rec.CPUs ||
+		old.rec.MemBytes != rec.MemBytes || old.rec.BootID != rec.BootID ||
+		(!old.up && !now.Before(old.holdUntil)) || now.Sub(old.persistedSeen) > persistSeenEvery
+	s.mu.RUnlock()
+	if persist {
+		if err := s.store.PutNodes(rec); err != nil {
+			return resp, err
+		}
+	}
+
+	s.mu.Lock()
+	n := s.nodes[req.Name]
+	if n == nil {
+		n = &node{parts: s.parts.of(req.Name)}
+		s.nodes[req.Name] = n
+	}
+	if n.client == nil || n.rec.Addr != rec.Addr {
+		n.client = s.nodeClient(rec.Addr)
+	}
+	if persist {
+		n.persistedSeen = now
+	}
+	rebooted := n.rec.BootID != "" && n.rec.BootID != rec.BootID
+	capChanged := n.rec.CPUs != rec.CPUs || n.rec.MemBytes != rec.MemBytes
+	n.rec, n.seen = rec, now
+	cameUp := false
+	if !n.up && !now.Before(n.holdUntil) {
+		n.up, n.reason, cameUp = true, "", true
+	}
+	kill, lost := s.reconcileLocked(n, req.Running, now)
+	err := s.commitLocked(lost)
+	s.mu.Unlock()
+	if err != nil {
+		return resp, err
+	}
+	resp.Kill = kill
+	if cameUp {
+		s.log.Printf("node %s up addr=%s cpus=%d mem=%s boot=%s", req.Name, req.Addr, req.CPUs, config.FormatSize(req.MemBytes), req.BootID)
+	} else if rebooted {
+		s.log.Printf("node %s restarted (boot %s)", req.Name, req.BootID)
+	}
+	for _, c := range lost {
+		s.log.Printf("end job %d %s: node %s does not report it", c.next.Job.ID, c.next.Job.State, req.Name)
+	}
+	if len(kill) > 0 {
+		s.log.Printf("node %s: told to kill jobs %v that are not running there", req.Name, kill)
+	}
+	if cameUp || capChanged || len(lost) > 0 {
+		s.Kick()
+	}
+	return resp, nil
+}
+
+// reconcileLocked compares the jobs a node runs with ours. Jobs it runs
+// that we do not have RUNNING there (finished, cancelled while it was away,
+// requeued, unknown) are to be killed. Jobs we have RUNNING there that it
+// does not report are lost and end NODE_FAIL, but only once that cannot be
+// a launch still on its way (see lostLocked).
+func (s *Server) reconcileLocked(n *node, running []uint64, now time.Time) (kill []uint64, lost []change) {
+	reported := make(map[uint64]bool, len(running))
+	for _, id := range running {
+		reported[id] = true
+		j := s.jobs[id]
+		if j == nil || j.state() != api.StateRunning || j.batchHost() != n.rec.Name {
+			kill = append(kill, id)
+		}
+	}
+	for id, j := range s.active {
+		if j.state() != api.StateRunning || j.batchHost() != n.rec.Name || reported[id] {
+			continue
+		}
+		if s.lostLocked(j, now) {
+			lost = append(lost, change{j, s.failed(j, now, "node "+n.rec.Name+" does not report the job")})
+		}
+	}
+	slices.Sort(kill)
+	return kill, lost
+}
+
+// lostGrace is how long after a launch was acknowledged (or, when that is
+// unknown, after the start) a job may be missing from its node's report
+// before it is judged lost. A heartbeat the node built just before it
+// accepted the launch may arrive after the acknowledgement; a few heartbeat
+// intervals cover that race with room to spare.
+func (s *Server) lostGrace() time.Duration {
+	return max(5*s.cfg.Heartbeat, 5*time.Second)
+}
+
+// lostLocked decides whether a RUNNING job its node does not report is
+// lost. Never while its launch is in flight: the launch answer decides
+// (success: the node has it; failure: the job goes back to PENDING). After
+// an acknowledgement, once lostGrace has passed. If nothing is known about
+// the launch (the controller restarted since), once lostGrace has passed
+// since the start: a launch that died with the old controller never
+// reached the node, and the job must not stay RUNNING forever.
+func (s *Server) lostLocked(j *job, now time.Time) bool {
+	if j.launch.inFlight {
+		return false
+	}
+	since := j.launch.ackedAt
+	if since.IsZero() && j.rec.Job.StartTime != nil {
+		since = *j.rec.Job.StartTime
+	}
+	return now.Sub(since) > s.lostGrace()
+}
+
+// failed ends a job that its node lost: NODE_FAIL, or CANCELLED when a
+// cancel was already on its way.
+func (s *Server) failed(j *job, now time.Time, msg string) store.JobRecord {
+	if j.cancelRequested {
+		return ended(j.rec, api.StateCancelled, now, nil, "cancelled; "+msg)
+	}
+	return ended(j.rec, api.StateNodeFail, now, nil, msg)
+}
+
+// watchNodes declares nodes that miss heartbeats DOWN and ends their
+// running jobs NODE_FAIL.
+func (s *Server) watchNodes(ctx context.Context) {
+	t := time.NewTicker(min(max(s.cfg.NodeTimeout/4, 10*time.Millisecond), time.Second))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			s.sweepNodes(now)
+		}
+	}
+}
+
+func (s *Server) sweepNodes(now time.Time) {
+	s.mu.Lock()
+	var down []string
+	silent := make(map[string]bool)
+	for name, n := range s.nodes {
+		if now.Sub(n.seen) <= s.cfg.NodeTimeout {
+			continue
+		}
+		silent[name] = true
+		if n.up || n.reason != reasonNotResponding {
+			n.up, n.reason = false, reasonNotResponding
+			down = append(down, name)
+		}
+	}
+	var lost []change
+	if len(silent) > 0 {
+		for _, j := range s.active {
+			if j.state() != api.StateRunning {
+				continue
+			}
+			for _, name := range j.rec.Job.Nodes {
+				if silent[name] {
+					lost = append(lost, change{j, s.failed(j, now, "node "+name+" is not responding")})
+					break
+				}
+			}
+		}
+	}
+	err := s.commitLocked(lost)
+	s.mu.Unlock()
+	sort.Strings(down)
+	for _, name := range down {
+		s.log.Printf("node %s down: %s", name, reasonNotResponding)
+	}
+	if err != nil {
+		s.log.Printf("ending jobs of silent nodes: %v", err)
+		return
+	}
+	for _, c := range lost {
+		s.log.Printf("end job %d %s: %s", c.next.Job.ID, c.next.Job.State, c.next.Job.Message)
+	}
+	if len(lost) > 0 || len(down) > 0 {
+		s.Kick()
+	}
+}
+
+// markDownLocked takes a node out of scheduling after it failed a launch.
+func (s *Server) markDownLocked(name, reason string, now time.Time) {
+	n := s.nodes[name]
+	if n == nil {
+		return
+	}
+	n.up, n.reason = false, reason
+	n.holdUntil = now.Add(s.cfg.LaunchFailureHold)
+}
+
+// listNodes is GET /v1/nodes.
+func (s *Server) listNodes() []api.Node {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	alloc := s.allocationLocked()
+	jobsOn := make(map[string][]uint64)
+	for id, j := range s.active {
+		if j.state() == api.StateRunning {
+			for _, name := range j.rec.Job.Nodes {
+				jobsOn[name] = append(jobsOn[name], id)
+			}
+		}
+	}
+	out := make([]api.Node, 0, len(s.nodes))
+	for name, n := range s.nodes {
+		a := alloc[name]
+		st := api.NodeDown
+		switch {
+		case !n.up:
+		case a.CPUs == 0 && a.MemBytes == 0:
+			st = api.NodeIdle
+		case a.CPUs >= n.rec.CPUs || a.MemBytes >= n.rec.MemBytes:
+			st = api.NodeAllocated
+		default:
+			st = api.NodeMixed
+		}
+		ids := jobsOn[name]
+		slices.Sort(ids)
+		out = append(out, api.Node{Name: name, Addr: n.rec.Addr, State: st, Reason: n.reason,
+			CPUs: n.rec.CPUs, MemBytes: n.rec.MemBytes, AllocCPUs: a.CPUs, AllocMemBytes: a.MemBytes,
+			Partitions: append([]string{}, n.parts...), LastHeartbeat: n.rec.LastSeen, RunningJobs: ids})
+	}
+	sort.Slice(out, func(a, b int) bool { return hostlist.Less(out[a].Name, out[b].Name) })
+	return out
+}

@@ -1,0 +1,301 @@
+package ctld
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/hostlist"
+	"github.com/corral-hpc/corral/sched"
+)
+
+// reasonPartitionDown marks pending jobs whose partition is no longer
+// configured (Slurm's name for it).
+const reasonPartitionDown api.Reason = "PartitionDown"
+
+// restFactor and maxRest: after a cycle that took d the scheduler rests
+// restFactor*d (at most maxRest) before serving the next kick.
+const (
+	restFactor = 2
+	maxRest    = 250 * time.Millisecond
+)
+
+// Kick asks for a scheduling cycle soon. Kicks coalesce: many events
+// while a cycle runs cause one more cycle, not many.
+func (s *Server) Kick() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// scheduleLoop runs cycles on kicks and on the timer. After a cycle that
+// took d it rests for restFactor*d (at most maxRest) before serving a
+// kick, so a flood of submits against a long queue cannot keep more than
+// about a third of a core planning; with the short cycles of a normal
+// queue the rest is negligible and freed resources are used at once.
+func (s *Server) scheduleLoop(ctx context.Context) {
+	t := time.NewTicker(s.cfg.SchedInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.kick:
+		case <-t.C:
+		}
+		start := time.Now()
+		s.scheduleOnce(start)
+		if rest := min(restFactor*time.Since(start), maxRest); rest > time.Millisecond {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(rest):
+			}
+		}
+	}
+}
+
+// scheduleOnce is one cycle: snapshot under the read lock, plan without
+// any lock (planning a long queue must not stall submits), apply under the
+// write lock re-checking everything the world may have changed meanwhile,
+// then send launches.
+func (s *Server) scheduleOnce(now time.Time) {
+	s.cycleMu.Lock()
+	defer s.cycleMu.Unlock()
+	s.mu.RLock()
+	snap := s.snapshotLocked(now)
+	s.mu.RUnlock()
+	plan := s.planner.Plan(snap)
+	s.mu.Lock()
+	launches := s.applyLocked(snap, plan, time.Now())
+	s.mu.Unlock()
+	for _, l := range launches {
+		s.bg.Add(1)
+		go s.launch(l)
+	}
+}
+
+// snapshotLocked builds the planner's input. Pending jobs are listed in ID
+// (submit) order, which planners that order by priority then submit time
+// sort cheaply.
+func (s *Server) snapshotLocked(now time.Time) sched.Snapshot {
+	snap := sched.Snapshot{Now: now}
+	for name, n := range s.nodes {
+		snap.Nodes = append(snap.Nodes, sched.Node{Name: name,
+			Capacity: sched.Resources{CPUs: n.rec.CPUs, MemBytes: n.rec.MemBytes}, Up: n.up})
+	}
+	for _, p := range s.parts.list {
+		sp := sched.Partition{Name: p.Name, DefaultTime: time.Duration(p.DefaultTime) * time.Second,
+			MaxTime: time.Duration(p.MaxTime) * time.Second}
+		for _, n := range sortNodes(s.nodesOfLocked(p.Name)) {
+			sp.Nodes = append(sp.Nodes, n.rec.Name)
+		}
+		snap.Partitions = append(snap.Partitions, sp)
+	}
+	// The ID and Pending buffers are reused from cycle to cycle (cycleMu
+	// serializes cycles; planners keep nothing between calls): a long
+	// queue would otherwise allocate megabytes per cycle.
+	pending := s.idBuf[:0]
+	for id, j := range s.active {
+		job := &j.rec.Job
+		switch job.State {
+		case api.StateRunning:
+			r := sched.Running{ID: id}
+			for _, n := range job.Nodes {
+				r.Alloc = append(r.Alloc, sched.Allocation{Node: n, Resources: perNode(job)})
+			}
+			if job.StartTime != nil && job.TimeLimit > 0 {
+				r.End = job.StartTime.Add(time.Duration(job.TimeLimit) * time.Second)
+			}
+			snap.Running = append(snap.Running, r)
+		case api.StatePending:
+			pending = append(pending, id)
+		}
+	}
+	slices.Sort(pending) // sorting 8-byte IDs is far cheaper than sorting Pending values
+	s.idBuf = pending
+	snap.Pending = slices.Grow(s.pendingBuf[:0], len(pending))[:len(pending)]
+	s.pendingBuf = snap.Pending
+	for i, id := range pending {
+		job := &s.active[id].rec.Job
+		p := sched.Pending{ID: id, Partition: job.Partition, NodeCount: job.NodeCount,
+			PerNode: perNode(job), TimeLimit: time.Duration(job.TimeLimit) * time.Second,
+			Priority: s.jobPriority(job, now), Submit: job.SubmitTime}
+		if _, ok := s.parts.byName[job.Partition]; !ok {
+			p.Blocked = reasonPartitionDown
+		}
+		snap.Pending[i] = p
+	}
+	return snap
+}
+
+// launchOrder is one launch to send after a start is on disk.
+type launchOrder struct {
+	id     uint64
+	seq    uint64
+	node   string
+	client *api.NodeClient
+	req    api.LaunchRequest
+}
+
+// applyLocked carries out a plan. Each start is re-checked against the
+// present (the job may have been cancelled, a node may have gone down
+// while planning ran) and all starts are persisted in one transaction
+// before any launch is sent.
+func (s *Server) applyLocked(snap sched.Snapshot, plan sched.Plan, now time.Time) []launchOrder {
+	for _, p := range snap.Pending {
+		if j := s.active[p.ID]; j != nil && j.state() == api.StatePending {
+			j.rec.Job.Priority = p.Priority
+		}
+	}
+	for _, e := range plan.Pending {
+		j := s.active[e.JobID]
+		if j == nil || j.state() != api.StatePending {
+			continue
+		}
+		// Reasons are shown, not persisted: they change every cycle. A
+		// LaunchFailed reason sticks until the job starts again, so users
+		// see why a job went back from RUNNING (Message has the details).
+		if j.rec.Job.Reason != api.ReasonLaunchFailed {
+			j.rec.Job.Reason = e.Reason
+		}
+		j.rec.Job.PlannedStart, j.rec.Job.PlannedNodes = nil, nil
+		if !e.Start.IsZero() {
+			at := e.Start
+			j.rec.Job.PlannedStart = &at
+			j.rec.Job.PlannedNodes = append([]string(nil), e.Nodes...)
+		}
+	}
+	if len(plan.Starts) == 0 {
+		return nil
+	}
+	free := make(map[string]sched.Resources, len(s.nodes))
+	alloc := s.allocationLocked()
+	for name, n := range s.nodes {
+		if n.up {
+			free[name] = sched.Resources{CPUs: n.rec.CPUs, MemBytes: n.rec.MemBytes}.Sub(alloc[name])
+		}
+	}
+	var changes []change
+	for _, st := range plan.Starts {
+		j := s.active[st.JobID]
+		if j == nil || j.state() != api.StatePending || len(st.Nodes) == 0 {
+			continue
+		}
+		need := perNode(&j.rec.Job)
+		ok := true
+		for _, name := range st.Nodes {
+			f, up := free[name]
+			if !up || !need.Fits(f) || !s.parts.contains(j.rec.Job.Partition, name) {
+				ok = false
+			}
+		}
+		if !ok {
+			continue
+		}
+		for _, name := range st.Nodes {
+			free[name] = free[name].Sub(need)
+		}
+		next := transition(j.rec, api.StateRunning, api.ReasonNone, now)
+		start := now
+		next.Job.StartTime = &start
+		next.Job.EndTime, next.Job.ExitCode = nil, nil
+		next.Job.Nodes = append([]string(nil), st.Nodes...)
+		next.Job.Message = ""
+		changes = append(changes, change{j, next})
+	}
+	if err := s.commitLocked(changes); err != nil {
+		s.log.Printf("starting %d jobs: %v (they stay pending)", len(changes), err)
+		return nil
+	}
+	launches := make([]launchOrder, 0, len(changes))
+	for _, c := range changes {
+		j := c.j
+		j.launch = launchState{seq: j.launch.seq + 1, inFlight: true}
+		host := j.batchHost()
+		launches = append(launches, launchOrder{id: j.rec.Job.ID, seq: j.launch.seq, node: host,
+			client: s.nodes[host].client, req: launchRequest(j)})
+		s.log.Printf("start job %d on %s", j.rec.Job.ID, hostlist.Compress(j.rec.Job.Nodes))
+	}
+	return launches
+}
+
+// launchRequest is everything a node needs to run the job.
+func launchRequest(j *job) api.LaunchRequest {
+	job, spec := &j.rec.Job, &j.rec.Job.Spec
+	return api.LaunchRequest{
+		JobID: job.ID, Name: job.Name, Partition: job.Partition,
+		User: job.User, UID: job.UID, GID: job.GID, Groups: job.Groups, Home: j.rec.Home,
+		Script: spec.Script, Args: spec.Args, WorkDir: spec.WorkDir, Env: spec.Env,
+		CPUs: job.CPUs, MemBytes: job.MemBytes, ShmBytes: spec.ShmBytes, TimeLimit: job.TimeLimit,
+		Output: spec.Output, Error: spec.Error, NodeList: job.Nodes,
+	}
+}
+
+// launch sends one launch. A refusal or an unreachable node puts the job
+// back to PENDING (reason LaunchFailed) and takes the node out of
+// scheduling for a while; the job is never lost.
+func (s *Server) launch(l launchOrder) {
+	defer s.bg.Done()
+	ctx, cancel := context.WithTimeout(s.bgCtx, nodeCallTimeout)
+	err := l.client.Do(ctx, http.MethodPost, "/v1/launch", l.req, nil)
+	cancel()
+	var refused *api.StatusError
+	if err != nil && !errors.As(err, &refused) && s.nodeHasJob(l) {
+		err = nil // the answer was lost, but the node has the job
+	}
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j := s.jobs[l.id]
+	if j == nil || j.launch.seq != l.seq {
+		return // a later start (or the job's end) has superseded this launch
+	}
+	j.launch.inFlight = false
+	if err == nil {
+		if j.launch.ackedAt.IsZero() {
+			j.launch.ackedAt = now
+		}
+		return
+	}
+	if s.bgCtx.Err() != nil || j.state() != api.StateRunning {
+		// Shutting down (the restarted controller reconciles with the
+		// node) or already ended (e.g. the node reported it first).
+		return
+	}
+	msg := "launch on " + l.node + " failed: " + err.Error()
+	var next = transition(j.rec, api.StatePending, api.ReasonLaunchFailed, now)
+	if j.cancelRequested {
+		next = ended(j.rec, api.StateCancelled, now, nil, "cancelled; "+msg)
+	} else {
+		next.Job.StartTime, next.Job.Nodes = nil, nil
+		next.Job.Message = msg
+	}
+	if err := s.commitLocked([]change{{j, next}}); err != nil {
+		s.log.Printf("job %d: %s; recording that failed: %v", l.id, msg, err)
+		return
+	}
+	s.markDownLocked(l.node, "launch failed: "+err.Error(), now)
+	s.log.Printf("job %d back to %s: %s; node %s down for %s", l.id, next.Job.State, msg, l.node, s.cfg.LaunchFailureHold)
+	s.Kick()
+}
+
+// nodeHasJob asks a node whose launch answer never came (timeout, broken
+// connection) whether it has the job after all: requeueing a job the node
+// is running would run it twice.
+func (s *Server) nodeHasJob(l launchOrder) bool {
+	if s.bgCtx.Err() != nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(s.bgCtx, nodeCallTimeout)
+	defer cancel()
+	var ids []uint64
+	if err := l.client.Do(ctx, http.MethodGet, "/v1/jobs", nil, &ids); err != nil {
+		return false
+	}
+	return slices.Contains(ids, l.id)
+}

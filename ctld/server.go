@@ -1,0 +1,312 @@
+package ctld
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/config"
+	"github.com/corral-hpc/corral/ctld/store"
+	"github.com/corral-hpc/corral/sched"
+)
+
+// Defaults for Config's zero fields.
+const (
+	DefaultStateDir    = "/var/lib/corral"
+	DefaultListen      = ":6817"
+	DefaultNodeTimeout = 10 * time.Second
+	DefaultHeartbeat   = time.Second
+	// AddrFile, inside the state directory, holds the node plane's base
+	// URL (e.g. "http://127.0.0.1:41234") so tools can find a ctld that
+	// listens on a random port.
+	AddrFile = "ctld.addr"
+	// KeyFile is the cluster key's default name inside the state directory.
+	KeyFile = "cluster.key"
+)
+
+// Config is how a controller is set up. Zero fields take the defaults.
+type Config struct {
+	StateDir string // default /var/lib/corral
+	Socket   string // user plane Unix socket; default api.DefaultSocket
+	Listen   string // node plane TCP address; default ":6817"
+	KeyFile  string // cluster key; default <StateDir>/cluster.key, created if missing
+	// ConfigFile holds partitions (see package ctld/config). Empty means no
+	// file: one default partition "batch" with every node.
+	ConfigFile string
+	// NodeTimeout is how long a node may miss heartbeats before it is DOWN.
+	NodeTimeout time.Duration
+	// Heartbeat is the interval told to nodes.
+	Heartbeat time.Duration
+	// Planner decides what starts; default sched.FirstFit.
+	Planner sched.Planner
+	// SchedInterval is the timer between scheduling cycles that no event
+	// triggered; default 1s.
+	SchedInterval time.Duration
+	// LaunchFailureHold keeps a node that failed a launch DOWN for this
+	// long even if it keeps heartbeating (default 10s), so a node that
+	// cannot run jobs does not bounce every job through it each second.
+	LaunchFailureHold time.Duration
+	// Logger gets one line per significant event; default stderr.
+	Logger *log.Logger
+}
+
+func (c *Config) setDefaults() {
+	if c.StateDir == "" {
+		c.StateDir = DefaultStateDir
+	}
+	if c.Socket == "" {
+		c.Socket = api.DefaultSocket
+	}
+	if c.Listen == "" {
+		c.Listen = DefaultListen
+	}
+	if c.KeyFile == "" {
+		c.KeyFile = filepath.Join(c.StateDir, KeyFile)
+	}
+	if c.NodeTimeout <= 0 {
+		c.NodeTimeout = DefaultNodeTimeout
+	}
+	if c.Heartbeat <= 0 {
+		c.Heartbeat = DefaultHeartbeat
+	}
+	if c.Planner == nil {
+		c.Planner = sched.FirstFit{}
+	}
+	if c.SchedInterval <= 0 {
+		c.SchedInterval = time.Second
+	}
+	if c.LaunchFailureHold <= 0 {
+		c.LaunchFailureHold = 10 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = log.New(os.Stderr, "", log.LstdFlags|log.Lmicroseconds)
+	}
+}
+
+// Server is a running controller. Create it with New, then call Run.
+type Server struct {
+	cfg     Config
+	log     *log.Logger
+	key     []byte
+	store   *store.Store
+	parts   partitions
+	planner sched.Planner
+	users   *accounts
+
+	mu     sync.RWMutex
+	jobs   map[uint64]*job // every job, finished ones too
+	active map[uint64]*job // PENDING and RUNNING only
+	nodes  map[string]*node
+
+	kick chan struct{}
+	// cycleMu serializes scheduling cycles; idBuf and pendingBuf are the
+	// cycles' reusable snapshot buffers.
+	cycleMu    sync.Mutex
+	idBuf      []uint64
+	pendingBuf []sched.Pending
+	userLn     net.Listener
+	nodeLn     net.Listener
+	nodeURL    string
+
+	// bg tracks launches and signals in flight; bgCtx ends them at shutdown.
+	bg       sync.WaitGroup
+	bgCtx    context.Context
+	bgCancel context.CancelFunc
+
+	runOnce   sync.Once
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// New loads the configuration, the cluster key and the state file, and
+// binds both listeners. Nothing is served until Run.
+func New(cfg Config) (*Server, error) {
+	cfg.setDefaults()
+	s := &Server{
+		cfg:     cfg,
+		log:     cfg.Logger,
+		planner: cfg.Planner,
+		users:   newAccounts(),
+		jobs:    make(map[uint64]*job),
+		active:  make(map[uint64]*job),
+		nodes:   make(map[string]*node),
+		kick:    make(chan struct{}, 1),
+	}
+	parts := config.Default()
+	if cfg.ConfigFile != "" {
+		var err error
+		if parts, err = config.Load(cfg.ConfigFile); err != nil {
+			return nil, err
+		}
+	}
+	s.parts = newPartitions(parts)
+	if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
+		return nil, fmt.Errorf("state directory: %w", err)
+	}
+	key, err := api.LoadOrCreateKey(cfg.KeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("cluster key: %w", err)
+	}
+	s.key = key
+	if s.store, err = store.Open(filepath.Join(cfg.StateDir, store.FileName), store.Options{}); err != nil {
+		return nil, err
+	}
+	if err := s.load(time.Now()); err != nil {
+		s.store.Close()
+		return nil, err
+	}
+	if err := s.listen(); err != nil {
+		s.store.Close()
+		return nil, err
+	}
+	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
+	return s, nil
+}
+
+// listen binds the user socket and the node-plane port and publishes the
+// latter's URL in <state>/ctld.addr.
+func (s *Server) listen() error {
+	if err := os.MkdirAll(filepath.Dir(s.cfg.Socket), 0o755); err != nil {
+		return fmt.Errorf("socket directory: %w", err)
+	}
+	// A socket file left by a dead controller blocks bind. Removing it is
+	// safe: we hold the state file's lock, so no live ctld of ours uses it.
+	if st, err := os.Lstat(s.cfg.Socket); err == nil {
+		if st.Mode()&os.ModeSocket == 0 {
+			return fmt.Errorf("socket path %s exists and is not a socket", s.cfg.Socket)
+		}
+		os.Remove(s.cfg.Socket)
+	}
+	ul, err := net.Listen("unix", s.cfg.Socket)
+	if err != nil {
+		return fmt.Errorf("user socket: %w", err)
+	}
+	// Every local user may connect; who they are comes from SO_PEERCRED.
+	if err := os.Chmod(s.cfg.Socket, 0o666); err != nil {
+		ul.Close()
+		return fmt.Errorf("user socket: %w", err)
+	}
+	nl, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		ul.Close()
+		return fmt.Errorf("node plane: %w", err)
+	}
+	s.userLn, s.nodeLn = ul, nl
+	s.nodeURL = advertisedURL(nl.Addr().(*net.TCPAddr))
+	if err := writeFileAtomic(filepath.Join(s.cfg.StateDir, AddrFile), []byte(s.nodeURL+"\n"), 0o644); err != nil {
+		ul.Close()
+		nl.Close()
+		return fmt.Errorf("writing %s: %w", AddrFile, err)
+	}
+	return nil
+}
+
+// advertisedURL turns a bound address into a URL a local client can dial:
+// a wildcard address becomes loopback.
+func advertisedURL(a *net.TCPAddr) string {
+	host := a.IP.String()
+	if a.IP == nil || a.IP.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, fmt.Sprint(a.Port))
+}
+
+func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, mode); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// SocketPath is the user plane's Unix socket.
+func (s *Server) SocketPath() string { return s.cfg.Socket }
+
+// NodeURL is the node plane's base URL, as written to ctld.addr.
+func (s *Server) NodeURL() string { return s.nodeURL }
+
+// Run serves both planes and schedules until ctx ends, then shuts down
+// cleanly and closes the state file. It returns nil after a requested
+// shutdown. Run may be called once.
+func (s *Server) Run(ctx context.Context) error {
+	err := errors.New("ctld: Run called twice")
+	s.runOnce.Do(func() { err = s.run(ctx) })
+	return err
+}
+
+func (s *Server) run(ctx context.Context) error {
+	errLog := log.New(io.Discard, "", 0)
+	userSrv := &http.Server{Handler: s.userHandler(), ConnContext: peerConnContext, ErrorLog: errLog,
+		ReadHeaderTimeout: 10 * time.Second}
+	nodeSrv := &http.Server{Handler: s.nodeHandler(), ErrorLog: errLog,
+		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
+	serveErr := make(chan error, 2)
+	go func() { serveErr <- userSrv.Serve(s.userLn) }()
+	go func() { serveErr <- nodeSrv.Serve(s.nodeLn) }()
+
+	// Nodes known from the store get a full timeout from now to register
+	// again before their jobs are given up.
+	now := time.Now()
+	s.mu.Lock()
+	for _, n := range s.nodes {
+		if !n.up {
+			n.seen = now
+		}
+	}
+	s.mu.Unlock()
+
+	loops, stopLoops := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); s.scheduleLoop(loops) }()
+	go func() { defer wg.Done(); s.watchNodes(loops) }()
+
+	s.mu.RLock()
+	s.log.Printf("serving users on %s, nodes on %s (%d jobs, %d active, %d nodes known)",
+		s.cfg.Socket, s.nodeURL, len(s.jobs), len(s.active), len(s.nodes))
+	s.mu.RUnlock()
+	s.Kick()
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case err := <-serveErr:
+		runErr = fmt.Errorf("serving: %w", err)
+	}
+	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	userSrv.Shutdown(shutCtx)
+	nodeSrv.Shutdown(shutCtx)
+	stopLoops()
+	wg.Wait()
+	if err := s.Close(); err != nil && runErr == nil {
+		runErr = err
+	}
+	s.log.Printf("stopped")
+	return runErr
+}
+
+// Close stops launches in flight, releases the listeners and closes the
+// state file. Run calls it on the way out; call it yourself only for a
+// Server whose Run was never called.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		s.bgCancel()
+		s.bg.Wait()
+		s.userLn.Close()
+		s.nodeLn.Close()
+		os.Remove(s.cfg.Socket)
+		os.Remove(filepath.Join(s.cfg.StateDir, AddrFile))
+		s.closeErr = s.store.Close()
+	})
+	return s.closeErr
+}

@@ -1,0 +1,233 @@
+package ctld
+
+import (
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/store"
+	"github.com/corral-hpc/corral/hostlist"
+	"github.com/corral-hpc/corral/sched"
+)
+
+// job is the in-memory copy of one job. rec is replaced, never mutated in
+// place, once it has been handed out: readers take a shallow copy of
+// rec.Job under the read lock, so slices and pointers inside it must be
+// fresh for every change (see transition).
+type job struct {
+	rec    store.JobRecord
+	launch launchState
+	// cancelRequested: a signal went to the node; its end will be CANCELLED.
+	cancelRequested bool
+}
+
+// launchState follows the launch of the job's current start. It is not
+// persisted: after a restart nothing is known about launches, and lost-job
+// detection falls back to the start time (see lostLocked).
+type launchState struct {
+	seq      uint64    // bumped per start; a late result for an older start is ignored
+	inFlight bool      // the launch request has not been answered yet
+	ackedAt  time.Time // when the node accepted it (launch answer or started event)
+}
+
+func (j *job) state() api.JobState { return j.rec.Job.State }
+
+// batchHost is the node that runs the job's script: the first allocated
+// node, as in Slurm. Only it is sent the launch and reports the job.
+func (j *job) batchHost() string {
+	if len(j.rec.Job.Nodes) == 0 {
+		return ""
+	}
+	return j.rec.Job.Nodes[0]
+}
+
+func (j *job) onNode(name string) bool { return slices.Contains(j.rec.Job.Nodes, name) }
+
+// transition returns a copy of rec in a new state, with the change
+// appended to History. The copy shares nothing mutable with rec.
+func transition(rec store.JobRecord, st api.JobState, reason api.Reason, at time.Time) store.JobRecord {
+	next := rec
+	next.Job.State = st
+	next.Job.Reason = reason
+	next.Job.History = append(slices.Clip(rec.Job.History), api.Transition{State: st, Reason: reason, Time: at})
+	next.Job.PlannedStart, next.Job.PlannedNodes = nil, nil
+	return next
+}
+
+// ended returns rec in a terminal state at time at.
+func ended(rec store.JobRecord, st api.JobState, at time.Time, exitCode *int, msg string) store.JobRecord {
+	next := transition(rec, st, api.ReasonNone, at)
+	end := at
+	next.Job.EndTime = &end
+	next.Job.ExitCode = exitCode
+	if msg != "" {
+		next.Job.Message = msg
+	}
+	return next
+}
+
+// change is one job's next record, to be persisted before it is installed.
+type change struct {
+	j    *job
+	next store.JobRecord
+}
+
+// commitLocked persists the changes in one transaction and, only once they
+// are on disk, installs them in memory. On error nothing changes. The
+// caller holds s.mu for writing.
+func (s *Server) commitLocked(changes []change) error {
+	if len(changes) == 0 {
+		return nil
+	}
+	recs := make([]*store.JobRecord, len(changes))
+	for i := range changes {
+		recs[i] = &changes[i].next
+	}
+	if err := s.store.PutJobs(recs...); err != nil {
+		return err
+	}
+	for _, c := range changes {
+		c.j.rec = c.next
+		if c.next.Job.State.Terminal() {
+			delete(s.active, c.next.Job.ID)
+			c.j.cancelRequested = false
+			c.j.launch = launchState{seq: c.j.launch.seq}
+		} else {
+			s.active[c.next.Job.ID] = c.j
+		}
+	}
+	return nil
+}
+
+// node is the in-memory view of one node.
+type node struct {
+	rec    store.NodeRecord
+	up     bool
+	reason string // why DOWN
+	// seen is the last heartbeat, or the controller's start for nodes
+	// loaded from the store: they get a full timeout to re-register.
+	seen time.Time
+	// persistedSeen is rec.LastSeen as last written; heartbeats refresh it
+	// on disk only now and then.
+	persistedSeen time.Time
+	// holdUntil: after a failed launch the node stays DOWN until then.
+	holdUntil time.Time
+	client    *api.NodeClient
+	parts     []string // partitions naming this node
+}
+
+const reasonNotResponding = "not responding"
+
+// partitions is the configured partitions with fast membership tests.
+type partitions struct {
+	list    []api.Partition
+	byName  map[string]api.Partition
+	members map[string]map[string]bool // partition -> node names (nil for ALL)
+	def     string
+}
+
+func newPartitions(list []api.Partition) partitions {
+	p := partitions{list: list, byName: make(map[string]api.Partition), members: make(map[string]map[string]bool)}
+	for _, part := range list {
+		p.byName[part.Name] = part
+		if !part.AllNodes {
+			set := make(map[string]bool, len(part.Nodes))
+			for _, n := range part.Nodes {
+				set[n] = true
+			}
+			p.members[part.Name] = set
+		}
+		if part.Default {
+			p.def = part.Name
+		}
+	}
+	return p
+}
+
+func (p partitions) contains(part, nodeName string) bool {
+	if p.byName[part].AllNodes {
+		return true
+	}
+	return p.members[part][nodeName]
+}
+
+// of lists the partitions that include nodeName, in configuration order.
+func (p partitions) of(nodeName string) []string {
+	var out []string
+	for _, part := range p.list {
+		if p.contains(part.Name, nodeName) {
+			out = append(out, part.Name)
+		}
+	}
+	return out
+}
+
+func (p partitions) names() []string {
+	out := make([]string, len(p.list))
+	for i, part := range p.list {
+		out[i] = part.Name
+	}
+	return out
+}
+
+// nodesOfLocked lists the known nodes of a partition, in no particular
+// order (validation needs no order; sortNodes gives the natural one).
+func (s *Server) nodesOfLocked(part string) []*node {
+	var out []*node
+	for name, n := range s.nodes {
+		if s.parts.contains(part, name) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func sortNodes(nodes []*node) []*node {
+	sort.Slice(nodes, func(a, b int) bool { return hostlist.Less(nodes[a].rec.Name, nodes[b].rec.Name) })
+	return nodes
+}
+
+// load fills memory from the store. Known nodes start DOWN until they
+// register again.
+func (s *Server) load(now time.Time) error {
+	recs, err := s.store.Jobs()
+	if err != nil {
+		return err
+	}
+	for _, rec := range recs {
+		j := &job{rec: *rec}
+		s.jobs[rec.Job.ID] = j
+		if !rec.Job.State.Terminal() {
+			s.active[rec.Job.ID] = j
+		}
+	}
+	nodes, err := s.store.Nodes()
+	if err != nil {
+		return err
+	}
+	for _, rec := range nodes {
+		s.nodes[rec.Name] = &node{rec: rec, reason: reasonNotResponding, seen: now,
+			persistedSeen: rec.LastSeen, client: s.nodeClient(rec.Addr), parts: s.parts.of(rec.Name)}
+	}
+	return nil
+}
+
+// allocation is what running jobs hold on each node.
+func (s *Server) allocationLocked() map[string]sched.Resources {
+	alloc := make(map[string]sched.Resources)
+	for _, j := range s.active {
+		if j.state() != api.StateRunning {
+			continue
+		}
+		for _, n := range j.rec.Job.Nodes {
+			alloc[n] = alloc[n].Add(perNode(&j.rec.Job))
+		}
+	}
+	return alloc
+}
+
+// perNode is what a job needs on each of its nodes.
+func perNode(j *api.Job) sched.Resources {
+	return sched.Resources{CPUs: j.CPUs, MemBytes: j.MemBytes}
+}

@@ -1,0 +1,14 @@
+// Package store keeps corral-ctld's durable state in one bbolt file: every
+// job record (spec, state, history), the job-ID sequence and the nodes that
+// ever registered.
+//
+// Every write returns only after its transaction is on disk. New jobs go
+// through a group committer: concurrent submits share one commit (one pair
+// of fsyncs) instead of queueing for one each, so durability does not cap
+// throughput. (bbolt's DB.Batch does the same with a fixed delay; measured
+// on the 2-core dev VM it was slower and added latency for a lone submit,
+// so it is used only for node records.) Job IDs come from the jobs
+// bucket's sequence, which starts at 1 and never goes back, even across
+// restarts. The store knows nothing about scheduling: the controller
+// decides what to write and keeps its working copy in memory.
+package store

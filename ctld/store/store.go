@@ -1,0 +1,359 @@
+package store
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+	bolt "go.etcd.io/bbolt"
+)
+
+// FileName is the store's file inside the state directory.
+const FileName = "ctld.db"
+
+// schemaVersion is written on creation; a newer file is refused rather
+// than misread.
+const schemaVersion = 1
+
+var (
+	bucketMeta  = []byte("meta")
+	bucketJobs  = []byte("jobs")
+	bucketNodes = []byte("nodes")
+	keySchema   = []byte("schema")
+)
+
+// JobRecord is what is stored per job: the job as users see it plus what
+// only the controller needs.
+type JobRecord struct {
+	Job api.Job `json:"job"`
+	// Home is the owner's home directory, resolved at submit time and
+	// handed to the node in the launch request.
+	Home string `json:"home,omitempty"`
+}
+
+// NodeRecord is what is stored per node that ever registered.
+type NodeRecord struct {
+	Name     string    `json:"name"`
+	Addr     string    `json:"addr"`
+	CPUs     int       `json:"cpus"`
+	MemBytes int64     `json:"mem_bytes"`
+	BootID   string    `json:"boot_id,omitempty"`
+	LastSeen time.Time `json:"last_seen"`
+}
+
+// Options tune Open; the zero value is sensible.
+type Options struct {
+	// OpenTimeout bounds the wait for the file lock (default 2s): another
+	// controller holding the file makes Open fail instead of hang.
+	OpenTimeout time.Duration
+}
+
+// Store is an open state file. Its methods are safe for concurrent use.
+type Store struct {
+	db   *bolt.DB
+	path string
+
+	adds          chan *addRequest // closed by Close: the committer drains it and exits
+	committerDone chan struct{}
+	closeMu       sync.RWMutex
+	closed        bool
+}
+
+// Open opens (creating if needed) the store file at path.
+func Open(path string, opt Options) (*Store, error) {
+	if opt.OpenTimeout <= 0 {
+		opt.OpenTimeout = 2 * time.Second
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("state directory: %w", err)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opt.OpenTimeout})
+	if errors.Is(err, bolt.ErrTimeout) {
+		return nil, fmt.Errorf("state file %s is locked by another process (is another corral-ctld running on this state directory?)", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening state file %s: %w", path, err)
+	}
+	db.MaxBatchDelay = 2 * time.Millisecond // node records (PutNodes)
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketMeta, bucketJobs, bucketNodes} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		meta := tx.Bucket(bucketMeta)
+		if v := meta.Get(keySchema); v != nil {
+			n, err := strconv.Atoi(string(v))
+			if err != nil || n > schemaVersion {
+				return fmt.Errorf("state file %s has schema version %q; this corral-ctld understands up to %d", path, v, schemaVersion)
+			}
+			return nil
+		}
+		return meta.Put(keySchema, []byte(strconv.Itoa(schemaVersion)))
+	})
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	s := &Store{db: db, path: path, adds: make(chan *addRequest, maxGroup), committerDone: make(chan struct{})}
+	go s.commitAdds()
+	return s, nil
+}
+
+// Path is the file's path.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the file; later calls fail.
+func (s *Store) Close() error {
+	s.closeMu.Lock()
+	if !s.closed {
+		s.closed = true
+		close(s.adds) // every submit already queued is still committed
+	}
+	s.closeMu.Unlock()
+	<-s.committerDone
+	return s.db.Close()
+}
+
+func idKey(id uint64) []byte {
+	k := make([]byte, 8)
+	binary.BigEndian.PutUint64(k, id)
+	return k
+}
+
+// AddJob stores a new job under the next job ID, sets rec.Job.ID and
+// returns it once the commit is on disk. Concurrent calls share commits.
+func (s *Store) AddJob(rec *JobRecord) (uint64, error) {
+	// Encode outside the shared transaction: the key is the ID, so the
+	// body need not contain it (Jobs restores it from the key).
+	rec.Job.ID = 0
+	body, err := json.Marshal(rec)
+	if err != nil {
+		return 0, err
+	}
+	req := &addRequest{body: body, done: make(chan error, 1)}
+	s.closeMu.RLock()
+	if s.closed {
+		s.closeMu.RUnlock()
+		return 0, errors.New("storing job: the store is closed")
+	}
+	s.adds <- req // the committer runs until Close, which waits for us
+	s.closeMu.RUnlock()
+	if err := <-req.done; err != nil {
+		return 0, fmt.Errorf("storing job: %w", err)
+	}
+	rec.Job.ID = req.id
+	return req.id, nil
+}
+
+type addRequest struct {
+	body []byte
+	id   uint64
+	done chan error
+}
+
+// maxGroup bounds how many submits share one commit.
+const maxGroup = 1024
+
+// maxGather bounds how long the committer waits for submitters it just
+// answered to come back (see commitAdds).
+const maxGather = 2 * time.Millisecond
+
+// commitAdds is the group committer. It commits every submit waiting at
+// the moment in one transaction (one pair of fsyncs), answers them all,
+// and repeats, so a lone submit is committed at once and a crowd shares
+// commits.
+//
+// Under load there is one refinement. Clients answered at the end of one
+// commit come back a moment later; if the next commit started at once
+// with only those who queued meanwhile, the clients would split into two
+// half-size cohorts alternating commits. So after a commit of g submits,
+// with q already queued, the committer waits until g+q are queued or half
+// the last commit's duration (at most maxGather) has passed. A lone client
+// (g=1, q=0) never waits: its next submit is the one awaited.
+func (s *Store) commitAdds() {
+	defer close(s.committerDone)
+	var group []*addRequest
+	expect := 1
+	var lastCommit time.Duration
+	for open := true; open; {
+		r, ok := <-s.adds
+		if !ok {
+			return
+		}
+		group = append(group[:0], r)
+		var deadline <-chan time.Time
+		if expect > 1 {
+			deadline = time.After(min(lastCommit/2, maxGather))
+		}
+	gather:
+		for len(group) < maxGroup {
+			select {
+			case r, ok := <-s.adds:
+				if !ok {
+					open = false
+					break gather
+				}
+				group = append(group, r)
+				continue
+			default:
+			}
+			if len(group) >= expect || deadline == nil {
+				break
+			}
+			select {
+			case r, ok := <-s.adds:
+				if !ok {
+					open = false
+					break gather
+				}
+				group = append(group, r)
+			case <-deadline:
+				break gather
+			}
+		}
+		start := time.Now()
+		err := s.commitGroup(group)
+		lastCommit = time.Since(start)
+		for _, r := range group {
+			r.done <- err
+		}
+		expect = len(group) + len(s.adds)
+	}
+}
+
+// commitGroup stores a group of new jobs in one transaction, numbering
+// them from the sequence.
+func (s *Store) commitGroup(group []*addRequest) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketJobs)
+		for _, r := range group {
+			n, err := b.NextSequence()
+			if err != nil {
+				return err
+			}
+			r.id = n
+			if err := b.Put(idKey(n), r.body); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// PutJobs overwrites existing jobs' records in one transaction.
+func (s *Store) PutJobs(recs ...*JobRecord) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	bodies := make([][]byte, len(recs))
+	for i, r := range recs {
+		if r.Job.ID == 0 {
+			return errors.New("store: PutJobs with job ID 0")
+		}
+		var err error
+		if bodies[i], err = json.Marshal(r); err != nil {
+			return err
+		}
+	}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketJobs)
+		for i, r := range recs {
+			if b.Get(idKey(r.Job.ID)) == nil {
+				return fmt.Errorf("job %d is not in the store", r.Job.ID)
+			}
+			if err := b.Put(idKey(r.Job.ID), bodies[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("storing job state: %w", err)
+	}
+	return nil
+}
+
+// Jobs returns every stored job in ID order.
+func (s *Store) Jobs() ([]*JobRecord, error) {
+	var out []*JobRecord
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketJobs).ForEach(func(k, v []byte) error {
+			rec := new(JobRecord)
+			if err := json.Unmarshal(v, rec); err != nil {
+				return fmt.Errorf("job %d: %w", binary.BigEndian.Uint64(k), err)
+			}
+			rec.Job.ID = binary.BigEndian.Uint64(k)
+			out = append(out, rec)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading jobs from %s: %w", s.path, err)
+	}
+	return out, nil
+}
+
+// LastJobID is the highest ID ever handed out (0 before the first job).
+func (s *Store) LastJobID() (uint64, error) {
+	var n uint64
+	err := s.db.View(func(tx *bolt.Tx) error {
+		n = tx.Bucket(bucketJobs).Sequence()
+		return nil
+	})
+	return n, err
+}
+
+// PutNodes stores node records (insert or replace). Concurrent calls share
+// commits, so a burst of registrations costs few fsyncs.
+func (s *Store) PutNodes(nodes ...NodeRecord) error {
+	if len(nodes) == 0 {
+		return nil
+	}
+	bodies := make([][]byte, len(nodes))
+	for i, n := range nodes {
+		var err error
+		if bodies[i], err = json.Marshal(n); err != nil {
+			return err
+		}
+	}
+	err := s.db.Batch(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketNodes)
+		for i, n := range nodes {
+			if err := b.Put([]byte(n.Name), bodies[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("storing nodes: %w", err)
+	}
+	return nil
+}
+
+// Nodes returns every stored node in name order.
+func (s *Store) Nodes() ([]NodeRecord, error) {
+	var out []NodeRecord
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketNodes).ForEach(func(k, v []byte) error {
+			var n NodeRecord
+			if err := json.Unmarshal(v, &n); err != nil {
+				return fmt.Errorf("node %s: %w", k, err)
+			}
+			out = append(out, n)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading nodes from %s: %w", s.path, err)
+	}
+	return out, nil
+}

@@ -1,0 +1,218 @@
+package ctld
+
+import (
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/corral-hpc/corral/api"
+)
+
+// userHandler routes the user plane. Every route needs the caller's
+// identity, which peerConnContext put in the request context.
+func (s *Server) userHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/jobs", s.withCaller(s.handleSubmit))
+	mux.HandleFunc("GET /v1/jobs", s.withCaller(s.handleListJobs))
+	mux.HandleFunc("GET /v1/jobs/{id}", s.withCaller(s.handleGetJob))
+	mux.HandleFunc("POST /v1/jobs/cancel", s.withCaller(s.handleCancel))
+	mux.HandleFunc("GET /v1/nodes", s.withCaller(s.handleNodes))
+	mux.HandleFunc("GET /v1/partitions", s.withCaller(s.handlePartitions))
+	mux.HandleFunc("GET /v1/ping", s.withCaller(s.handlePing))
+	mux.HandleFunc("/", notFound)
+	return mux
+}
+
+type callerHandler func(w http.ResponseWriter, r *http.Request, caller peer)
+
+func (s *Server) withCaller(h callerHandler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		p, ok := peerFrom(r.Context())
+		if !ok {
+			writeError(w, errorf(http.StatusForbidden, "cannot tell who is calling: the user plane is served on a Unix socket only"))
+			return
+		}
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, maxUserBody)
+		}
+		h(w, r, p)
+	}
+}
+
+func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request, caller peer) {
+	var req api.SubmitRequest
+	if err := decodeBody(r.Body, &req, true); err != nil {
+		writeError(w, err)
+		return
+	}
+	id, err := s.submit(caller, req)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, api.SubmitResponse{JobID: id})
+}
+
+// handleListJobs serves GET /v1/jobs?user=&state=&id=&all=1. Values of one
+// parameter are ORed (repeated or comma-separated), parameters are ANDed.
+// Without state or id, only pending and running jobs are listed unless
+// all=1; naming a finished state or a finished job's id lists it.
+func (s *Server) handleListJobs(w http.ResponseWriter, r *http.Request, _ peer) {
+	q := r.URL.Query()
+	var f api.JobFilter
+	for key, vals := range q {
+		if !slices.Contains([]string{"user", "state", "id", "all"}, key) {
+			writeError(w, errorf(http.StatusBadRequest, "unknown query parameter %q (valid: user, state, id, all)", key))
+			return
+		}
+		for _, v := range splitList(vals) {
+			switch key {
+			case "user":
+				f.Users = append(f.Users, v)
+			case "state":
+				st, err := api.ParseJobState(v)
+				if err != nil {
+					writeError(w, errorf(http.StatusBadRequest, "%v", err))
+					return
+				}
+				f.States = append(f.States, st)
+			case "id":
+				id, err := strconv.ParseUint(v, 10, 64)
+				if err != nil || id == 0 {
+					writeError(w, errorf(http.StatusBadRequest, "invalid job id %q", v))
+					return
+				}
+				f.IDs = append(f.IDs, id)
+			case "all":
+				switch v {
+				case "1", "true", "yes":
+					f.All = true
+				case "0", "false", "no":
+				default:
+					writeError(w, errorf(http.StatusBadRequest, "invalid all=%q: use 1 or 0", v))
+					return
+				}
+			}
+		}
+	}
+	writeJSON(w, http.StatusOK, s.listJobs(f))
+}
+
+func splitList(vals []string) []string {
+	var out []string
+	for _, v := range vals {
+		for _, part := range strings.Split(v, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				out = append(out, part)
+			}
+		}
+	}
+	return out
+}
+
+// listJobs returns copies of the matching jobs in ID order.
+func (s *Server) listJobs(f api.JobFilter) []api.Job {
+	includeFinished := f.All || len(f.IDs) > 0 || slices.ContainsFunc(f.States, api.JobState.Terminal)
+	match := func(j *api.Job) bool {
+		if len(f.Users) > 0 && !slices.Contains(f.Users, j.User) {
+			return false
+		}
+		if len(f.States) > 0 && !slices.Contains(f.States, j.State) {
+			return false
+		}
+		if len(f.States) == 0 && !includeFinished && j.State.Terminal() {
+			return false
+		}
+		return true
+	}
+	out := []api.Job{}
+	s.mu.RLock()
+	switch {
+	case len(f.IDs) > 0:
+		for _, id := range f.IDs {
+			if j := s.jobs[id]; j != nil && match(&j.rec.Job) {
+				out = append(out, j.rec.Job)
+			}
+		}
+	case includeFinished:
+		for _, j := range s.jobs {
+			if match(&j.rec.Job) {
+				out = append(out, j.rec.Job)
+			}
+		}
+	default:
+		for _, j := range s.active {
+			if match(&j.rec.Job) {
+				out = append(out, j.rec.Job)
+			}
+		}
+	}
+	s.mu.RUnlock()
+	slices.SortFunc(out, func(a, b api.Job) int { return compareIDs(a.ID, b.ID) })
+	return slices.CompactFunc(out, func(a, b api.Job) bool { return a.ID == b.ID })
+}
+
+func compareIDs(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func (s *Server) handleGetJob(w http.ResponseWriter, r *http.Request, _ peer) {
+	raw := r.PathValue("id")
+	id, err := strconv.ParseUint(raw, 10, 64)
+	if err != nil || id == 0 {
+		writeError(w, errorf(http.StatusBadRequest, "invalid job id %q", raw))
+		return
+	}
+	s.mu.RLock()
+	j := s.jobs[id]
+	var out api.Job
+	if j != nil {
+		out = j.rec.Job
+	}
+	s.mu.RUnlock()
+	if j == nil {
+		writeError(w, errorf(http.StatusNotFound, "job %d does not exist", id))
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request, caller peer) {
+	var req api.CancelRequest
+	if err := decodeBody(r.Body, &req, true); err != nil {
+		writeError(w, err)
+		return
+	}
+	resp, err := s.cancel(caller, req)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *Server) handleNodes(w http.ResponseWriter, r *http.Request, _ peer) {
+	writeJSON(w, http.StatusOK, s.listNodes())
+}
+
+func (s *Server) handlePartitions(w http.ResponseWriter, r *http.Request, _ peer) {
+	out := append([]api.Partition{}, s.parts.list...)
+	writeJSON(w, http.StatusOK, out)
+}
+
+// pingResponse is the body of GET /v1/ping: who the controller thinks you are.
+type pingResponse struct {
+	UID  uint32 `json:"uid"`
+	User string `json:"user"`
+}
+
+func (s *Server) handlePing(w http.ResponseWriter, r *http.Request, caller peer) {
+	writeJSON(w, http.StatusOK, pingResponse{UID: caller.UID, User: s.users.name(caller.UID)})
+}
