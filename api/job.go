@@ -113,6 +113,167 @@ type JobSpec struct {
 	Error     string   `json:"error,omitempty"`  // pattern; empty means same as Output
 	WorkDir   string   `json:"work_dir"`         // absolute
 	Env       []string `json:"env,omitempty"`    // KEY=VALUE, the submitter's environment
+
+	// The fields below carry the rest of sbatch's options. Package jobspec
+	// parses and validates them; a zero value always means "not asked for".
+	// CPUs, MemBytes and Nodes above are already the per-node totals these
+	// imply (see package jobspec for the rule), so a controller that knows
+	// only those still allocates correctly.
+
+	// TimeUnlimited is -t 0 or -t UNLIMITED: no limit of the job's own,
+	// only the partition's MaxTime (TimeLimit is 0 then too, which alone
+	// would mean the partition's DefaultTime).
+	TimeUnlimited bool  `json:"time_unlimited,omitempty"`
+	CPUsPerTask   int   `json:"cpus_per_task,omitempty"`     // -c as given
+	Ntasks        int   `json:"ntasks,omitempty"`            // -n
+	NtasksPerNode int   `json:"ntasks_per_node,omitempty"`   // --ntasks-per-node
+	MemPerCPU     int64 `json:"mem_per_cpu_bytes,omitempty"` // --mem-per-cpu; MemBytes = MemPerCPU x CPUs
+	MemPerGPU     int64 `json:"mem_per_gpu_bytes,omitempty"` // --mem-per-gpu; MemBytes = MemPerGPU x GPUs per node
+	CPUsPerGPU    int   `json:"cpus_per_gpu,omitempty"`      // --cpus-per-gpu; CPUs = CPUsPerGPU x GPUs per node
+	// Exclusive is --exclusive: "node" (no other job on the nodes), or
+	// "user", "mcs" or "topo" as written after --exclusive=.
+	Exclusive  string `json:"exclusive,omitempty"`
+	Constraint string `json:"constraint,omitempty"` // -C node features, as written (&, |, [], *N)
+	QOS        string `json:"qos,omitempty"`
+	Account    string `json:"account,omitempty"`
+	Comment    string `json:"comment,omitempty"`
+
+	Gres        []GresRequest `json:"gres,omitempty"`          // --gres, per node
+	GPUs        []GresRequest `json:"gpus,omitempty"`          // -G/--gpus, for the whole job
+	GPUsPerNode []GresRequest `json:"gpus_per_node,omitempty"` // --gpus-per-node
+	GPUsPerTask []GresRequest `json:"gpus_per_task,omitempty"` // --gpus-per-task
+
+	Array      *JobArray   `json:"array,omitempty"`      // -a/--array
+	Dependency *Dependency `json:"dependency,omitempty"` // -d/--dependency
+	// KillOnInvalidDep is --kill-on-invalid-dep: cancel the job when its
+	// dependency can never be satisfied. nil: the cluster's default.
+	KillOnInvalidDep *bool      `json:"kill_on_invalid_dep,omitempty"`
+	Hold             bool       `json:"hold,omitempty"`  // -H: submit held (priority 0) until released
+	Begin            *time.Time `json:"begin,omitempty"` // -b/--begin, resolved to an absolute time at submit
+	// Nice is --nice: subtracted from the priority; negative only for root.
+	Nice int `json:"nice,omitempty"`
+	// Requeue is --requeue (true) or --no-requeue (false); nil: the
+	// cluster's default.
+	Requeue *bool      `json:"requeue,omitempty"`
+	Export  *EnvExport `json:"export,omitempty"` // --export; nil means ALL
+	// OpenMode is --open-mode: "append" or "truncate"; "" is the cluster's
+	// default (truncate).
+	OpenMode string     `json:"open_mode,omitempty"`
+	Signal   *JobSignal `json:"signal,omitempty"` // --signal
+	Input    string     `json:"input,omitempty"`  // -i: stdin pattern; "" means /dev/null
+
+	// ContainerImage is corral's --container-image: an image reference
+	// (name:tag, registry/name:tag or name@digest) to run the script in.
+	ContainerImage string  `json:"container_image,omitempty"`
+	Mounts         []Mount `json:"mounts,omitempty"` // corral's --mount, in order
+}
+
+// GresRequest is one generic resource: name[:type]:count (gpu:a100:2).
+type GresRequest struct {
+	Name  string `json:"name"`           // "gpu", ...
+	Type  string `json:"type,omitempty"` // "a100"; "" means any type
+	Count int64  `json:"count"`
+}
+
+// JobArray is --array: the task indexes to run and how many may run at
+// once. Ranges are sorted and disjoint, so every index appears once.
+type JobArray struct {
+	Ranges []ArrayRange `json:"ranges"`
+	// MaxRunning is the %N limit on tasks running at once; 0: no limit.
+	MaxRunning int `json:"max_running,omitempty"`
+}
+
+// ArrayRange is First, First+Step, ... up to and including Last.
+type ArrayRange struct {
+	First int `json:"first"`
+	Last  int `json:"last"`
+	Step  int `json:"step"` // at least 1
+}
+
+// Count is the number of tasks in the array.
+func (a *JobArray) Count() int {
+	n := 0
+	for _, r := range a.Ranges {
+		if r.Step > 0 && r.Last >= r.First {
+			n += (r.Last-r.First)/r.Step + 1
+		}
+	}
+	return n
+}
+
+// Indexes lists every task index in ascending order.
+func (a *JobArray) Indexes() []int {
+	out := make([]int, 0, a.Count())
+	for _, r := range a.Ranges {
+		for i := r.First; r.Step > 0 && i <= r.Last; i += r.Step {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// DependencyType is one of sbatch's dependency kinds.
+type DependencyType string
+
+const (
+	DependAfter      DependencyType = "after"      // the job started (plus Delay) or was cancelled
+	DependAfterAny   DependencyType = "afterany"   // the job ended, however
+	DependAfterOK    DependencyType = "afterok"    // the job ended with exit code 0
+	DependAfterNotOK DependencyType = "afternotok" // the job ended in any failed state
+	DependAfterCorr  DependencyType = "aftercorr"  // the same-index task of the array succeeded
+	DependSingleton  DependencyType = "singleton"  // no other job of this name and user runs
+)
+
+// Dependency is --dependency: conditions joined by "," (all must hold)
+// or by "?" (Any: one is enough).
+type Dependency struct {
+	Any        bool                  `json:"any,omitempty"`
+	Conditions []DependencyCondition `json:"conditions"`
+}
+
+// DependencyCondition is one job a dependency waits for (or the
+// singleton rule, which names no job).
+type DependencyCondition struct {
+	Type  DependencyType `json:"type"`
+	JobID uint64         `json:"job_id,omitempty"`
+	// ArrayTask is the task of an array job (123_4); nil means the whole
+	// job, every task of it if it is an array.
+	ArrayTask *int `json:"array_task,omitempty"`
+	// Delay is after:ID+minutes, in seconds: how long after the start.
+	Delay int64 `json:"delay_s,omitempty"`
+}
+
+// Export modes of EnvExport.
+const (
+	ExportAll  = "ALL"  // the submitter's whole environment, plus Vars
+	ExportNone = "NONE" // only SLURM_*/CORRAL_* variables; the user's login environment is loaded on the node
+	ExportNil  = "NIL"  // only SLURM_*/CORRAL_* variables, nothing loaded
+	ExportList = "LIST" // only the variables in Vars (plus SLURM_*/CORRAL_*); login environment loaded
+)
+
+// EnvExport is --export: which variables of JobSpec.Env the job sees.
+type EnvExport struct {
+	Mode string `json:"mode"` // ExportAll, ExportNone, ExportNil or ExportList
+	// Vars are NAME (take the submitter's value from Env) or NAME=value
+	// entries, in the order given.
+	Vars []string `json:"vars,omitempty"`
+}
+
+// JobSignal is --signal: send Signal this many seconds before the time
+// limit.
+type JobSignal struct {
+	Signal int `json:"signal"`   // Linux signal number
+	Before int `json:"before_s"` // seconds before the end, 0..65535
+	// BatchOnly (B:) signals only the batch shell, not the job's other
+	// processes.
+	BatchOnly bool `json:"batch_only,omitempty"`
+}
+
+// Mount is one corral --mount: a host path bound into the job's container.
+type Mount struct {
+	Source   string `json:"source"` // absolute host path
+	Target   string `json:"target"` // absolute path in the container
+	ReadOnly bool   `json:"read_only,omitempty"`
 }
 
 // SubmitRequest is the body of POST /v1/jobs.

@@ -35,6 +35,7 @@ func App() *ucli.App {
 			cancelCommand(),
 			nodesCommand(),
 			devCommand(),
+			completionCommand(), docsCommand(),
 		},
 		Action: func(c *ucli.Context) error {
 			if c.Args().Present() {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 
 	ucli "github.com/urfave/cli/v2"
@@ -40,8 +41,23 @@ func submit(c *ucli.Context) error {
 			"script; options on the command line win.\n\n%s", jobspec.OptionsHelp())
 		return nil
 	}
-	for _, w := range req.Warnings {
-		fmt.Fprintf(c.App.ErrWriter, "corral submit: warning: %s\n", w)
+	if req.Version {
+		fmt.Fprintf(out(c), "corral %s\n", buildVersion())
+		return nil
+	}
+	// Both need the controller's help, which it cannot give yet; submitting
+	// anyway would run a job the user asked only to check, or return
+	// before the job ends with a status that says nothing about it.
+	switch {
+	case req.TestOnly:
+		return errors.New("--test-only needs a start estimate from the controller, which this version cannot give; nothing was submitted")
+	case req.Wait:
+		return errors.New("--wait needs the controller to report the job's end, which this version cannot do; nothing was submitted")
+	}
+	if !req.Quiet {
+		for _, w := range req.Warnings {
+			fmt.Fprintf(c.App.ErrWriter, "corral submit: warning: %s\n", w)
+		}
 	}
 
 	spec := req.Spec
@@ -74,12 +90,23 @@ func submit(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	if req.Parsable {
+	switch {
+	case req.Quiet:
+	case req.Parsable:
 		fmt.Fprintf(out(c), "%d\n", id)
-	} else {
+	default:
 		fmt.Fprintf(out(c), "Submitted batch job %d\n", id)
 	}
 	return nil
+}
+
+// buildVersion is the corral module's version as built ("(devel)" for a
+// build from a checkout).
+func buildVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(unknown)"
 }
 
 // scriptReader reads a script file, or stdin for "-", refusing to read

@@ -61,7 +61,7 @@ func TestSubmitBuildsSpec(t *testing.T) {
 			args:   []string{"submit", "job.sh"},
 			stdout: "Submitted batch job 7\n",
 			check: func(t *testing.T, dir string, req api.SubmitRequest) {
-				want := api.JobSpec{Name: "train", Script: jobScript, Partition: "gpu", CPUs: 4, MemBytes: 2 << 30,
+				want := api.JobSpec{Name: "train", Script: jobScript, Partition: "gpu", CPUs: 4, CPUsPerTask: 4, MemBytes: 2 << 30,
 					TimeLimit: 5400, Output: "corral-%j.out", WorkDir: dir, Env: req.Spec.Env}
 				if !equalSpec(req.Spec, want) {
 					t.Errorf("spec = %+v\nwant   %+v", req.Spec, want)
@@ -136,7 +136,7 @@ func TestSubmitBuildsSpec(t *testing.T) {
 			name:   "ignored options warn and still submit",
 			args:   []string{"submit", "--mail-type=END", "job.sh"},
 			stdout: "Submitted batch job 7\n",
-			stderr: "corral submit: warning: --mail-type is accepted but ignored by corral\n",
+			stderr: "corral submit: warning: --mail-type is ignored: this cluster sends no mail\n",
 			check:  func(t *testing.T, dir string, req api.SubmitRequest) {},
 		},
 	} {

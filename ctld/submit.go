@@ -83,6 +83,9 @@ func (s *Server) checkSpecLocked(spec *api.JobSpec) error {
 	case spec.WorkDir == "" || !filepath.IsAbs(spec.WorkDir):
 		return bad("work directory must be an absolute path (got %q)", spec.WorkDir)
 	}
+	if err := refuseNotYetHonoured(spec); err != nil {
+		return err
+	}
 	for _, kv := range spec.Env {
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
 			return bad("environment entry %q is not KEY=VALUE", kv)

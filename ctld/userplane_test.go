@@ -359,3 +359,24 @@ func TestListFilters(t *testing.T) {
 		t.Fatalf("client Jobs = %+v, %v", jobs, err)
 	}
 }
+
+func TestSubmitRefusesOptionsNotYetHonoured(t *testing.T) {
+	yes := true
+	for name, mut := range map[string]func(*api.JobSpec){
+		"--hold":        func(s *api.JobSpec) { s.Hold = true },
+		"--array":       func(s *api.JobSpec) { s.Array = &api.JobArray{Ranges: []api.ArrayRange{{First: 0, Last: 3, Step: 1}}} },
+		"--requeue":     func(s *api.JobSpec) { s.Requeue = &yes },
+		"--gres/--gpus": func(s *api.JobSpec) { s.Gres = []api.GresRequest{{Name: "gpu", Count: 1}} },
+	} {
+		spec := api.JobSpec{Script: "#!/bin/sh\ntrue\n", CPUs: 1, WorkDir: "/tmp"}
+		mut(&spec)
+		err := refuseNotYetHonoured(&spec)
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: got %v, want a refusal naming it", name, err)
+		}
+	}
+	plain := api.JobSpec{Script: "#!/bin/sh\ntrue\n", CPUs: 1, WorkDir: "/tmp"}
+	if err := refuseNotYetHonoured(&plain); err != nil {
+		t.Errorf("plain job refused: %v", err)
+	}
+}

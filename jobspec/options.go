@@ -7,74 +7,60 @@ import (
 	"strings"
 )
 
-// option is one row of the option table. Every sbatch option corral knows
-// lives in this table, whether it is supported (apply set) or accepted and
-// ignored with a one-line warning (ignored set); adding one is adding a row.
+// option is one row of the option table (table.go). Every sbatch option
+// lives in the table, whether it is supported (apply set) or accepted and
+// ignored with a one-line warning (ignore set); adding one is adding a row.
 type option struct {
 	long  string
 	short byte   // 0: no short form
 	arg   string // value placeholder for help ("SIZE"); "" for a flag without value
-	help  string
+	// optionalArg options take a value only when it is attached
+	// (--nice=5, -koff), as getopt's optional arguments do.
+	optionalArg bool
+	help        string
+	// values lists the words the value may be, for shell completion.
+	values []string
 	// commandLineOnly options are refused in #SBATCH lines (they configure
 	// this client, not the job).
 	commandLineOnly bool
-	// ignored options are accepted so that existing scripts still submit,
-	// and each use warns once. apply is nil for them.
-	ignored bool
-	apply   func(r *Request, value string) error
+	// hidden options are sbatch's undocumented aliases: accepted, but left
+	// out of help and completion.
+	hidden bool
+	// corral marks corral's own options, which sbatch does not have.
+	corral bool
+	// ignore says why corral ignores the option ("this cluster sends no
+	// mail"); each use warns once. apply is nil for such options.
+	ignore string
+	apply  func(r *Request, value string) error
 }
 
-// options is the table. Keep it sorted by long name.
-var options = []option{
-	{long: "account", short: 'A', arg: "NAME", ignored: true, help: "charge the job to an account (ignored)"},
-	{long: "chdir", short: 'D', arg: "DIR", help: "run the job in DIR (default: the current directory)",
-		apply: func(r *Request, v string) error { return setText(&r.Spec.WorkDir, "chdir", v) }},
-	{long: "comment", arg: "TEXT", ignored: true, help: "attach a comment (ignored)"},
-	{long: "cpus-per-task", short: 'c', arg: "N", help: "CPUs for the job (default 1)",
-		apply: func(r *Request, v string) error { return setCount(&r.Spec.CPUs, "cpus-per-task", v) }},
-	{long: "error", short: 'e', arg: "PATTERN", help: "stderr file (default: the --output file); %j %x %u %N %n %%",
-		apply: func(r *Request, v string) error { return setText(&r.Spec.Error, "error", v) }},
-	{long: "help", short: 'h', commandLineOnly: true, help: "show this help",
-		apply: func(r *Request, _ string) error { r.Help = true; return nil }},
-	{long: "job-name", short: 'J', arg: "NAME", help: "name of the job (default: the script's file name)",
-		apply: func(r *Request, v string) error { return setText(&r.Spec.Name, "job-name", v) }},
-	{long: "mail-type", arg: "TYPE", ignored: true, help: "mail on job events (ignored)"},
-	{long: "mail-user", arg: "ADDRESS", ignored: true, help: "where mail goes (ignored)"},
-	{long: "mem", arg: "SIZE", help: "memory per node: a number with K, M, G or T (bare = MiB)",
-		apply: func(r *Request, v string) error { return setSize(&r.Spec.MemBytes, "mem", v) }},
-	{long: "nodes", short: 'N', arg: "N", help: "number of nodes (default 1)",
-		apply: func(r *Request, v string) error { return setCount(&r.Spec.Nodes, "nodes", v) }},
-	{long: "output", short: 'o', arg: "PATTERN", help: "stdout file (default " + DefaultOutput + "); %j %x %u %N %n %%",
-		apply: func(r *Request, v string) error { return setText(&r.Spec.Output, "output", v) }},
-	{long: "parsable", help: "print only the job ID",
-		apply: func(r *Request, _ string) error { r.Parsable = true; return nil }},
-	{long: "partition", short: 'p', arg: "NAME", help: "partition to run in (default: the cluster's default)",
-		apply: func(r *Request, v string) error { return setText(&r.Spec.Partition, "partition", v) }},
-	{long: "qos", short: 'q', arg: "NAME", ignored: true, help: "quality of service (ignored)"},
-	{long: "shm", arg: "SIZE", help: "size of the job's /dev/shm (default 64M, at most --mem)",
-		apply: func(r *Request, v string) error { return setSize(&r.Spec.ShmBytes, "shm", v) }},
-	{long: "socket", arg: "PATH", commandLineOnly: true, help: "controller socket (default $CORRAL_SOCKET or /run/corral/ctld.sock)",
-		apply: func(r *Request, v string) error { return setText(&r.Socket, "socket", v) }},
-	{long: "time", short: 't', arg: "TIME", help: "time limit: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED",
-		apply: func(r *Request, v string) error {
-			n, ok := parseTimeLimit(v)
-			if !ok {
-				return badValue("time", v, timeHint)
-			}
-			r.Spec.TimeLimit = n
-			return nil
-		}},
-	{long: "uid", arg: "USER", help: "submit for another user (root only)",
-		apply: func(r *Request, v string) error { return setText(&r.OnBehalfOf, "uid", v) }},
-	{long: "wrap", arg: "COMMAND", commandLineOnly: true, help: "run COMMAND with /bin/sh instead of a script",
-		apply: func(r *Request, v string) error {
-			// A command may span lines; only NUL cannot be in a script.
-			if strings.TrimSpace(v) == "" || strings.IndexByte(v, 0) >= 0 {
-				return badValue("wrap", v, "give a non-empty shell command")
-			}
-			r.wrap = &v
-			return nil
-		}},
+// Option describes one submit option for help, shell completion and
+// documentation.
+type Option struct {
+	Long        string
+	Short       byte   // 0: none
+	Arg         string // value placeholder; "" for a flag
+	OptionalArg bool   // the value must be attached: --opt=value
+	Help        string
+	Values      []string // the words the value may be, if a fixed set
+	// Ignored is why corral accepts the option without acting on it; ""
+	// when it is supported.
+	Ignored         string
+	CommandLineOnly bool
+	Hidden          bool // an undocumented sbatch alias
+	Corral          bool // corral's own option, not sbatch's
+}
+
+// Options lists every option `corral submit` accepts, sorted by long name.
+func Options() []Option {
+	out := make([]Option, len(options))
+	for i, o := range options {
+		out[i] = Option{Long: o.long, Short: o.short, Arg: o.arg, OptionalArg: o.optionalArg, Help: o.help,
+			Values: append([]string(nil), o.values...), Ignored: o.ignore, CommandLineOnly: o.commandLineOnly,
+			Hidden: o.hidden, Corral: o.corral}
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Long < out[b].Long })
+	return out
 }
 
 func badValue(name, value, hint string) error {
@@ -88,10 +74,8 @@ func setText(dst *string, name, v string) error {
 	if v == "" {
 		return fmt.Errorf("--%s must not be empty", name)
 	}
-	for _, c := range v {
-		if c < ' ' || c == 0x7f {
-			return badValue(name, v, "control characters are not allowed")
-		}
+	if hasControl(v) {
+		return badValue(name, v, "control characters are not allowed")
 	}
 	*dst = v
 	return nil
@@ -104,6 +88,9 @@ func setCount(dst *int, name, v string) error {
 	}
 	if n < 1 {
 		return fmt.Errorf("--%s must be at least 1 (got %d)", name, n)
+	}
+	if n > maxCount {
+		return fmt.Errorf("--%s must be at most %d (got %d)", name, maxCount, n)
 	}
 	*dst = n
 	return nil
@@ -135,9 +122,11 @@ func lookupLong(name string) (*option, error) {
 	case len(matches) == 1 && name != "":
 		return matches[0], nil
 	case len(matches) > 1 && name != "":
-		names := make([]string, len(matches))
-		for i, o := range matches {
-			names[i] = "--" + o.long
+		names := make([]string, 0, len(matches))
+		for _, o := range matches {
+			if !o.hidden {
+				names = append(names, "--"+o.long)
+			}
 		}
 		return nil, fmt.Errorf("option --%s is ambiguous (%s)", show(name), strings.Join(names, ", "))
 	}
@@ -163,9 +152,10 @@ type setting struct {
 }
 
 // parseOptions reads options getopt-style: --long=value, --long value,
-// -s value, -svalue and clustered flags (-hx). On the command line it stops
-// at "--" or the first word that is not an option and returns the rest (the
-// script and its arguments); in a directive any such word is an error.
+// -s value, -svalue and clustered flags (-hx); an optional value must be
+// attached (--nice=5, -koff). On the command line it stops at "--" or the
+// first word that is not an option and returns the rest (the script and
+// its arguments); in a directive any such word is an error.
 func parseOptions(args []string, commandLine bool) (sets []setting, rest []string, err error) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -184,7 +174,7 @@ func parseOptions(args []string, commandLine bool) (sets []setting, rest []strin
 			switch {
 			case o.arg == "" && hasValue:
 				return nil, nil, fmt.Errorf("option --%s takes no value", o.long)
-			case o.arg != "" && !hasValue:
+			case o.arg != "" && !hasValue && !o.optionalArg:
 				if i+1 >= len(args) {
 					return nil, nil, missingValue(o)
 				}
@@ -203,7 +193,7 @@ func parseOptions(args []string, commandLine bool) (sets []setting, rest []strin
 					continue
 				}
 				value := a[j+1:]
-				if value == "" {
+				if value == "" && !o.optionalArg {
 					if i+1 >= len(args) {
 						return nil, nil, missingValue(o)
 					}
@@ -227,22 +217,56 @@ func missingValue(o *option) error {
 	return fmt.Errorf("option --%s needs a value (%s)", o.long, o.arg)
 }
 
-// OptionsHelp lists every option, one per line, for `corral submit --help`.
-func OptionsHelp() string {
-	rows := make([]option, len(options))
-	copy(rows, options)
-	sort.Slice(rows, func(a, b int) bool { return rows[a].long < rows[b].long })
-	var b strings.Builder
-	for _, o := range rows {
-		left := "    "
-		if o.short != 0 {
-			left = "-" + string(o.short) + ", "
-		}
-		left += "--" + o.long
-		if o.arg != "" {
-			left += " " + o.arg
-		}
-		fmt.Fprintf(&b, "  %-28s %s\n", left, o.help)
+// usage spells an option for help: "-c, --cpus-per-task N".
+func (o *option) usage() string {
+	left := "    "
+	if o.short != 0 {
+		left = "-" + string(o.short) + ", "
 	}
+	left += "--" + o.long
+	switch {
+	case o.optionalArg:
+		left += "[=" + o.arg + "]"
+	case o.arg != "":
+		left += " " + o.arg
+	}
+	return left
+}
+
+// OptionsHelp lists the options, one per line, for `corral submit --help`:
+// the supported ones first, then those accepted but ignored.
+func OptionsHelp() string {
+	var b strings.Builder
+	var ignored []string
+	for _, o := range Options() {
+		if o.Hidden {
+			continue
+		}
+		if o.Ignored != "" {
+			ignored = append(ignored, "--"+o.Long)
+			continue
+		}
+		row := optionByName(o.Long)
+		fmt.Fprintf(&b, "  %-32s %s\n", row.usage(), o.Help)
+	}
+	b.WriteString("\nAccepted for sbatch compatibility but ignored, with a warning:\n")
+	line := " "
+	for _, name := range ignored {
+		if len(line)+1+len(name) > 78 {
+			b.WriteString(line + "\n")
+			line = " "
+		}
+		line += " " + name
+	}
+	b.WriteString(line + "\n")
 	return b.String()
+}
+
+func optionByName(long string) *option {
+	for i := range options {
+		if options[i].long == long {
+			return &options[i]
+		}
+	}
+	return nil
 }

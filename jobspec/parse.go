@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/corral-hpc/corral/api"
@@ -15,6 +17,10 @@ import (
 // DefaultOutput is the output pattern of a job that names none (sbatch's
 // slurm-%j.out, renamed).
 const DefaultOutput = "corral-%j.out"
+
+// DefaultArrayOutput is the output pattern of an array job that names none
+// (sbatch's slurm-%A_%a.out): one file per task.
+const DefaultArrayOutput = "corral-%A_%a.out"
 
 // MaxScriptBytes bounds a batch script. The user API takes bodies up to
 // 4 MiB including the environment and JSON escaping, so a script must stay
@@ -35,44 +41,94 @@ type Request struct {
 	// resolves names (jobspec reads no user database).
 	OnBehalfOf string
 	Socket     string
-	// Help is set by -h/--help; nothing else is filled then.
-	Help bool
+	// Help is set by -h, --help and --usage; Version by -V. Nothing else is
+	// filled then.
+	Help    bool
+	Version bool
+	// Wait (-W) asks the client to wait for the job to end and exit with
+	// its status; TestOnly asks the controller to check the job and
+	// estimate its start without submitting it. Both need the controller's
+	// help; jobspec only records them.
+	Wait     bool
+	TestOnly bool
+	// Quiet (-Q) asks the client to print nothing but errors.
+	Quiet bool
 	// Warnings are one-line notes for the user (ignored options, ...).
 	Warnings []string
 
+	st *parseState // only while parsing
+}
+
+// parseState is what parsing needs besides the result.
+type parseState struct {
 	wrap *string
+	now  time.Time
+	// given records every option set, in the script or on the command
+	// line, by long name: sbatch's conflicts (--mem with --mem-per-cpu)
+	// count both places.
+	given map[string]bool
+	// current is the option being applied; notes are the warnings its
+	// value earned, by option, so that a later value replaces them.
+	current  string
+	notes    map[string]string
+	noteKeys []string
+	// ignored are the ignored options used, in order of first use.
+	ignored []string
+	minCPUs int
+}
+
+func newRequest(now time.Time) *Request {
+	return &Request{st: &parseState{now: now, given: map[string]bool{}, notes: map[string]string{}}}
+}
+
+// note records a warning about the value of the option being applied.
+func (r *Request) note(msg string) {
+	st := r.st
+	if !slices.Contains(st.noteKeys, st.current) {
+		st.noteKeys = append(st.noteKeys, st.current)
+	}
+	st.notes[st.current] = msg
 }
 
 // ReadFunc returns the contents of the script at path.
 type ReadFunc func(path string) ([]byte, error)
 
-// Parse reads `corral submit` arguments: options, then the script path and
-// the script's own arguments. The script's #SBATCH/#CORRAL directives are
-// applied first and command-line options override them, as with sbatch.
-// Every error is one line naming the option (and the script line) at fault.
+// Parse is ParseAt with the current time: --begin resolves against it.
 func Parse(args []string, read ReadFunc) (*Request, error) {
+	return ParseAt(args, read, time.Now())
+}
+
+// ParseAt reads `corral submit` arguments: options, then the script path
+// and the script's own arguments. The script's #SBATCH/#CORRAL directives
+// are applied first and command-line options override them, as with
+// sbatch. Relative --begin times resolve against now. Every error is one
+// line naming the option (and the script line) at fault.
+func ParseAt(args []string, read ReadFunc, now time.Time) (*Request, error) {
 	cmdline, rest, err := parseOptions(args, true)
 	if err != nil {
 		return nil, err
 	}
 	// Apply the command line once on its own: its mistakes are reported
 	// before the script is even read, and help short-circuits everything.
-	probe := &Request{}
+	probe := newRequest(now)
 	if err := applyAll(probe, cmdline); err != nil {
 		return nil, err
 	}
-	if probe.Help {
-		return &Request{Help: true}, nil
+	if probe.Help || probe.Version {
+		return &Request{Help: probe.Help, Version: probe.Version && !probe.Help}, nil
+	}
+	if err := checkConflicts(probe); err != nil {
+		return nil, err
 	}
 
-	r := &Request{}
+	r := newRequest(now)
 	var script string
 	var directives scan
 	switch {
-	case probe.wrap != nil && len(rest) > 0:
+	case probe.st.wrap != nil && len(rest) > 0:
 		return nil, fmt.Errorf("--wrap cannot be used together with a script (got %s)", show(rest[0]))
-	case probe.wrap != nil:
-		script = "#!/bin/sh\n" + *probe.wrap + "\n"
+	case probe.st.wrap != nil:
+		script = "#!/bin/sh\n" + *probe.st.wrap + "\n"
 		r.Spec.Name = "wrap"
 	case len(rest) == 0:
 		return nil, errors.New(`missing script: give a script file or --wrap "COMMAND"`)
@@ -109,29 +165,49 @@ func Parse(args []string, read ReadFunc) (*Request, error) {
 	if err := applyAll(r, cmdline); err != nil {
 		return nil, err // cannot happen: probe accepted the same settings
 	}
+	if err := checkConflicts(r); err != nil {
+		return nil, err
+	}
+	if err := resolveResources(r); err != nil {
+		return nil, err
+	}
 	if n := len(directives.late); n > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf(
 			"script %s: %d directive line(s) after the first command are ignored (first at line %d)",
 			show(r.ScriptPath), n, directives.late[0]))
 	}
-	r.Warnings = append(r.Warnings, ignoredWarnings(directives, cmdline)...)
+	for _, name := range r.st.ignored {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("--%s is ignored: %s", name, optionByName(name).ignore))
+	}
+	for _, name := range r.st.noteKeys {
+		if msg, ok := r.st.notes[name]; ok {
+			r.Warnings = append(r.Warnings, msg)
+		}
+	}
 
 	r.Spec.Script = script
-	r.wrap = nil
-	if r.Spec.CPUs == 0 {
-		r.Spec.CPUs = 1
-	}
+	r.st = nil
 	if r.Spec.Output == "" {
 		r.Spec.Output = DefaultOutput
+		if r.Spec.Array != nil {
+			r.Spec.Output = DefaultArrayOutput
+		}
 	}
 	return r, nil
 }
 
 func applyAll(r *Request, sets []setting) error {
 	for _, s := range sets {
-		if s.opt.ignored {
+		st := r.st
+		st.given[s.opt.long] = true
+		if s.opt.ignore != "" {
+			if !slices.Contains(st.ignored, s.opt.long) {
+				st.ignored = append(st.ignored, s.opt.long)
+			}
 			continue
 		}
+		st.current = s.opt.long
+		delete(st.notes, s.opt.long)
 		if err := s.opt.apply(r, s.value); err != nil {
 			return err
 		}
@@ -146,25 +222,6 @@ func checkDirectiveSettings(sets []setting) error {
 		}
 	}
 	return nil
-}
-
-// ignoredWarnings names each ignored option once, in order of first use.
-func ignoredWarnings(sc scan, cmdline []setting) []string {
-	var all []setting
-	for _, d := range sc.directives {
-		sets, _, _ := parseOptions(d.args, false)
-		all = append(all, sets...)
-	}
-	all = append(all, cmdline...)
-	seen := map[string]bool{}
-	var out []string
-	for _, s := range all {
-		if s.opt.ignored && !seen[s.opt.long] {
-			seen[s.opt.long] = true
-			out = append(out, fmt.Sprintf("--%s is accepted but ignored by corral", s.opt.long))
-		}
-	}
-	return out
 }
 
 func readScript(path string, read ReadFunc) (string, error) {

@@ -3,6 +3,7 @@ package jobspec
 import (
 	"io/fs"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -71,7 +72,7 @@ func TestParseBuildsSpec(t *testing.T) {
 			scripts: newScripts("job.sh", full),
 			args:    []string{"job.sh"},
 			want: Request{ScriptPath: "job.sh", Parsable: true, OnBehalfOf: "1001", Spec: api.JobSpec{
-				Name: "train", Script: full, Partition: "gpu", Nodes: 2, CPUs: 4, MemBytes: 8 << 30,
+				Name: "train", Script: full, Partition: "gpu", Nodes: 2, CPUs: 4, CPUsPerTask: 4, MemBytes: 8 << 30,
 				ShmBytes: 1 << 30, TimeLimit: 86400 + 2*3600, Output: "out/%j.log", Error: "err/%j.log",
 				WorkDir: "/data/run"}},
 		},
@@ -82,7 +83,7 @@ func TestParseBuildsSpec(t *testing.T) {
 				"--output", "o.txt", "--error=e.txt", "--chdir=/x", "--shm=64M", "--nodes=1", "--uid=bob",
 				"--socket", "/tmp/s.sock", "job.sh"},
 			want: Request{ScriptPath: "job.sh", Parsable: true, OnBehalfOf: "bob", Socket: "/tmp/s.sock", Spec: api.JobSpec{
-				Name: "other", Script: full, Partition: "cpu", Nodes: 1, CPUs: 2, MemBytes: 512 << 20,
+				Name: "other", Script: full, Partition: "cpu", Nodes: 1, CPUs: 2, CPUsPerTask: 2, MemBytes: 512 << 20,
 				ShmBytes: 64 << 20, TimeLimit: 30 * 60, Output: "o.txt", Error: "e.txt", WorkDir: "/x"}},
 		},
 		{
@@ -91,42 +92,42 @@ func TestParseBuildsSpec(t *testing.T) {
 			args:    []string{"-J", "a", "job.sh", "-c", "8", "--foo", "--", "x y"},
 			want: Request{ScriptPath: "job.sh", Spec: api.JobSpec{
 				Name: "a", Script: "#SBATCH -c 3\nrun\n", Args: []string{"-c", "8", "--foo", "--", "x y"},
-				CPUs: 3, Output: "corral-%j.out"}},
+				CPUs: 3, CPUsPerTask: 3, Output: "corral-%j.out"}},
 		},
 		{
 			name:    "double dash ends options",
 			scripts: newScripts("-weird.sh", plain),
 			args:    []string{"-c2", "--", "-weird.sh", "a"},
 			want: Request{ScriptPath: "-weird.sh", Spec: api.JobSpec{
-				Name: "-weird.sh", Script: plain, Args: []string{"a"}, CPUs: 2, Output: "corral-%j.out"}},
+				Name: "-weird.sh", Script: plain, Args: []string{"a"}, CPUs: 2, CPUsPerTask: 2, Output: "corral-%j.out"}},
 		},
 		{
 			name:    "short and prefix spellings",
 			scripts: newScripts("job.sh", plain),
-			args:    []string{"-c4", "-Jname", "-N", "3", "--part", "p1", "--tim=5:00", "--pars", "-pp2", "job.sh"},
+			args:    []string{"-c4", "-Jname", "-N", "3", "--part", "p1", "--time=5:00", "--pars", "-pp2", "--job-n=n2", "job.sh"},
 			want: Request{ScriptPath: "job.sh", Parsable: true, Spec: api.JobSpec{
-				Name: "name", Script: plain, Partition: "p2", Nodes: 3, CPUs: 4, TimeLimit: 300, Output: "corral-%j.out"}},
+				Name: "n2", Script: plain, Partition: "p2", Nodes: 3, CPUs: 4, CPUsPerTask: 4, TimeLimit: 300, Output: "corral-%j.out"}},
 		},
 		{
 			name:    "last one wins",
 			scripts: newScripts("job.sh", "#SBATCH -c 2 -c 3\n#SBATCH -c 5\nrun\n"),
 			args:    []string{"job.sh"},
 			want: Request{ScriptPath: "job.sh", Spec: api.JobSpec{
-				Name: "job.sh", Script: "#SBATCH -c 2 -c 3\n#SBATCH -c 5\nrun\n", CPUs: 5, Output: "corral-%j.out"}},
+				Name: "job.sh", Script: "#SBATCH -c 2 -c 3\n#SBATCH -c 5\nrun\n", CPUs: 5, CPUsPerTask: 5, Output: "corral-%j.out"}},
 		},
 		{
 			name:    "wrap",
 			scripts: newScripts(),
 			args:    []string{"--wrap", "echo a; sleep 1", "-c", "2"},
 			want: Request{Spec: api.JobSpec{
-				Name: "wrap", Script: "#!/bin/sh\necho a; sleep 1\n", CPUs: 2, Output: "corral-%j.out"}},
+				Name: "wrap", Script: "#!/bin/sh\necho a; sleep 1\n", CPUs: 2, CPUsPerTask: 2, Output: "corral-%j.out"}},
 		},
 		{
 			name:    "wrap with a job name and unlimited time",
 			scripts: newScripts(),
 			args:    []string{"--wrap=hostname", "-J", "h", "-t", "UNLIMITED"},
 			want: Request{Spec: api.JobSpec{
-				Name: "h", Script: "#!/bin/sh\nhostname\n", CPUs: 1, Output: "corral-%j.out"}},
+				Name: "h", Script: "#!/bin/sh\nhostname\n", CPUs: 1, TimeUnlimited: true, Output: "corral-%j.out"}},
 		},
 		{
 			name:    "stdin script",
@@ -153,13 +154,13 @@ func TestParseBuildsSpec(t *testing.T) {
 }
 
 func TestParseWarnings(t *testing.T) {
-	s := newScripts("job.sh", "#SBATCH --mail-type=END -A proj\n#SBATCH --mail-type=FAIL\necho\n#SBATCH -c 2\n#SBATCH -c 3\n")
-	r := MustParse(t, s, "--comment", "x", "job.sh")
+	s := newScripts("job.sh", "#SBATCH --mail-type=END -A proj\n#SBATCH --mail-type=FAIL --nodes=2-4\necho\n#SBATCH -c 2\n#SBATCH -c 3\n")
+	r := MustParse(t, s, "--licenses", "x", "job.sh")
 	want := []string{
 		"script job.sh: 2 directive line(s) after the first command are ignored (first at line 4)",
-		"--mail-type is accepted but ignored by corral",
-		"--account is accepted but ignored by corral",
-		"--comment is accepted but ignored by corral",
+		"--mail-type is ignored: this cluster sends no mail",
+		"--licenses is ignored: this cluster tracks no licenses",
+		"--nodes=2-4: corral allocates exactly the minimum, 2 node(s)",
 	}
 	if !reflect.DeepEqual(r.Warnings, want) {
 		t.Errorf("warnings = %q\nwant %q", r.Warnings, want)
@@ -201,12 +202,12 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"-c-3", "job.sh"}, "--cpus-per-task must be at least 1 (got -3)"},
 		{[]string{"-c", "two", "job.sh"}, `invalid --cpus-per-task "two": use a whole number`},
 		{[]string{"-N", "0", "job.sh"}, "--nodes must be at least 1 (got 0)"},
-		{[]string{"--nodes=1-2", "job.sh"}, `invalid --nodes "1-2": use a whole number`},
+		{[]string{"--nodes=2-1", "job.sh"}, `invalid --nodes "2-1": use a count (2, 1k), a range MIN-MAX or a list like 1,5,9`},
 		{[]string{"--foo", "job.sh"}, "unrecognized option --foo"},
 		{[]string{"--foo=1", "job.sh"}, "unrecognized option --foo"},
 		{[]string{"-Z", "job.sh"}, "unrecognized option -Z"},
 		{[]string{"-c2Z", "job.sh"}, `invalid --cpus-per-task "2Z": use a whole number`},
-		{[]string{"--c", "4", "job.sh"}, "option --c is ambiguous (--chdir, --comment, --cpus-per-task)"},
+		{[]string{"--co", "4", "job.sh"}, "option --co is ambiguous (--comment, --consolidate-segments, --constraint, --container, --container-id, --container-image, --contiguous, --core-spec, --cores-per-socket)"},
 		{[]string{"--=x", "job.sh"}, "unrecognized option --"},
 		{[]string{"job.sh", "--mem"}, ""}, // script argument, not an option: no error
 		{[]string{"--mem"}, "option --mem needs a value (SIZE)"},
@@ -262,11 +263,15 @@ func TestParseChecksCommandLineFirst(t *testing.T) {
 
 func TestOptionsHelpListsEveryOption(t *testing.T) {
 	help := OptionsHelp()
+	words := strings.Fields(help)
 	for _, o := range options {
-		if !strings.Contains(help, "--"+o.long) {
-			t.Errorf("help lacks --%s", o.long)
+		listed := slices.ContainsFunc(words, func(w string) bool {
+			return w == "--"+o.long || strings.HasPrefix(w, "--"+o.long+"[=")
+		})
+		if listed == o.hidden {
+			t.Errorf("--%s: listed in help = %v, hidden = %v", o.long, listed, o.hidden)
 		}
-		if o.ignored == (o.apply != nil) {
+		if (o.ignore != "") == (o.apply != nil) {
 			t.Errorf("option --%s must have exactly one of ignored and apply", o.long)
 		}
 	}

@@ -12,14 +12,39 @@ type PatternVars struct {
 	User      string // %u
 	Node      string // %N: the (first) node's name
 	NodeIndex int    // %n: the node's index in the job, 0 for the batch step
+
+	// ArrayJobID is the array's master job ID (%A); 0 for a job outside
+	// an array, whose %A is its own ID.
+	ArrayJobID uint64
+	// ArrayTaskID is the task's index (%a; %b is it modulo 10). Outside an
+	// array, %a prints Slurm's "no value", 4294967294, as sbatch does.
+	ArrayTaskID int
+	// Step is the step ID for %s and %J; "" means the batch script, whose
+	// %s is "batch" and whose %J is just the job ID.
+	Step     string
+	TaskID   int // %t: the task's rank, 0 for the batch script
+	Restarts int // %r: how often the job was requeued
 }
 
-// ExpandPattern replaces sbatch's file-name patterns: %j job ID, %x job
-// name, %u user, %N node name, %n node index, %% a percent sign. A number
-// between % and the letter zero-pads numbers to that width (%5j), as in
-// Slurm. Unknown letters are kept as written, so a literal % followed by
-// anything else survives.
+// noArrayTask is what Slurm prints for %a outside an array (NO_VAL).
+const noArrayTask = 4294967294
+
+// maxPad caps a zero-padding width, as in Slurm ("%99j" pads to 10).
+const maxPad = 10
+
+// ExpandPattern replaces sbatch's file-name patterns: %j job ID, %J job
+// ID (with ".step" for a numbered step), %A array master ID, %a array
+// task index, %b index modulo 10, %s step, %t task rank, %r restart count,
+// %x job name, %u user, %N node name, %n node index, %% a percent sign. A
+// number between % and the letter zero-pads numbers to that width (%5j,
+// at most 10), as in Slurm. Unknown letters are kept as written, so a
+// literal % followed by anything else survives. A pattern containing a
+// backslash is not expanded at all; its backslashes are dropped ("a\%j"
+// is the file "a%j"), as sbatch does.
 func ExpandPattern(pattern string, v PatternVars) string {
+	if strings.Contains(pattern, `\`) {
+		return strings.ReplaceAll(pattern, `\`, "")
+	}
 	if !strings.Contains(pattern, "%") {
 		return pattern
 	}
@@ -30,34 +55,20 @@ func ExpandPattern(pattern string, v PatternVars) string {
 			b.WriteByte(c)
 			continue
 		}
-		j := i + 1
-		for j < len(pattern) && j-i <= 2 && pattern[j] >= '0' && pattern[j] <= '9' {
+		j, width := i+1, 0
+		for j < len(pattern) && pattern[j] >= '0' && pattern[j] <= '9' {
+			width = min(width*10+int(pattern[j]-'0'), maxPad)
 			j++
 		}
 		if j >= len(pattern) {
 			b.WriteString(pattern[i:])
 			break
 		}
-		width, _ := strconv.Atoi(pattern[i+1 : j])
-		var num, text string
-		switch pattern[j] {
-		case 'j':
-			num = strconv.FormatUint(v.JobID, 10)
-		case 'n':
-			num = strconv.Itoa(v.NodeIndex)
-		case 'x':
-			text = v.Name
-		case 'u':
-			text = v.User
-		case 'N':
-			text = v.Node
-		case '%':
-			if j == i+1 {
-				text = "%"
-				break
-			}
-			fallthrough
-		default:
+		num, text, ok := v.field(pattern[j])
+		switch {
+		case pattern[j] == '%' && j == i+1:
+			text, ok = "%", true
+		case !ok:
 			b.WriteString(pattern[i : j+1])
 			i = j
 			continue
@@ -70,4 +81,53 @@ func ExpandPattern(pattern string, v PatternVars) string {
 		i = j
 	}
 	return b.String()
+}
+
+// field returns the value of pattern letter c: a number (which a width
+// pads) or a text. ok is false for a letter that is no pattern.
+func (v PatternVars) field(c byte) (num, text string, ok bool) {
+	u := func(n uint64) string { return strconv.FormatUint(n, 10) }
+	task := uint64(noArrayTask)
+	if v.ArrayJobID != 0 {
+		task = uint64(v.ArrayTaskID)
+	}
+	switch c {
+	case 'j':
+		return u(v.JobID), "", true
+	case 'J':
+		if v.Step == "" || v.Step == "batch" {
+			return u(v.JobID), "", true
+		}
+		return u(v.JobID), "." + v.Step, true
+	case 'A':
+		if v.ArrayJobID != 0 {
+			return u(v.ArrayJobID), "", true
+		}
+		return u(v.JobID), "", true
+	case 'a':
+		return u(task), "", true
+	case 'b':
+		return u(task % 10), "", true
+	case 's':
+		if v.Step == "" {
+			return "", "batch", true
+		}
+		if _, err := strconv.ParseUint(v.Step, 10, 32); err == nil {
+			return v.Step, "", true
+		}
+		return "", v.Step, true
+	case 't':
+		return strconv.Itoa(v.TaskID), "", true
+	case 'r':
+		return strconv.Itoa(v.Restarts), "", true
+	case 'n':
+		return strconv.Itoa(v.NodeIndex), "", true
+	case 'x':
+		return "", v.Name, true
+	case 'u':
+		return "", v.User, true
+	case 'N':
+		return "", v.Node, true
+	}
+	return "", "", false
 }

@@ -10,9 +10,10 @@ import (
 const timeHint = "use minutes, M:S, H:M:S, D-H, D-H:M or D-H:M:S (or UNLIMITED)"
 
 // ParseTimeLimit reads a time limit in any of Slurm's spellings and returns
-// seconds: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S. "UNLIMITED" and "infinite"
-// (any case) mean no limit and return 0, as does "0". Fields are not capped
-// ("90" is 90 minutes, "1:90:00" is 2.5 hours), as in Slurm.
+// seconds: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S. "UNLIMITED", "infinite"
+// (any case) and "-1" mean no limit and return 0, as does "0". Fields are
+// not capped ("90" is 90 minutes, "1:90:00" is 2.5 hours), as in Slurm.
+// Unlike Slurm, seconds are kept rather than rounded up to a minute.
 func ParseTimeLimit(s string) (int64, error) {
 	n, ok := parseTimeLimit(s)
 	if !ok {
@@ -22,7 +23,7 @@ func ParseTimeLimit(s string) (int64, error) {
 }
 
 func parseTimeLimit(s string) (int64, bool) {
-	if strings.EqualFold(s, "UNLIMITED") || strings.EqualFold(s, "infinite") {
+	if strings.EqualFold(s, "UNLIMITED") || strings.EqualFold(s, "infinite") || s == "-1" {
 		return 0, true
 	}
 	if len(s) > 64 {

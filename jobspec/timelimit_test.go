@@ -8,7 +8,7 @@ func TestParseTimeLimit(t *testing.T) {
 		want int64
 	}{
 		{"0", 0},
-		{"UNLIMITED", 0}, {"unlimited", 0}, {"Infinite", 0}, {"INFINITE", 0},
+		{"UNLIMITED", 0}, {"unlimited", 0}, {"Infinite", 0}, {"INFINITE", 0}, {"-1", 0},
 		{"5", 5 * 60},                               // M
 		{"90", 90 * 60},                             // minutes are not capped
 		{"5:30", 5*60 + 30},                         // M:S
@@ -28,7 +28,7 @@ func TestParseTimeLimit(t *testing.T) {
 		}
 	}
 	bad := []string{"", "1:2:3:4", "1-2:3:4:5", "-5", "1-", "-", "1--2", "1-2-3", "a", "1h", "1:", ":1",
-		"1::2", "1.5", " 5", "5 ", "+5", "1:-2", "unlimitedx", "999999999999999999-0", "1-999999999999999999"}
+		"1::2", "1.5", " 5", "5 ", "+5", "1:-2", "-2", "--1", "unlimitedx", "999999999999999999-0", "1-999999999999999999"}
 	for _, in := range bad {
 		got, err := ParseTimeLimit(in)
 		if err == nil {

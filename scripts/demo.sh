@@ -55,5 +55,5 @@ sleep 1
 show
 
 step "Finished jobs stay on record"
-for id in "${ids[@]}"; do "$BIN/corral" show job "$id" | head -3; done
+for id in "${ids[@]}"; do "$BIN/corral" show job "$id" | grep -E "JobId=|JobState="; done
 step "Demo done; stopping the cluster"

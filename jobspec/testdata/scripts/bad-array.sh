@@ -1,0 +1,3 @@
+#!/bin/bash
+#SBATCH --array=10-1
+echo never

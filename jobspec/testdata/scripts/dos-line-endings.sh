@@ -1,0 +1,3 @@
+#!/bin/bash
+#SBATCH -c 2
+echo hi

@@ -1,0 +1,5 @@
+#!/bin/sh
+#SBATCH -W
+#SBATCH --test-only
+#SBATCH --quiet
+true
