@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -168,30 +167,4 @@ func DefaultMem() int64 {
 		return total / 2
 	}
 	return total - ReservedMem
-}
-
-// ParseSize reads a memory size: a number with an optional K, M, G or T
-// suffix (powers of 1024, optional trailing B or iB); a bare number is MiB,
-// as in Slurm.
-func ParseSize(s string) (int64, error) {
-	t := strings.ToUpper(strings.TrimSpace(s))
-	t = strings.TrimSuffix(strings.TrimSuffix(t, "IB"), "B")
-	mult := int64(1 << 20)
-	if n := len(t); n > 0 {
-		switch t[n-1] {
-		case 'K':
-			mult, t = 1<<10, t[:n-1]
-		case 'M':
-			mult, t = 1<<20, t[:n-1]
-		case 'G':
-			mult, t = 1<<30, t[:n-1]
-		case 'T':
-			mult, t = 1<<40, t[:n-1]
-		}
-	}
-	n, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || n <= 0 || n > (1<<62)/mult {
-		return 0, fmt.Errorf("invalid size %q: want a positive number with an optional K, M, G or T suffix (bare numbers are MiB)", s)
-	}
-	return n * mult, nil
 }

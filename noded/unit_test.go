@@ -7,35 +7,6 @@ import (
 	"testing"
 )
 
-func TestParseSize(t *testing.T) {
-	tests := []struct {
-		in   string
-		want int64
-		err  bool
-	}{
-		{"512", 512 << 20, false},
-		{"512M", 512 << 20, false},
-		{"2G", 2 << 30, false},
-		{"2g", 2 << 30, false},
-		{"1T", 1 << 40, false},
-		{"64K", 64 << 10, false},
-		{"3GiB", 3 << 30, false},
-		{"10MB", 10 << 20, false},
-		{"", 0, true},
-		{"-1G", 0, true},
-		{"0", 0, true},
-		{"1.5G", 0, true},
-		{"12X", 0, true},
-		{"99999999999T", 0, true},
-	}
-	for _, tc := range tests {
-		got, err := ParseSize(tc.in)
-		if (err != nil) != tc.err || got != tc.want {
-			t.Errorf("ParseSize(%q) = %d, %v; want %d (error %v)", tc.in, got, err, tc.want, tc.err)
-		}
-	}
-}
-
 func TestCPUSlots(t *testing.T) {
 	tests := []struct {
 		name    string

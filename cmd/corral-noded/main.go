@@ -9,6 +9,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/corral-hpc/corral/jobspec"
 	"log"
 	"os"
 	"os/signal"
@@ -75,9 +76,12 @@ func run(c *cli.Context) error {
 		return fmt.Errorf("--cpus %d must be positive", cfg.CPUs)
 	}
 	if s := c.String("mem"); s != "" {
-		m, err := noded.ParseSize(s)
+		m, err := jobspec.ParseSize(s)
 		if err != nil {
 			return fmt.Errorf("--mem: %w", err)
+		}
+		if m <= 0 {
+			return fmt.Errorf("--mem %s must be positive", s)
 		}
 		cfg.MemBytes = m
 	}
