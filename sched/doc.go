@@ -9,4 +9,11 @@
 //
 // Resources are a small vector (CPUs, memory, fractional GPU units) per
 // node; callers translate job requests and node capacities into it.
+//
+// Two planners implement Planner: FirstFit, the baseline, and Backfill
+// (modes conservative, easy and fcfs). Backfill keeps an availability
+// timeline per node (timeline.go) so every reservation is exact, and a
+// search index of lower bounds per partition (index.go) so that finding a
+// job's earliest start does not look at every node; placement ranks the
+// nodes that can start a job with small Nomad-style iterators (iter.go).
 package sched

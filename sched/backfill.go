@@ -1,0 +1,306 @@
+package sched
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+)
+
+// Mode says which pending jobs hold reservations.
+type Mode string
+
+const (
+	// Conservative gives every pending job a reservation: a job may start
+	// out of order only if it delays no job ahead of it.
+	Conservative Mode = "conservative"
+	// EASY reserves for the top job of each partition only; later jobs may
+	// start now if they do not delay that reservation.
+	EASY Mode = "easy"
+	// FCFS does not backfill: in each partition, jobs start in priority
+	// order and the first one that does not fit stops the rest. Nothing is
+	// reserved, so a job of another partition sharing nodes may start.
+	FCFS Mode = "fcfs"
+)
+
+// ParseMode accepts conservative, easy or fcfs (any case).
+func ParseMode(s string) (Mode, error) {
+	for _, m := range []Mode{Conservative, EASY, FCFS} {
+		if strings.EqualFold(s, string(m)) {
+			return m, nil
+		}
+	}
+	return "", fmt.Errorf("unknown backfill mode %q (valid: conservative, easy, fcfs)", s)
+}
+
+// Order is the order in which EASY considers jobs for backfilling.
+type Order string
+
+const (
+	// ByPriority tries backfill candidates in priority order.
+	ByPriority Order = "priority"
+	// ShortestFirst tries the shortest planned run time first (EASY-SJBF),
+	// then priority order.
+	ShortestFirst Order = "shortest"
+)
+
+// Backfill is the backfill planner. Every pending job within Depth gets a
+// planned start time, node set and reason; jobs planned to start now are
+// returned as Starts.
+//
+// Run times are the job's time limit, else the partition's DefaultTime,
+// else its MaxTime, else unlimited. A running job holds its resources until Running.End.
+// Placements are exact against a per-node availability timeline, so no
+// plan overcommits a node at any time and no backfilled job delays a
+// reservation.
+type Backfill struct {
+	Mode  Mode  // "" means Conservative
+	Depth int   // jobs to plan, in priority order; 0 = the whole queue
+	Order Order // EASY backfill order; "" means ByPriority
+	// StartsOnly returns Plan.Starts alone, with Plan.Pending empty, and
+	// skips the start-time estimates that decide nothing (EASY's and FCFS's
+	// jobs without a reservation). Which jobs start is the same. The trace
+	// simulator, which needs only starts, sets it.
+	StartsOnly bool
+}
+
+var _ Planner = Backfill{}
+
+// outcome is what the planner decided for one job.
+type outcome struct {
+	start   int64 // never = no estimate
+	nodes   []*nodeState
+	reason  api.Reason // set only for jobs that are not planned normally
+	planned bool
+}
+
+// Plan implements Planner.
+func (b Backfill) Plan(s Snapshot) Plan {
+	p := newProfile(s)
+	jobs := sortPending(s.Pending) // pointers into s.Pending, priority order
+	var last *partState            // most jobs share a partition: look it up once
+	out := make([]outcome, len(jobs))
+	var plannable []int // indexes into jobs, priority order
+	reqs := make([]request, len(jobs))
+	for i := range jobs {
+		j := jobs[i]
+		out[i].start = never
+		if last == nil || last.Name != j.Partition {
+			last = p.parts[j.Partition]
+		}
+		switch reason, r := p.admit(j, last); {
+		case reason != "":
+			out[i].reason = reason
+		case b.Depth > 0 && len(plannable) >= b.Depth:
+			out[i].reason = api.ReasonPriority
+		default:
+			reqs[i] = r
+			plannable = append(plannable, i)
+		}
+	}
+
+	switch b.Mode {
+	case EASY:
+		b.planEASY(p, plannable, reqs, out)
+	case FCFS:
+		planFCFS(p, plannable, reqs, out, b.StartsOnly)
+	default:
+		for _, i := range plannable {
+			planOne(p, &reqs[i], 0, &out[i])
+		}
+	}
+	return assemble(s.Now, jobs, out, b.StartsOnly)
+}
+
+// sortPending orders jobs exactly as SortByPriority does (priority, then
+// submit time, then ID, then input order), as pointers into in: long
+// queues are neither copied nor moved.
+func sortPending(in []Pending) []*Pending {
+	order := make([]int, len(in))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		x, y := &in[a], &in[b]
+		if x.Priority != y.Priority {
+			return cmp.Compare(y.Priority, x.Priority)
+		}
+		if c := x.Submit.Compare(y.Submit); c != 0 {
+			return c
+		}
+		if x.ID != y.ID {
+			return cmp.Compare(x.ID, y.ID)
+		}
+		return cmp.Compare(a, b)
+	})
+	out := make([]*Pending, len(in))
+	for k, i := range order {
+		out[k] = &in[i]
+	}
+	return out
+}
+
+// admit checks what can be checked without a timeline and translates the
+// job into a request.
+func (p *profile) admit(j *Pending, part *partState) (api.Reason, request) {
+	if j.Blocked != "" {
+		return j.Blocked, request{}
+	}
+	if part == nil || part.ix == nil {
+		return api.ReasonNodeDown, request{}
+	}
+	limit := j.TimeLimit
+	if limit <= 0 {
+		limit = part.DefaultTime // as Slurm: the default, else the maximum
+	}
+	if limit <= 0 {
+		limit = part.MaxTime
+	}
+	if part.MaxTime > 0 && limit > part.MaxTime {
+		return api.ReasonPartitionTimeLimit, request{}
+	}
+	dur := int64(never)
+	if limit > 0 {
+		dur = int64(limit)
+	}
+	return "", request{
+		Pending: j, part: part, need: j.PerNode,
+		count: max(j.NodeCount, 1), dur: dur, level: levelOf(j.PerNode, dur),
+	}
+}
+
+// planOne gives r its earliest start at or after from and reserves it.
+func planOne(p *profile, r *request, from int64, o *outcome) {
+	o.planned = true
+	t, nodes := p.earliest(r, from, never)
+	if t == never {
+		return // can never run on the up nodes: reported as Resources, no estimate
+	}
+	p.place(r, t, nodes)
+	o.start, o.nodes = t, nodes
+}
+
+// startNow starts r now if it fits without touching any reservation.
+func startNow(p *profile, r *request, o *outcome) bool {
+	t, nodes := p.earliest(r, 0, 1)
+	if t != 0 {
+		return false
+	}
+	p.place(r, 0, nodes)
+	o.start, o.nodes, o.planned = 0, nodes, true
+	return true
+}
+
+func (b Backfill) planEASY(p *profile, plannable []int, reqs []request, out []outcome) {
+	reserved := make(map[*partState]bool)
+	var candidates []int
+	for _, i := range plannable {
+		r := &reqs[i]
+		if reserved[r.part] {
+			candidates = append(candidates, i)
+			continue
+		}
+		if startNow(p, r, &out[i]) {
+			continue
+		}
+		planOne(p, r, 0, &out[i])
+		reserved[r.part] = out[i].start != never
+	}
+	order := append([]int(nil), candidates...)
+	if b.Order == ShortestFirst {
+		sort.SliceStable(order, func(a, c int) bool { return reqs[order[a]].dur < reqs[order[c]].dur })
+	}
+	for _, i := range order {
+		startNow(p, &reqs[i], &out[i])
+	}
+	// Estimates for the jobs left waiting: where each would start if
+	// nothing else jumped ahead of it. They are placed like conservative
+	// reservations, after every decision above, so they change none.
+	if b.StartsOnly {
+		return
+	}
+	for _, i := range candidates {
+		if !out[i].planned {
+			planOne(p, &reqs[i], 0, &out[i])
+		}
+	}
+}
+
+func planFCFS(p *profile, plannable []int, reqs []request, out []outcome, startsOnly bool) {
+	blocked := make(map[*partState]bool)
+	var waiting []int
+	for _, i := range plannable {
+		r := &reqs[i]
+		if !blocked[r.part] {
+			if startNow(p, r, &out[i]) {
+				continue
+			}
+			// A job that can never run on the up nodes holds nobody up.
+			if t, _ := p.earliest(r, 0, never); t == never {
+				out[i].planned = true
+				continue
+			}
+			blocked[r.part] = true
+		}
+		waiting = append(waiting, i)
+	}
+	if startsOnly {
+		return
+	}
+	// Estimates, after every start: in priority order, none earlier than
+	// the job ahead in the same partition.
+	notBefore := make(map[*partState]int64)
+	for _, i := range waiting {
+		r := &reqs[i]
+		from := notBefore[r.part]
+		planOne(p, r, from, &out[i])
+		if out[i].start != never {
+			notBefore[r.part] = max(from, out[i].start)
+		}
+	}
+}
+
+// assemble turns outcomes into a Plan, naming reasons: Resources for the
+// first job of each partition that does not start, Priority behind it.
+func assemble(now time.Time, jobs []*Pending, out []outcome, startsOnly bool) Plan {
+	var plan Plan
+	waiting := make(map[string]bool)
+	for i := range jobs {
+		o := &out[i]
+		if o.planned && o.start == 0 {
+			plan.Starts = append(plan.Starts, Start{JobID: jobs[i].ID, Nodes: names(o.nodes)})
+			continue
+		}
+		if startsOnly {
+			continue
+		}
+		e := Estimate{JobID: jobs[i].ID, Reason: o.reason}
+		if o.reason == "" {
+			part := jobs[i].Partition
+			if waiting[part] {
+				e.Reason = api.ReasonPriority
+			} else {
+				e.Reason = api.ReasonResources
+			}
+			waiting[part] = true
+		}
+		if o.start != never {
+			e.Start = now.Add(time.Duration(o.start))
+			e.Nodes = names(o.nodes)
+		}
+		plan.Pending = append(plan.Pending, e)
+	}
+	return plan
+}
+
+func names(nodes []*nodeState) []string {
+	out := make([]string, len(nodes))
+	for i, n := range nodes {
+		out[i] = n.name
+	}
+	return out
+}

@@ -1,0 +1,306 @@
+package sched
+
+import "time"
+
+// The search index answers "which nodes could possibly start this job
+// before time T?" without looking at every node's timeline.
+//
+// For a CPU threshold c and a duration threshold d, a node's bound is the
+// earliest time it has at least c CPUs free for at least d. A job that
+// needs >= c CPUs for >= d cannot start on the node before that bound.
+// Reservations only take resources away, so bounds only grow while a plan
+// is built and stay valid for nodes a placement did not touch.
+//
+// Each bound is kept as two parts, because placements mostly happen at the
+// end of a node's schedule: tail[c], where the node's final, endless run
+// of >= c free CPUs begins (any duration fits there), and hole[c][d], the
+// first long enough stretch before that tail. The bound is their minimum.
+// A placement at the tail then moves a few tail values instead of every
+// duration level.
+//
+// Each partition keeps tournament trees (min per subtree) over its nodes,
+// one per hole level and one per tail level, so a search visits only
+// subtrees whose bound beats the best start found so far.
+
+// cpuThresholds are the CPU counts the index keeps bounds for; a job uses
+// the largest one not above its request.
+var cpuThresholds = [...]int{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128}
+
+const cpuLevels = len(cpuThresholds)
+
+// durLevels are common time limits; a job uses the largest not above its own.
+var durLevels = [...]int64{
+	0,
+	int64(5 * time.Minute),
+	int64(10 * time.Minute),
+	int64(15 * time.Minute),
+	int64(20 * time.Minute),
+	int64(30 * time.Minute),
+	int64(45 * time.Minute),
+	int64(time.Hour),
+	int64(90 * time.Minute),
+	int64(2 * time.Hour),
+	int64(3 * time.Hour),
+	int64(4 * time.Hour),
+	int64(6 * time.Hour),
+	int64(8 * time.Hour),
+	int64(12 * time.Hour),
+	int64(16 * time.Hour),
+	int64(24 * time.Hour),
+	int64(36 * time.Hour),
+	int64(48 * time.Hour),
+	int64(72 * time.Hour),
+	int64(7 * 24 * time.Hour),
+}
+
+const (
+	numDur    = len(durLevels)
+	numLevels = cpuLevels * numDur
+)
+
+// levelOf picks the tightest bound that is still a lower bound for a job
+// needing req for dur; -1 when the index cannot help (no CPUs requested).
+func levelOf(req Resources, dur int64) int {
+	if req.CPUs < 1 {
+		return -1
+	}
+	c := 0
+	for c+1 < cpuLevels && req.CPUs >= cpuThresholds[c+1] {
+		c++
+	}
+	d := 0
+	for d+1 < numDur && dur >= durLevels[d+1] {
+		d++
+	}
+	return c*numDur + d
+}
+
+// nodeState is one up node while a plan is built.
+type nodeState struct {
+	name     string
+	pos      int // position in Snapshot.Nodes: the deterministic tie-breaker
+	capacity Resources
+	tl       timeline
+	hole     [numLevels]int64 // first stretch before the tail, per (c, d); never if none
+	tail     [cpuLevels]int64 // start of the endless final run, per c; never if none
+	leaves   []leafRef        // where the node sits in partition indexes
+}
+
+type leafRef struct {
+	ix   *partIndex
+	leaf int
+}
+
+// bound is the node's lower bound for level l.
+func (n *nodeState) bound(l int) int64 {
+	if l < 0 {
+		return 0
+	}
+	return min(n.hole[l], n.tail[l/numDur])
+}
+
+// computeTail returns where the final run with >= need CPUs free begins.
+func (n *nodeState) computeTail(need int) int64 {
+	tl := &n.tl
+	i := len(tl.at) - 1
+	if tl.free[i].CPUs < need {
+		return never
+	}
+	for i > 0 && tl.free[i-1].CPUs >= need {
+		i--
+	}
+	return tl.at[i]
+}
+
+// initBounds computes every bound from the timeline: per threshold, the
+// tail, then one pass over the runs before it, in which the first run long
+// enough for each duration level is that level's hole (holes grow with
+// the duration, so the levels fill in order).
+func (n *nodeState) initBounds() {
+	tl := &n.tl
+	for c := 0; c < cpuLevels; c++ {
+		need := cpuThresholds[c]
+		row := n.hole[c*numDur : (c+1)*numDur]
+		next := 0
+		n.tail[c] = never
+		if need <= n.capacity.CPUs {
+			tail := n.computeTail(need)
+			n.tail[c] = tail
+			runStart := int64(-1)
+			for i := 0; next < numDur && i < len(tl.at) && tl.at[i] < tail; i++ {
+				if tl.free[i].CPUs < need {
+					runStart = -1
+					continue
+				}
+				if runStart < 0 {
+					runStart = tl.at[i]
+				}
+				runLen := tl.end(i) - runStart // before the tail, so never infinite
+				for next < numDur && durLevels[next] <= runLen {
+					row[next] = runStart
+					next++
+				}
+			}
+		}
+		for ; next < numDur; next++ {
+			row[next] = never
+		}
+	}
+}
+
+// updateBounds brings the bounds up to date after CPUs were reserved over
+// [from, to), leaving at least minFree CPUs free there, and appends the
+// hole and tail levels that changed. Thresholds up to minFree see the same
+// runs as before and are skipped. A hole whose stretch misses the
+// reservation is still exact; one it hits is searched again from its old
+// start; a level without a hole is searched in the stretch the tail has
+// just left behind, if it moved. One pass per threshold serves them all.
+func (n *nodeState) updateBounds(from, to int64, minFree int, holes, tails []int) ([]int, []int) {
+	tl := &n.tl
+	var starts [numDur]int64
+	for c := 0; c < cpuLevels && cpuThresholds[c] <= n.capacity.CPUs; c++ {
+		need := cpuThresholds[c]
+		if need <= minFree {
+			continue
+		}
+		oldTail := n.tail[c]
+		newTail := n.computeTail(need)
+		if newTail != oldTail {
+			n.tail[c] = newTail
+			tails = append(tails, c)
+		}
+		row := n.hole[c*numDur : (c+1)*numDur]
+		var todo [numDur]int8 // duration levels to search again
+		nt, lo := 0, int64(never)
+		// Holes and their ends grow with d: the ones the reservation hits
+		// are a middle range, the holes that do not exist a suffix.
+		d := 0
+		for d < numDur && row[d] != never && satAdd(row[d], max(durLevels[d], 1)) <= from {
+			d++
+		}
+		for ; d < numDur && row[d] < to; d++ {
+			starts[d] = row[d]
+			todo[nt] = int8(d)
+			nt++
+			lo = min(lo, row[d])
+		}
+		if newTail != oldTail && oldTail != never {
+			for d = numDur - 1; d >= 0 && row[d] == never; d-- {
+				starts[d] = oldTail
+				todo[nt] = int8(d)
+				nt++
+				lo = min(lo, oldTail)
+			}
+		}
+		left := nt // todo[:left] are still searching
+		runStart := int64(-1)
+		for i := tl.find(lo); left > 0 && i < len(tl.at) && tl.at[i] < newTail; i++ {
+			if tl.free[i].CPUs < need {
+				runStart = -1
+				continue
+			}
+			if runStart < 0 {
+				runStart = tl.at[i]
+			}
+			e := tl.end(i)
+			for k := 0; k < left; {
+				d := todo[k]
+				if s := max(runStart, starts[d]); s < e && (e == never || e-s >= durLevels[d]) {
+					if s != row[d] {
+						row[d] = s
+						holes = append(holes, c*numDur+int(d))
+					}
+					left--
+					todo[k], todo[left] = todo[left], todo[k]
+					continue
+				}
+				k++
+			}
+		}
+		for _, d := range todo[:left] { // no stretch long enough before the tail
+			if row[d] != never {
+				row[d] = never
+				holes = append(holes, c*numDur+int(d))
+			}
+		}
+	}
+	return holes, tails
+}
+
+// partIndex is a set of tournament trees over the up nodes of one
+// partition: leaves are nodes, each inner entry the minimum of its two
+// children (v = 1 is the root, leaves are size..2*size-1).
+type partIndex struct {
+	nodes []*nodeState // leaves, in partition order
+	size  int          // number of leaves, a power of two >= len(nodes)
+	// Level-major, because a search reads one level across many subtrees:
+	// entry l*2*size + v is subtree v's minimum.
+	holeMin []int64 // numLevels trees
+	tailMin []int64 // cpuLevels trees
+}
+
+func newPartIndex(nodes []*nodeState) *partIndex {
+	size := 1
+	for size < len(nodes) {
+		size *= 2
+	}
+	ix := &partIndex{nodes: nodes, size: size,
+		holeMin: make([]int64, 2*size*numLevels), tailMin: make([]int64, 2*size*cpuLevels)}
+	for leaf, n := range nodes {
+		n.leaves = append(n.leaves, leafRef{ix, leaf})
+	}
+	build := func(row []int64, value func(n *nodeState) int64) {
+		for leaf := 0; leaf < size; leaf++ {
+			row[size+leaf] = never
+			if leaf < len(nodes) {
+				row[size+leaf] = value(nodes[leaf])
+			}
+		}
+		for v := size - 1; v >= 1; v-- {
+			row[v] = min(row[2*v], row[2*v+1])
+		}
+	}
+	for l := 0; l < numLevels; l++ {
+		build(ix.row(ix.holeMin, l), func(n *nodeState) int64 { return n.hole[l] })
+	}
+	for c := 0; c < cpuLevels; c++ {
+		build(ix.row(ix.tailMin, c), func(n *nodeState) int64 { return n.tail[c] })
+	}
+	return ix
+}
+
+func (ix *partIndex) row(trees []int64, l int) []int64 {
+	return trees[l*2*ix.size : (l+1)*2*ix.size]
+}
+
+// bound is the smallest lower bound in subtree v for level l.
+func (ix *partIndex) bound(v, l int) int64 {
+	if l < 0 {
+		return 0
+	}
+	return min(ix.holeMin[l*2*ix.size+v], ix.tailMin[(l/numDur)*2*ix.size+v])
+}
+
+// update refreshes the paths above a leaf for the levels that changed.
+func (ix *partIndex) update(leaf int, n *nodeState, holes, tails []int) {
+	for _, l := range holes {
+		ix.set(ix.row(ix.holeMin, l), leaf, n.hole[l])
+	}
+	for _, c := range tails {
+		ix.set(ix.row(ix.tailMin, c), leaf, n.tail[c])
+	}
+}
+
+func (ix *partIndex) set(row []int64, leaf int, value int64) {
+	v := ix.size + leaf
+	row[v] = value
+	for v > 1 {
+		p := v / 2
+		m := min(row[2*p], row[2*p+1])
+		if m == row[p] {
+			return
+		}
+		row[p] = m
+		v = p
+	}
+}

@@ -1,0 +1,375 @@
+package sched
+
+import (
+	"fmt"
+	"math/rand"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+)
+
+// randomSnapshot builds a snapshot with mixed node sizes, two overlapping
+// partitions, running jobs with known, overdue and unknown ends, and
+// pending jobs with mixed sizes, node counts, limits and a few blocked.
+func randomSnapshot(rng *rand.Rand, nodes, running, pending int) Snapshot {
+	s := Snapshot{Now: T0}
+	var all, half []string
+	for i := 0; i < nodes; i++ {
+		n := MakeNode(fmt.Sprintf("n%03d", i)).
+			CPUs([]int{2, 4, 8, 16}[rng.Intn(4)]).
+			Mem(int64(1+rng.Intn(8)) * GiB).
+			FGPU([]int{0, 0, 100, 400}[rng.Intn(4)])
+		if rng.Intn(15) == 0 {
+			n.Down()
+		}
+		s.Nodes = append(s.Nodes, n.Obj())
+		all = append(all, n.n.Name)
+		if i%2 == 0 {
+			half = append(half, n.n.Name)
+		}
+	}
+	s.Partitions = []Partition{
+		{Name: "batch", Nodes: all, DefaultTime: 2 * time.Hour},
+		{Name: "half", Nodes: half, DefaultTime: 30 * time.Minute, MaxTime: 8 * time.Hour},
+	}
+	free := map[string]Resources{}
+	for _, n := range s.Nodes {
+		free[n.Name] = n.Capacity
+	}
+	for i := 0; i < running; i++ {
+		n := s.Nodes[rng.Intn(nodes)]
+		f := free[n.Name]
+		if f.CPUs < 1 {
+			continue
+		}
+		res := Resources{CPUs: 1 + rng.Intn(f.CPUs), MemBytes: f.MemBytes / int64(1+rng.Intn(3)), FGPU: f.FGPU / (1 + rng.Intn(2))}
+		free[n.Name] = f.Sub(res)
+		r := Running{ID: uint64(10000 + i), Alloc: []Allocation{{Node: n.Name, Resources: res}}}
+		switch rng.Intn(10) {
+		case 0: // unknown end
+		case 1:
+			r.End = T0.Add(-time.Minute)
+		default:
+			r.End = T0.Add(time.Duration(1+rng.Intn(600)) * time.Minute)
+		}
+		s.Running = append(s.Running, r)
+	}
+	for i := 0; i < pending; i++ {
+		j := MakeJob(uint64(i + 1)).
+			CPUs(1 + rng.Intn(8)).
+			Mem(int64(rng.Intn(3)) * GiB / 2).
+			Nodes(1 + rng.Intn(3)*rng.Intn(2)).
+			Prio(int64(rng.Intn(5))).
+			Submitted(T0.Add(-time.Duration(rng.Intn(1000)) * time.Second))
+		if rng.Intn(4) != 0 {
+			j.Time(time.Duration(1+rng.Intn(300)) * time.Minute)
+		}
+		if rng.Intn(5) == 0 {
+			j.FGPU(25 * rng.Intn(5))
+		}
+		if rng.Intn(3) == 0 {
+			j.Part("half")
+		}
+		if rng.Intn(20) == 0 {
+			j.Blocked(api.ReasonJobHeld)
+		}
+		s.Pending = append(s.Pending, j.Obj())
+	}
+	return s
+}
+
+func forEachRandomSnapshot(t *testing.T, rounds int, modes []Mode, f func(t *testing.T, s Snapshot, mode Mode)) {
+	rng := rand.New(rand.NewSource(42))
+	for round := 0; round < rounds; round++ {
+		s := randomSnapshot(rng, 3+rng.Intn(12), rng.Intn(30), 5+rng.Intn(60))
+		for _, mode := range modes {
+			t.Run(fmt.Sprintf("%d/%s", round, mode), func(t *testing.T) { f(t, s, mode) })
+		}
+	}
+}
+
+// couldEverRun says whether enough up nodes could ever hold the job
+// (capacity less what running jobs with no known end hold forever), so a
+// missing estimate is justified only when it returns false.
+func couldEverRun(s Snapshot, j Pending) bool {
+	var part *Partition
+	for i := range s.Partitions {
+		if s.Partitions[i].Name == j.Partition {
+			part = &s.Partitions[i]
+		}
+	}
+	if part == nil {
+		return false
+	}
+	up := map[string]Resources{}
+	for _, n := range s.Nodes {
+		if n.Up {
+			up[n.Name] = n.Capacity
+		}
+	}
+	for _, r := range s.Running {
+		if r.End.IsZero() {
+			for _, a := range r.Alloc {
+				up[a.Node] = up[a.Node].Sub(a.Resources)
+			}
+		}
+	}
+	fit := 0
+	for _, name := range part.Nodes {
+		if free, ok := up[name]; ok && j.PerNode.Fits(free) {
+			fit++
+		}
+	}
+	return fit >= max(j.NodeCount, 1)
+}
+
+func TestPropertyNoOvercommitAndEveryJobPlanned(t *testing.T) {
+	forEachRandomSnapshot(t, 60, allModes, func(t *testing.T, s Snapshot, mode Mode) {
+		h := &Harness{t: t, Snap: s}
+		v := h.Plan(Backfill{Mode: mode}) // checks overcommit
+		seen := map[uint64]bool{}
+		for _, st := range v.Starts {
+			seen[st.JobID] = true
+		}
+		for _, e := range v.Pending {
+			if seen[e.JobID] {
+				t.Fatalf("job %d both starts and waits", e.JobID)
+			}
+			seen[e.JobID] = true
+		}
+		if len(seen) != len(s.Pending) {
+			t.Fatalf("plan covers %d jobs of %d", len(seen), len(s.Pending))
+		}
+		for _, j := range s.Pending {
+			if j.Blocked != "" || !seen[j.ID] {
+				continue
+			}
+			for _, e := range v.Pending {
+				if e.JobID != j.ID {
+					continue
+				}
+				if e.Reason == api.ReasonPartitionTimeLimit {
+					break
+				}
+				if e.Start.IsZero() && couldEverRun(s, j) {
+					// Only unlimited jobs may be shut out forever, by other
+					// unlimited reservations.
+					if plannedDuration(s, j) != 0 {
+						t.Fatalf("job %d (%+v) got no start time; plan %s", j.ID, j, v)
+					}
+				}
+			}
+		}
+	})
+}
+
+func TestPropertyDeterministic(t *testing.T) {
+	forEachRandomSnapshot(t, 30, allModes, func(t *testing.T, s Snapshot, mode Mode) {
+		a := Backfill{Mode: mode}.Plan(s)
+		// The same input again, with the pending list in another order.
+		s2 := s
+		s2.Pending = append([]Pending(nil), s.Pending...)
+		rand.New(rand.NewSource(7)).Shuffle(len(s2.Pending), func(i, j int) {
+			s2.Pending[i], s2.Pending[j] = s2.Pending[j], s2.Pending[i]
+		})
+		for i := 0; i < 2; i++ {
+			if b := (Backfill{Mode: mode}).Plan(s2); !reflect.DeepEqual(a, b) {
+				t.Fatalf("plans differ for identical input:\n%+v\n%+v", a, b)
+			}
+		}
+	})
+}
+
+// A job that starts now while a higher-priority job waits was backfilled.
+// Planning again without it must leave every protected job's start and
+// nodes unchanged: all higher-priority jobs in conservative mode, the top
+// (Resources) jobs in EASY.
+func TestPropertyBackfillDelaysNoReservation(t *testing.T) {
+	// fcfs never backfills, so it has nothing to check here.
+	forEachRandomSnapshot(t, 40, []Mode{Conservative, EASY}, func(t *testing.T, s Snapshot, mode Mode) {
+		pl := Backfill{Mode: mode}
+		with := pl.Plan(s)
+		order := SortByPriority(s.Pending)
+		rank := map[uint64]int{}
+		for i, j := range order {
+			rank[j.ID] = i
+		}
+		started := map[uint64]bool{}
+		for _, st := range with.Starts {
+			started[st.JobID] = true
+		}
+		for _, st := range with.Starts {
+			backfilled := false
+			for _, e := range with.Pending {
+				if rank[e.JobID] < rank[st.JobID] && e.Reason != api.ReasonJobHeld && !e.Start.IsZero() {
+					backfilled = true
+				}
+			}
+			if !backfilled {
+				continue
+			}
+			s2 := s
+			s2.Pending = nil
+			for _, j := range s.Pending {
+				if j.ID != st.JobID {
+					s2.Pending = append(s2.Pending, j)
+				}
+			}
+			without := pl.Plan(s2)
+			wo := map[uint64]Estimate{}
+			for _, e := range without.Pending {
+				wo[e.JobID] = e
+			}
+			for _, e := range with.Pending {
+				if rank[e.JobID] > rank[st.JobID] || e.Start.IsZero() {
+					continue
+				}
+				if mode == EASY && e.Reason != api.ReasonResources {
+					continue
+				}
+				o := wo[e.JobID]
+				if !o.Start.Equal(e.Start) || !reflect.DeepEqual(o.Nodes, e.Nodes) {
+					t.Fatalf("backfilling job %d moved job %d from %v%v to %v%v",
+						st.JobID, e.JobID, o.Start.Sub(T0), o.Nodes, e.Start.Sub(T0), e.Nodes)
+				}
+			}
+		}
+	})
+}
+
+// In conservative mode every estimate is the earliest start the profile
+// allowed: replaying the plan job by job in priority order, a brute-force
+// check of every earlier candidate time (now and every end of something
+// already placed) finds no start the planner missed. This is what keeps
+// the search index honest.
+func TestPropertyConservativeStartsAreEarliest(t *testing.T) {
+	forEachRandomSnapshot(t, 60, []Mode{Conservative}, func(t *testing.T, s Snapshot, _ Mode) {
+		plan := Backfill{}.Plan(s)
+		type iv struct {
+			from, to time.Time // zero to = forever
+			res      Resources
+		}
+		held := map[string][]iv{}
+		for _, r := range s.Running {
+			end := r.End
+			if !end.IsZero() && !end.After(s.Now) {
+				end = s.Now.Add(1)
+			}
+			for _, a := range r.Alloc {
+				held[a.Node] = append(held[a.Node], iv{s.Now, end, a.Resources})
+			}
+		}
+		capOf, parts := map[string]Node{}, map[string]Partition{}
+		for _, n := range s.Nodes {
+			capOf[n.Name] = n
+		}
+		for _, p := range s.Partitions {
+			parts[p.Name] = p
+		}
+		planned := map[uint64]struct {
+			at    time.Time
+			nodes []string
+		}{}
+		for _, st := range plan.Starts {
+			planned[st.JobID] = struct {
+				at    time.Time
+				nodes []string
+			}{s.Now, st.Nodes}
+		}
+		for _, e := range plan.Pending {
+			if !e.Start.IsZero() {
+				planned[e.JobID] = struct {
+					at    time.Time
+					nodes []string
+				}{e.Start, e.Nodes}
+			}
+		}
+		fitsOn := func(node string, need Resources, from time.Time, d time.Duration) bool {
+			n := capOf[node]
+			if !n.Up {
+				return false
+			}
+			points := []time.Time{from}
+			for _, h := range held[node] {
+				if h.from.After(from) && (d == 0 || h.from.Before(from.Add(d))) {
+					points = append(points, h.from)
+				}
+			}
+			for _, p := range points {
+				var used Resources
+				for _, h := range held[node] {
+					if !h.from.After(p) && (h.to.IsZero() || h.to.After(p)) {
+						used = used.Add(h.res)
+					}
+				}
+				if !need.Fits(n.Capacity.Sub(used)) {
+					return false
+				}
+			}
+			return true
+		}
+		for _, j := range SortByPriority(s.Pending) {
+			pl, ok := planned[j.ID]
+			if !ok {
+				continue
+			}
+			d := plannedDuration(s, j)
+			cands := []time.Time{s.Now}
+			for _, list := range held {
+				for _, h := range list {
+					if !h.to.IsZero() && h.to.Before(pl.at) {
+						cands = append(cands, h.to)
+					}
+				}
+			}
+			for _, c := range cands {
+				if !c.Before(pl.at) {
+					continue
+				}
+				fit := 0
+				for _, name := range parts[j.Partition].Nodes {
+					if fitsOn(name, j.PerNode, c, d) {
+						fit++
+					}
+				}
+				if fit >= max(j.NodeCount, 1) {
+					t.Fatalf("job %d planned at %v but could start at %v on %d nodes", j.ID, pl.at.Sub(T0), c.Sub(T0), fit)
+				}
+			}
+			var to time.Time
+			if d != 0 {
+				to = pl.at.Add(d)
+			}
+			for _, n := range pl.nodes {
+				held[n] = append(held[n], iv{pl.at, to, j.PerNode})
+			}
+		}
+	})
+}
+
+func TestSortPendingMatchesSortByPriority(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	var jobs []Pending
+	for i := 0; i < 500; i++ {
+		jobs = append(jobs, MakeJob(uint64(rng.Intn(300))).Prio(int64(rng.Intn(4))).
+			Submitted(T0.Add(time.Duration(rng.Intn(5))*time.Second)).CPUs(1+i).Obj())
+	}
+	sorted := SortByPriority(jobs)
+	for i, p := range sortPending(jobs) {
+		if !reflect.DeepEqual(*p, sorted[i]) {
+			t.Fatalf("sortPending and SortByPriority disagree at %d", i)
+		}
+	}
+}
+
+func TestPropertyStartsOnlyStartsTheSameJobs(t *testing.T) {
+	forEachRandomSnapshot(t, 30, allModes, func(t *testing.T, s Snapshot, mode Mode) {
+		full := Backfill{Mode: mode}.Plan(s)
+		only := Backfill{Mode: mode, StartsOnly: true}.Plan(s)
+		if !reflect.DeepEqual(full.Starts, only.Starts) || len(only.Pending) != 0 {
+			t.Fatalf("starts differ or estimates returned:\n%+v\n%+v", full, only)
+		}
+	})
+}

@@ -1,0 +1,364 @@
+package sched
+
+import "sort"
+
+// rankLimit bounds how many equally early nodes a single-node job compares
+// before choosing one (Nomad's "limit" idea): enough to pack well, cheap
+// on a 1,000-node partition that is idle.
+const rankLimit = 8
+
+// profile is the planner's working state: every up node's availability
+// timeline plus the search index over them.
+type profile struct {
+	nodes []*nodeState // up nodes, in snapshot order
+	parts map[string]*partState
+
+	holes []int // scratch for place
+	tails []int
+	items itemHeap // scratch for earliestMany
+	open  endHeap
+}
+
+type partState struct {
+	Partition
+	ix *partIndex
+}
+
+// request is a pending job translated into the planner's terms.
+type request struct {
+	*Pending
+	part  *partState
+	need  Resources
+	count int   // nodes
+	dur   int64 // planned run time; never = unlimited
+	level int   // index level, -1 = none
+}
+
+func newProfile(s Snapshot) *profile {
+	p := &profile{parts: make(map[string]*partState, len(s.Partitions))}
+	byName := make(map[string]*nodeState, len(s.Nodes))
+	for i, n := range s.Nodes {
+		if !n.Up {
+			continue
+		}
+		if _, dup := byName[n.Name]; dup {
+			continue
+		}
+		ns := &nodeState{name: n.Name, pos: i, capacity: n.Capacity}
+		byName[n.Name] = ns
+		p.nodes = append(p.nodes, ns)
+	}
+	// Running jobs: free now is capacity minus every allocation; each
+	// allocation comes back at its job's expected end.
+	type release struct {
+		at  int64
+		res Resources
+	}
+	releases := make(map[*nodeState][]release)
+	used := make(map[*nodeState]Resources)
+	for _, r := range s.Running {
+		end := int64(never)
+		if !r.End.IsZero() {
+			// An overdue job still holds its resources; plan it as
+			// ending just after now, never as ended.
+			end = max(offset(s.Now, r.End), 1)
+		}
+		for _, a := range r.Alloc {
+			ns := byName[a.Node]
+			if ns == nil {
+				continue
+			}
+			used[ns] = used[ns].Add(a.Resources)
+			if end != never {
+				releases[ns] = append(releases[ns], release{end, a.Resources})
+			}
+		}
+	}
+	for _, ns := range p.nodes {
+		free := ns.capacity.Sub(used[ns])
+		ns.tl = newTimeline(free)
+		rel := releases[ns]
+		sort.Slice(rel, func(a, b int) bool { return rel[a].at < rel[b].at })
+		for _, r := range rel {
+			free = free.Add(r.res)
+			ns.tl.appendSegment(r.at, free)
+		}
+		ns.initBounds()
+	}
+	for _, part := range s.Partitions {
+		if _, dup := p.parts[part.Name]; dup {
+			continue
+		}
+		var members []*nodeState
+		seen := make(map[*nodeState]bool, len(part.Nodes))
+		for _, name := range part.Nodes {
+			if ns := byName[name]; ns != nil && !seen[ns] {
+				seen[ns] = true
+				members = append(members, ns)
+			}
+		}
+		ps := &partState{Partition: part}
+		if len(members) > 0 {
+			ps.ix = newPartIndex(members)
+		}
+		p.parts[part.Name] = ps
+	}
+	return p
+}
+
+// place reserves req on nodes over [at, at+dur) and refreshes the index.
+func (p *profile) place(r *request, at int64, nodes []*nodeState) {
+	end := satAdd(at, r.dur)
+	for _, n := range nodes {
+		minFree := n.tl.reserve(r.need, at, end)
+		if r.need.CPUs <= 0 {
+			continue // the index bounds CPUs only
+		}
+		p.holes, p.tails = n.updateBounds(at, end, minFree, p.holes[:0], p.tails[:0])
+		for _, lr := range n.leaves {
+			lr.ix.update(lr.leaf, n, p.holes, p.tails)
+		}
+	}
+}
+
+// earliest finds the first time t in [from, limit) at which r can start,
+// and the nodes to use; never if there is none.
+func (p *profile) earliest(r *request, from, limit int64) (int64, []*nodeState) {
+	if r.count <= 1 {
+		return p.earliestOne(r, from, limit)
+	}
+	return p.earliestMany(r, from, limit)
+}
+
+// earliestOne is a best-first walk of the partition's tree: a subtree is
+// skipped when its best lower bound cannot beat the best start found.
+func (p *profile) earliestOne(r *request, from, limit int64) (int64, []*nodeState) {
+	ix := r.part.ix
+	best, found := limit, false
+	var ties []*nodeState
+	var walk func(v int, b int64)
+	walk = func(v int, b int64) { // b: subtree v's bound
+		b = max(b, from) // nothing starts before from
+		if found {
+			if b > best || (b == best && len(ties) >= rankLimit) {
+				return
+			}
+		} else if b >= limit {
+			return
+		}
+		if v >= ix.size {
+			n := ix.nodes[v-ix.size]
+			if !r.need.Fits(n.capacity) {
+				return
+			}
+			stop := best
+			if found {
+				stop = satAdd(best, 1)
+			}
+			t := n.tl.earliest(r.need, r.dur, b, stop)
+			switch {
+			case t == never:
+			case !found || t < best:
+				best, found = t, true
+				ties = append(ties[:0], n)
+			case t == best && len(ties) < rankLimit:
+				ties = append(ties, n)
+			}
+			return
+		}
+		a, c := 2*v, 2*v+1
+		ba, bc := ix.bound(a, r.level), ix.bound(c, r.level)
+		if bc < ba {
+			a, c, ba, bc = c, a, bc, ba
+		}
+		walk(a, ba)
+		walk(c, bc)
+	}
+	walk(1, ix.bound(1, r.level))
+	if !found {
+		return never, nil
+	}
+	return best, p.choose(r, best, ties)
+}
+
+// earliestMany finds the first time at which r.count nodes can all run the
+// job. Each node's feasible start times form windows [a, b] (a run of
+// segments where the job fits, less its duration). Windows are visited in
+// order of their start, merged lazily from every node, and nodes enter in
+// order of their lower bound from the index, so only windows that open
+// before the answer are ever computed. The answer is the first window
+// start at which count windows are open at once.
+func (p *profile) earliestMany(r *request, from, limit int64) (int64, []*nodeState) {
+	ix := r.part.ix
+	if len(ix.nodes) < r.count {
+		return never, nil
+	}
+	q := p.items[:0]
+	open := p.open[:0]
+	q.push(item{key: max(ix.bound(1, r.level), from), v: 1})
+	answer := int64(never)
+	for len(q) > 0 {
+		it := q.pop()
+		if it.key >= limit || (answer != never && (it.key > answer || len(open) >= r.count+rankLimit)) {
+			break
+		}
+		switch {
+		case it.v < 0: // a window [key, end] of leaf -v-1
+			t := it.key
+			for len(open) > 0 && open[0].end < t {
+				open.pop()
+			}
+			open.push(it)
+			if answer == never && len(open) >= r.count {
+				answer = t
+			}
+			if it.end != never {
+				n := ix.nodes[-it.v-1]
+				if a, b := n.tl.window(r.need, r.dur, satAdd(it.end, 1)); a != never {
+					q.push(item{key: a, end: b, v: it.v})
+				}
+			}
+		case int(it.v) >= ix.size: // a leaf: the node's first window
+			leaf := int(it.v) - ix.size
+			n := ix.nodes[leaf]
+			if r.need.Fits(n.capacity) {
+				if a, b := n.tl.window(r.need, r.dur, it.key); a != never {
+					q.push(item{key: a, end: b, v: int32(-leaf - 1)})
+				}
+			}
+		default:
+			for _, c := range [2]int{2 * int(it.v), 2*int(it.v) + 1} {
+				if b := ix.bound(c, r.level); b < limit && (answer == never || b <= answer) {
+					q.push(item{key: max(b, it.key), v: int32(c)})
+				}
+			}
+		}
+	}
+	p.items, p.open = q, open
+	if answer == never {
+		return never, nil
+	}
+	nodes := make([]*nodeState, 0, len(open))
+	for _, w := range open {
+		if w.end >= answer {
+			nodes = append(nodes, ix.nodes[-w.v-1])
+		}
+	}
+	return answer, p.choose(r, answer, nodes)
+}
+
+// item is an entry of the merge: a subtree v of the index (v > 0) keyed by
+// its lower bound, or a window [key, end] of leaf -v-1 (v < 0).
+type item struct {
+	key, end int64
+	v        int32
+}
+
+// less orders by key; at equal keys windows come first, then by v, so
+// the merge is deterministic.
+func (a item) less(b item) bool {
+	if a.key != b.key {
+		return a.key < b.key
+	}
+	return a.v < b.v
+}
+
+type itemHeap []item
+
+func (h *itemHeap) push(x item) {
+	*h = append(*h, x)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !s[i].less(s[p]) {
+			break
+		}
+		s[i], s[p] = s[p], s[i]
+		i = p
+	}
+}
+
+func (h *itemHeap) pop() item {
+	s := *h
+	top := s[0]
+	last := len(s) - 1
+	s[0] = s[last]
+	s = s[:last]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < len(s) && s[l].less(s[m]) {
+			m = l
+		}
+		if l+1 < len(s) && s[l+1].less(s[m]) {
+			m = l + 1
+		}
+		if m == i {
+			break
+		}
+		s[i], s[m] = s[m], s[i]
+		i = m
+	}
+	*h = s
+	return top
+}
+
+// endHeap holds the open windows, earliest end first.
+type endHeap []item
+
+func (h *endHeap) push(x item) {
+	*h = append(*h, x)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		p := (i - 1) / 2
+		if s[i].end >= s[p].end {
+			break
+		}
+		s[i], s[p] = s[p], s[i]
+		i = p
+	}
+}
+
+func (h *endHeap) pop() {
+	s := *h
+	last := len(s) - 1
+	s[0] = s[last]
+	s = s[:last]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < len(s) && s[l].end < s[m].end {
+			m = l
+		}
+		if l+1 < len(s) && s[l+1].end < s[m].end {
+			m = l + 1
+		}
+		if m == i {
+			break
+		}
+		s[i], s[m] = s[m], s[i]
+		i = m
+	}
+	*h = s
+}
+
+// choose ranks the nodes that can start r at t and keeps the best r.count.
+func (p *profile) choose(r *request, t int64, nodes []*nodeState) []*nodeState {
+	k := max(r.count, 1)
+	if len(nodes) == k && k == 1 {
+		return nodes
+	}
+	cands := make([]Candidate, len(nodes))
+	byPos := make(map[int]*nodeState, len(nodes))
+	for i, n := range nodes {
+		cands[i] = Candidate{Node: n.name, Free: n.tl.freeAt(t), pos: n.pos}
+		byPos[n.pos] = n
+	}
+	src := &FitsFilter{Source: &sliceIterator{cands: cands}, Need: r.need}
+	rank := &BinPackRank{Source: src, Need: r.need, Capacity: func(pos int) Resources { return byPos[pos].capacity }}
+	top := selectTop(rank, k)
+	out := make([]*nodeState, len(top))
+	for i, c := range top {
+		out[i] = byPos[c.pos]
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].pos < out[b].pos })
+	return out
+}

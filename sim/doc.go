@@ -1,0 +1,13 @@
+// Package sim replays Standard Workload Format (SWF) traces through
+// corral's own priority and sched packages in virtual time, and measures
+// the result: waits, bounded slowdown, utilization and per-user fairness.
+//
+// The machine is one node with as many CPUs as the trace has processors,
+// so a job may run on any free processors, as on the traced machines (and
+// as published simulators count them). Every arrival or end, per second
+// of virtual time, triggers one plan; the jobs the plan starts now start.
+// A job runs for its recorded run time, killed at its requested time; a
+// request of -1 means the run time itself.
+//
+// `corral sim` (package cli) is the command line for it.
+package sim

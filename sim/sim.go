@@ -1,0 +1,383 @@
+package sim
+
+import (
+	"container/heap"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/corral-hpc/corral/priority"
+	"github.com/corral-hpc/corral/sched"
+)
+
+// Policy names a scheduling policy the simulator replays.
+type Policy string
+
+const (
+	PolicyFCFS         Policy = "fcfs"
+	PolicyEASY         Policy = "easy"
+	PolicyConservative Policy = "conservative"
+	// PolicyDefault is corral's own: see policyFor.
+	PolicyDefault Policy = "default"
+)
+
+// Policies lists every policy in the order reports show them.
+var Policies = []Policy{PolicyFCFS, PolicyEASY, PolicyConservative, PolicyDefault}
+
+// ParsePolicy accepts a policy name in any case.
+func ParsePolicy(s string) (Policy, error) {
+	for _, p := range Policies {
+		if strings.EqualFold(s, string(p)) {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("unknown policy %q (valid: fcfs, easy, conservative, default)", s)
+}
+
+// setup is what a policy means for the replay.
+type setup struct {
+	planner  sched.Planner
+	priority priority.Config
+	// predict plans with runtime predictions from the user's history
+	// (EASY++); jobs are still killed at their requested time.
+	predict bool
+}
+
+// fcfsPriority orders jobs by submit time only: age is monotone in submit
+// time, and ties (age capped) fall back to submit time in the planner.
+func fcfsPriority() priority.Config {
+	return priority.Config{Weights: priority.Weights{Age: 1_000_000}, MaxAge: 365 * 24 * time.Hour}
+}
+
+// defaultPriority is corral's multifactor priority (Fair Tree fairshare
+// 10000, age 1000, size 100) with the size factor favouring small jobs:
+// in trace replay, favouring large jobs delays the many small ones for
+// little gain (see docs/benchmarks.md for the numbers either way).
+func defaultPriority() priority.Config {
+	cfg := priority.DefaultConfig()
+	cfg.FavorSmall = true
+	return cfg
+}
+
+// policyFor maps a policy to planner and priority settings. fcfs, easy and
+// conservative use FCFS priority and user estimates, as published
+// simulations do. The default policy is conservative backfilling with
+// multifactor priority (defaultPriority), planned with runtime predictions
+// (EASY++ style: the mean of the user's last two run times, capped by the
+// request, corrected to the request when a job outlives it) for jobs whose
+// request is a user estimate; jobs are still killed at their request.
+func policyFor(p Policy) (setup, error) {
+	switch p {
+	case PolicyFCFS:
+		return setup{planner: sched.Backfill{Mode: sched.FCFS, StartsOnly: true}, priority: fcfsPriority()}, nil
+	case PolicyEASY:
+		return setup{planner: sched.Backfill{Mode: sched.EASY, StartsOnly: true}, priority: fcfsPriority()}, nil
+	case PolicyConservative:
+		return setup{planner: sched.Backfill{Mode: sched.Conservative, StartsOnly: true}, priority: fcfsPriority()}, nil
+	case PolicyDefault:
+		return setup{planner: sched.Backfill{Mode: sched.Conservative, StartsOnly: true},
+			priority: defaultPriority(), predict: true}, nil
+	}
+	return setup{}, fmt.Errorf("unknown policy %q (valid: fcfs, easy, conservative, default)", p)
+}
+
+// Config is one replay.
+type Config struct {
+	Procs   int    // machine size; 0 = the trace header's MaxProcs
+	Policy  Policy // "" = default
+	MaxJobs int    // replay only the first MaxJobs jobs; 0 = all
+}
+
+// Record is what happened to one job.
+type Record struct {
+	ID        int64 `json:"id"`
+	User      int64 `json:"user"`
+	Procs     int   `json:"procs"`
+	Submit    int64 `json:"submit"` // seconds since the trace start
+	Start     int64 `json:"start"`
+	End       int64 `json:"end"`
+	Requested int64 `json:"requested"` // the limit it was killed at
+	Killed    bool  `json:"killed"`    // ran into its limit
+}
+
+// Wait is how long the job queued.
+func (r Record) Wait() int64 { return r.Start - r.Submit }
+
+// Run is how long it ran.
+func (r Record) Run() int64 { return r.End - r.Start }
+
+// Result is a finished replay.
+type Result struct {
+	Policy  Policy   `json:"policy"`
+	Procs   int      `json:"procs"`
+	Skipped int      `json:"skipped"` // trace lines that cannot be replayed
+	Records []Record `json:"-"`
+	Metrics Metrics  `json:"metrics"`
+}
+
+// epoch anchors virtual time; only differences matter.
+var epoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func at(s int64) time.Time { return epoch.Add(time.Duration(s) * time.Second) }
+
+// simJob is a job during the replay.
+type simJob struct {
+	Record
+	run  int64 // actual run time, clipped to the request
+	plan int64 // planned run time (request or prediction)
+	// estimated: the request is the user's estimate; without one (-1 in
+	// the trace) it is the run time itself, which no prediction beats.
+	estimated bool
+	user      string
+	submitted time.Time // Submit in virtual time
+	pos       int       // index in the trace, the tie-breaker
+	charge    int64     // usage is charged up to here
+}
+
+// Run replays the trace in virtual time: no sleeping, no daemons. The
+// machine is one node with Procs CPUs, so a job may use any free
+// processors, as on the traced machines; each event (arrivals, ends) at a
+// given second triggers one plan from the same priority and sched code the
+// controller runs.
+func Run(tr *Trace, cfg Config) (*Result, error) {
+	if cfg.Policy == "" {
+		cfg.Policy = PolicyDefault
+	}
+	pol, err := policyFor(cfg.Policy)
+	if err != nil {
+		return nil, err
+	}
+	return runWith(tr, cfg, pol)
+}
+
+func runWith(tr *Trace, cfg Config, pol setup) (*Result, error) {
+	procs := cfg.Procs
+	if procs == 0 {
+		procs = tr.MaxProcs()
+	}
+	if procs <= 0 {
+		return nil, fmt.Errorf("the trace does not say how many processors the machine has; give --procs")
+	}
+	calc, err := priority.New(pol.priority)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Policy: cfg.Policy, Procs: procs}
+	jobs := admit(tr, cfg, procs, res)
+	r := &replay{pol: pol, calc: calc, procs: procs, ledger: calc.NewLedger(),
+		history: map[string][]int64{}, index: make([]int, len(tr.Jobs))}
+	if err := r.run(jobs); err != nil {
+		return nil, err
+	}
+	res.Records = r.done
+	res.Metrics = Compute(res.Records, procs)
+	return res, nil
+}
+
+// admit turns trace lines into jobs: allocated processors (else requested),
+// requested time -1 means the run time, runs clipped to the request.
+// Lines with no processors, a negative run time or more processors than
+// the machine are counted as skipped.
+func admit(tr *Trace, cfg Config, procs int, res *Result) []*simJob {
+	var jobs []*simJob
+	for i, j := range tr.Jobs {
+		if cfg.MaxJobs > 0 && len(jobs) >= cfg.MaxJobs {
+			break
+		}
+		p := j.Procs
+		if p <= 0 {
+			p = j.ReqProcs
+		}
+		req := j.ReqTime
+		if req <= 0 {
+			req = j.Run
+		}
+		if p <= 0 || p > int64(procs) || j.Run < 0 || j.Submit < 0 || req <= 0 {
+			res.Skipped++
+			continue
+		}
+		sj := &simJob{Record: Record{ID: j.ID, User: j.User, Procs: int(p), Submit: j.Submit, Requested: req},
+			run: min(j.Run, req), user: fmt.Sprint(j.User), submitted: at(j.Submit), pos: i}
+		sj.Killed = j.Run > req
+		sj.estimated = j.ReqTime > 0
+		jobs = append(jobs, sj)
+	}
+	// Stable by submit time: traces are sorted, but do not rely on it.
+	sortJobs(jobs)
+	return jobs
+}
+
+type replay struct {
+	pol     setup
+	calc    *priority.Calculator
+	procs   int
+	ledger  *priority.Ledger
+	history map[string][]int64 // user -> last two run times, newest last
+
+	pending []*simJob
+	running endHeap
+	done    []Record
+
+	fs   priority.Fairshares // recomputed every calcPeriod, as Slurm does
+	fsAt int64
+
+	// buffers reused from one plan to the next
+	snap    sched.Snapshot
+	pjobs   []priority.Job
+	index   []int // trace position -> index in pending
+	started []bool
+}
+
+// calcPeriod is how often fairshare is recomputed (Slurm's
+// PriorityCalcPeriod default), and sooner for a user it has not seen.
+const calcPeriod = 300
+
+func (r *replay) run(jobs []*simJob) error {
+	next := 0
+	for next < len(jobs) || len(r.running) > 0 {
+		now := int64(-1)
+		if next < len(jobs) {
+			now = jobs[next].Submit
+		}
+		if len(r.running) > 0 && (now < 0 || r.running[0].End < now) {
+			now = r.running[0].End
+		}
+		r.chargeUntil(now)
+		for len(r.running) > 0 && r.running[0].End == now {
+			j := heap.Pop(&r.running).(*simJob)
+			r.done = append(r.done, j.Record)
+			h := append(r.history[j.user], j.run)
+			if len(h) > 2 {
+				h = h[1:]
+			}
+			r.history[j.user] = h
+		}
+		for next < len(jobs) && jobs[next].Submit == now {
+			j := jobs[next]
+			j.plan = r.plannedRun(j)
+			r.pending = append(r.pending, j)
+			next++
+		}
+		r.schedule(now)
+	}
+	if len(r.pending) > 0 {
+		return fmt.Errorf("%d jobs could never start (first: job %d)", len(r.pending), r.pending[0].ID)
+	}
+	return nil
+}
+
+// plannedRun is what the planner is told a job will take: its request,
+// or with predictions the mean of the user's last two run times (at least
+// a second, at most the request).
+func (r *replay) plannedRun(j *simJob) int64 {
+	h := r.history[j.user]
+	if !r.pol.predict || !j.estimated || len(h) == 0 {
+		return j.Requested
+	}
+	sum := int64(0)
+	for _, x := range h {
+		sum += x
+	}
+	return max(1, min(j.Requested, sum/int64(len(h))))
+}
+
+// chargeUntil charges every running job's usage up to now.
+func (r *replay) chargeUntil(now int64) {
+	if r.pol.priority.Weights.Fairshare == 0 {
+		return // usage would change nothing
+	}
+	for _, j := range r.running {
+		if now > j.charge {
+			r.ledger.Charge(j.user, "", r.calc.Billing(priority.Alloc{CPUs: j.Procs}), at(j.charge), at(now))
+			j.charge = now
+		}
+	}
+}
+
+// schedule builds a snapshot, plans, and starts what the plan starts.
+func (r *replay) schedule(now int64) {
+	if len(r.pending) == 0 {
+		return
+	}
+	const node = "machine"
+	s := &r.snap
+	if s.Nodes == nil {
+		s.Nodes = []sched.Node{{Name: node, Capacity: sched.Resources{CPUs: r.procs}, Up: true}}
+		s.Partitions = []sched.Partition{{Name: "batch", Nodes: []string{node}}}
+	}
+	s.Now, s.Running, s.Pending = at(now), s.Running[:0], s.Pending[:0]
+	for _, j := range r.running {
+		end := j.Start + j.plan
+		if end <= now { // outlived its prediction: trust the request now
+			end = j.Start + j.Requested
+		}
+		s.Running = append(s.Running, sched.Running{ID: uint64(j.pos), End: at(end),
+			Alloc: []sched.Allocation{{Node: node, Resources: sched.Resources{CPUs: j.Procs}}}})
+	}
+	r.pjobs = r.pjobs[:0]
+	for _, j := range r.pending {
+		r.pjobs = append(r.pjobs, priority.Job{User: j.user, Eligible: j.submitted, Nodes: 1, CPUs: j.Procs})
+	}
+	if r.pol.priority.Weights.Fairshare > 0 {
+		stale := now-r.fsAt >= calcPeriod
+		for i := 0; !stale && i < len(r.pjobs); i++ {
+			stale = !r.fs.Has(r.pjobs[i].User, "")
+		}
+		if stale {
+			r.fs, r.fsAt = r.calc.Fairshares(r.ledger, at(now), r.pjobs), now
+		}
+	}
+	cluster := priority.Cluster{Nodes: 1, CPUs: r.procs}
+	for i, j := range r.pending {
+		r.index[j.pos] = i
+		s.Pending = append(s.Pending, sched.Pending{
+			ID: uint64(j.pos), Partition: "batch", NodeCount: 1,
+			PerNode:   sched.Resources{CPUs: j.Procs},
+			TimeLimit: time.Duration(j.plan) * time.Second,
+			Priority:  r.calc.Priority(r.pjobs[i], r.fs, at(now), cluster).Priority,
+			Submit:    j.submitted,
+		})
+	}
+	plan := r.pol.planner.Plan(*s)
+	if len(plan.Starts) == 0 {
+		return
+	}
+	started := r.started[:0]
+	for range r.pending {
+		started = append(started, false)
+	}
+	r.started = started
+	for _, st := range plan.Starts {
+		i := r.index[st.JobID]
+		j := r.pending[i]
+		started[i] = true
+		j.Start, j.End, j.charge = now, now+j.run, now
+		heap.Push(&r.running, j)
+	}
+	kept := r.pending[:0]
+	for i, j := range r.pending {
+		if !started[i] {
+			kept = append(kept, j)
+		}
+	}
+	r.pending = kept
+}
+
+// endHeap orders running jobs by end, then trace position.
+type endHeap []*simJob
+
+func (h endHeap) Len() int { return len(h) }
+func (h endHeap) Less(a, b int) bool {
+	if h[a].End != h[b].End {
+		return h[a].End < h[b].End
+	}
+	return h[a].pos < h[b].pos
+}
+func (h endHeap) Swap(a, b int) { h[a], h[b] = h[b], h[a] }
+func (h *endHeap) Push(x any)   { *h = append(*h, x.(*simJob)) }
+func (h *endHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

@@ -1,0 +1,280 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/corral-hpc/corral/sched"
+)
+
+// line builds an SWF line for a job that allocated procs, ran run seconds
+// and asked for req seconds.
+func line(id, submit, run, procs, req, user int64) string {
+	return Job{ID: id, Submit: submit, Wait: -1, Run: run, Procs: procs, AvgCPU: -1, Memory: -1,
+		ReqProcs: procs, ReqTime: req, ReqMemory: -1, Status: 1, User: user, Group: 1,
+		Executable: -1, Queue: -1, Partition: -1, PrecedingID: -1, ThinkTime: -1}.Format()
+}
+
+// MustTrace parses SWF text or fails the test.
+func MustTrace(t *testing.T, lines ...string) *Trace {
+	t.Helper()
+	tr, err := ParseSWF(strings.NewReader(strings.Join(lines, "\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// MustRun replays or fails, and checks what every replay must keep: no
+// start before submit, runs clipped to the request, never more processors
+// in use than the machine has.
+func MustRun(t *testing.T, tr *Trace, cfg Config) *Result {
+	t.Helper()
+	res, err := Run(tr, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type ev struct {
+		at    int64
+		procs int
+	}
+	var evs []ev
+	for _, r := range res.Records {
+		if r.Start < r.Submit || r.End < r.Start || r.Run() > r.Requested {
+			t.Fatalf("job %d: submit %d start %d end %d request %d", r.ID, r.Submit, r.Start, r.End, r.Requested)
+		}
+		evs = append(evs, ev{r.Start, r.Procs}, ev{r.End, -r.Procs})
+	}
+	sort.Slice(evs, func(a, b int) bool {
+		if evs[a].at != evs[b].at {
+			return evs[a].at < evs[b].at
+		}
+		return evs[a].procs < evs[b].procs // ends first
+	})
+	used := 0
+	for _, e := range evs {
+		if used += e.procs; used > res.Procs {
+			t.Fatalf("%d processors in use at %d on a %d-processor machine", used, e.at, res.Procs)
+		}
+	}
+	return res
+}
+
+func startsOf(res *Result) map[int64]int64 {
+	out := map[int64]int64{}
+	for _, r := range res.Records {
+		out[r.ID] = r.Start
+	}
+	return out
+}
+
+// fiveJobs on 4 processors: J3 needs the whole machine (head, reserved at
+// 100). J5 (1 proc, 60 s) fits now and ends before 100, so EASY starts it
+// at once; conservative also protects J4's reservation at 50 and makes J5
+// wait until 110. FCFS starts nothing out of order.
+var fiveJobs = []string{
+	"; MaxProcs: 4",
+	line(1, 0, 50, 2, 50, 1),
+	line(2, 0, 100, 1, 100, 1),
+	line(3, 1, 10, 4, 10, 1),
+	line(4, 2, 40, 3, 40, 1),
+	line(5, 3, 60, 1, 60, 1),
+}
+
+func TestHandMadeTraceEachPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		policy Policy
+		starts map[int64]int64
+	}{
+		{PolicyFCFS, map[int64]int64{1: 0, 2: 0, 3: 100, 4: 110, 5: 110}},
+		{PolicyEASY, map[int64]int64{1: 0, 2: 0, 3: 100, 4: 110, 5: 3}},
+		{PolicyConservative, map[int64]int64{1: 0, 2: 0, 3: 100, 4: 50, 5: 110}},
+	} {
+		t.Run(string(tc.policy), func(t *testing.T) {
+			res := MustRun(t, MustTrace(t, fiveJobs...), Config{Policy: tc.policy})
+			if got := startsOf(res); fmt.Sprint(got) != fmt.Sprint(tc.starts) {
+				t.Fatalf("starts %v, want %v", got, tc.starts)
+			}
+		})
+	}
+}
+
+// With predictions, the default policy plans a user's job with the mean of
+// their last two run times: user 7's third job asks for 1000 s but is
+// planned at 10 s, so it fits the gap before the 4-processor job and starts
+// at once; conservative, trusting the request, makes it wait.
+func TestDefaultPolicyPredictsRunTimes(t *testing.T) {
+	tr := MustTrace(t,
+		"; MaxProcs: 4",
+		line(1, 0, 10, 1, 1000, 7),
+		line(2, 20, 10, 1, 1000, 7),
+		line(3, 40, 100, 3, 100, 1), // holds 3 procs until 140
+		line(4, 41, 10, 4, 10, 2),   // head: reserved at 140
+		line(5, 42, 10, 1, 1000, 7), // 1 proc free now; planned 10 s
+	)
+	cons := startsOf(MustRun(t, tr, Config{Policy: PolicyConservative}))
+	def := startsOf(MustRun(t, tr, Config{Policy: PolicyDefault}))
+	if cons[5] != 150 || def[5] != 42 || def[4] != 140 {
+		t.Fatalf("job 5 starts at %d (conservative) and %d (default), job 4 at %d; want 150, 42, 140",
+			cons[5], def[5], def[4])
+	}
+}
+
+func TestKilledAtRequestAndMinusOne(t *testing.T) {
+	tr := MustTrace(t,
+		"; MaxProcs: 2",
+		line(1, 0, 500, 1, 100, 1), // runs past its request: killed at 100
+		line(2, 0, 70, 1, -1, 1),   // no request: its run time is the request
+	)
+	res := MustRun(t, tr, Config{Policy: PolicyEASY})
+	byID := map[int64]Record{}
+	for _, r := range res.Records {
+		byID[r.ID] = r
+	}
+	if r := byID[1]; r.Run() != 100 || !r.Killed {
+		t.Errorf("job 1: %+v, want a 100 s run, killed", r)
+	}
+	if r := byID[2]; r.Run() != 70 || r.Requested != 70 || r.Killed {
+		t.Errorf("job 2: %+v, want 70 s, request 70", r)
+	}
+}
+
+func TestSkippedJobsAndErrors(t *testing.T) {
+	tr := MustTrace(t,
+		"; MaxProcs: 2",
+		line(1, 0, 10, 3, 10, 1), // wider than the machine
+		line(2, 0, -1, 1, 10, 1), // no run time
+		line(3, 0, 10, 0, 10, 1), // no processors
+		line(4, 5, 10, 2, 10, 1),
+	)
+	res := MustRun(t, tr, Config{Policy: PolicyEASY})
+	if res.Skipped != 3 || res.Metrics.Jobs != 1 {
+		t.Fatalf("skipped %d, replayed %d; want 3 and 1", res.Skipped, res.Metrics.Jobs)
+	}
+	if _, err := Run(MustTrace(t, line(1, 0, 1, 1, 1, 1)), Config{}); err == nil ||
+		!strings.Contains(err.Error(), "give --procs") {
+		t.Errorf("no machine size: %v", err)
+	}
+	if _, err := Run(tr, Config{Policy: "lifo"}); err == nil || !strings.Contains(err.Error(), `unknown policy "lifo"`) {
+		t.Errorf("bad policy: %v", err)
+	}
+	if res := MustRun(t, MustTrace(t, fiveJobs...), Config{MaxJobs: 2, Procs: 8}); res.Metrics.Jobs != 2 || res.Procs != 8 {
+		t.Errorf("--jobs 2 --procs 8: %+v", res.Metrics)
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	recs := []Record{
+		{ID: 1, User: 1, Procs: 2, Submit: 0, Start: 0, End: 100},   // bsld 1
+		{ID: 2, User: 1, Procs: 2, Submit: 0, Start: 100, End: 200}, // (100+100)/100 = 2
+		{ID: 3, User: 2, Procs: 1, Submit: 10, Start: 40, End: 45},  // (30+5)/10 = 3.5
+		{ID: 4, User: 2, Procs: 4, Submit: 50, Start: 50, End: 50},  // max(1, 0/10) = 1
+	}
+	m := Compute(recs, 4)
+	work := 2*100 + 2*100 + 1*5 + 0.0
+	want := Metrics{Jobs: 4, Makespan: 200, Utilization: work / (4 * 200), MeanWait: (0 + 100 + 30 + 0) / 4.0,
+		MedianWait: 15, MaxWait: 100, MeanBSLD: (1 + 2 + 3.5 + 1) / 4, Users: 2,
+		P95Wait: 30 + 0.85*70, // between the 3rd and 4th of 0, 0, 30, 100
+		// users' means 1.5 and 2.25: (3.75)^2 / (2 * (1.5^2 + 2.25^2))
+		Fairness: 3.75 * 3.75 / (2 * (1.5*1.5 + 2.25*2.25))}
+	for name, pair := range map[string][2]float64{
+		"utilization": {m.Utilization, want.Utilization}, "mean wait": {m.MeanWait, want.MeanWait},
+		"median wait": {m.MedianWait, want.MedianWait}, "p95 wait": {m.P95Wait, want.P95Wait},
+		"bsld": {m.MeanBSLD, want.MeanBSLD}, "fairness": {m.Fairness, want.Fairness},
+	} {
+		if math.Abs(pair[0]-pair[1]) > 1e-9 {
+			t.Errorf("%s = %v, want %v", name, pair[0], pair[1])
+		}
+	}
+	if m.Jobs != 4 || m.Makespan != 200 || m.MaxWait != 100 || m.Users != 2 {
+		t.Errorf("%+v", m)
+	}
+	if got := BoundedSlowdown(0, 3); got != 1 {
+		t.Errorf("BoundedSlowdown(0, 3) = %v", got)
+	}
+}
+
+// tracePath finds a shared trace from the repository root's sibling
+// directory, ../shared/traces.
+func tracePath(t *testing.T, name string) string {
+	t.Helper()
+	p := filepath.Join("..", "..", "shared", "traces", name)
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("trace %s not found (../shared/traces from the repository root): %v", name, err)
+	}
+	return p
+}
+
+func MustTraceFile(t *testing.T, path string) *Trace {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tr, err := ParseSWF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// The published EASY result for this exact trace (FCFS priority, user
+// estimates, 100 processors) is a mean bounded slowdown of 92.58; corral's
+// replay must land within 10%.
+func TestKTHEASYFidelity(t *testing.T) {
+	tr := MustTraceFile(t, tracePath(t, "KTH-SP2-filtered.swf"))
+	res := MustRun(t, tr, Config{Policy: PolicyEASY, Procs: 100})
+	m := res.Metrics
+	t.Logf("KTH EASY: %d jobs, mean bounded slowdown %.2f (published 92.58), mean wait %.0f s (published 6837)",
+		m.Jobs, m.MeanBSLD, m.MeanWait)
+	if m.Jobs != 28481 || res.Skipped != 0 {
+		t.Fatalf("replayed %d jobs, skipped %d; want all 28481", m.Jobs, res.Skipped)
+	}
+	if math.Abs(m.MeanBSLD-92.58)/92.58 > 0.10 {
+		t.Fatalf("mean bounded slowdown %.2f is more than 10%% from the published 92.58", m.MeanBSLD)
+	}
+}
+
+// The other published KTH results, for variants the policies are built
+// from: SJBF backfill order, exact run times as estimates, and EASY++
+// (SJBF with predictions from the user's last two jobs). Each must land
+// within 10% too.
+func TestKTHPublishedVariants(t *testing.T) {
+	tr := MustTraceFile(t, tracePath(t, "KTH-SP2-filtered.swf"))
+	exact := &Trace{Header: tr.Header}
+	for _, j := range tr.Jobs {
+		j.ReqTime = j.Run
+		exact.Jobs = append(exact.Jobs, j)
+	}
+	easy, _ := policyFor(PolicyEASY)
+	sjbf := easy
+	sjbf.planner = sched.Backfill{Mode: sched.EASY, Order: sched.ShortestFirst, StartsOnly: true}
+	easyPP := sjbf
+	easyPP.predict = true
+	for _, tc := range []struct {
+		name      string
+		trace     *Trace
+		pol       setup
+		published float64
+	}{
+		{"EASY-SJBF", tr, sjbf, 69.41},
+		{"EASY with exact run times", exact, easy, 71.72},
+		{"EASY++", tr, easyPP, 63.50},
+	} {
+		res, err := runWith(tc.trace, Config{Policy: "variant", Procs: 100}, tc.pol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := res.Metrics.MeanBSLD
+		t.Logf("%s: mean bounded slowdown %.2f (published %.2f)", tc.name, got, tc.published)
+		if math.Abs(got-tc.published)/tc.published > 0.10 {
+			t.Errorf("%s: %.2f is more than 10%% from the published %.2f", tc.name, got, tc.published)
+		}
+	}
+}

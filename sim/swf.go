@@ -1,0 +1,127 @@
+package sim
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Job is one line of a Standard Workload Format trace. Times are seconds;
+// -1 means unknown, as in the format.
+type Job struct {
+	ID          int64   // 1
+	Submit      int64   // 2: seconds since the trace start
+	Wait        int64   // 3
+	Run         int64   // 4: actual run time
+	Procs       int64   // 5: allocated processors
+	AvgCPU      float64 // 6: average CPU time used
+	Memory      float64 // 7: used memory (KB per processor)
+	ReqProcs    int64   // 8
+	ReqTime     int64   // 9: the user's estimate (time limit)
+	ReqMemory   float64 // 10
+	Status      int64   // 11
+	User        int64   // 12
+	Group       int64   // 13
+	Executable  int64   // 14
+	Queue       int64   // 15
+	Partition   int64   // 16
+	PrecedingID int64   // 17
+	ThinkTime   int64   // 18
+}
+
+// Trace is a parsed SWF file.
+type Trace struct {
+	// Header holds "; Key: value" lines from the header, e.g. MaxProcs.
+	Header map[string]string
+	Jobs   []Job
+}
+
+// MaxProcs is the machine size the header declares (MaxProcs, else
+// MaxNodes); 0 if it declares none.
+func (t *Trace) MaxProcs() int {
+	for _, k := range []string{"MaxProcs", "MaxNodes"} {
+		if n, err := strconv.Atoi(strings.TrimSpace(t.Header[k])); err == nil && n > 0 {
+			return n
+		}
+	}
+	return 0
+}
+
+var fieldNames = [18]string{"job number", "submit time", "wait time", "run time",
+	"allocated processors", "average CPU time", "used memory", "requested processors",
+	"requested time", "requested memory", "status", "user id", "group id",
+	"executable", "queue", "partition", "preceding job", "think time"}
+
+// floatFields may hold fractions; every other field is an integer.
+var floatFields = map[int]bool{5: true, 6: true, 9: true}
+
+// ParseSWF reads a trace. Header and comment lines start with ';'; every
+// other non-blank line must have exactly 18 numeric fields. The error for
+// bad input names the line and the field.
+func ParseSWF(r io.Reader) (*Trace, error) {
+	t := &Trace{Header: map[string]string{}}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" {
+			continue
+		}
+		if strings.HasPrefix(text, ";") {
+			if k, v, ok := strings.Cut(strings.TrimPrefix(text, ";"), ":"); ok {
+				if k = strings.TrimSpace(k); k != "" && !strings.ContainsAny(k, " \t") {
+					t.Header[k] = strings.TrimSpace(v)
+				}
+			}
+			continue
+		}
+		j, err := parseJob(text)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", line, err)
+		}
+		t.Jobs = append(t.Jobs, j)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("line %d: %w", line+1, err)
+	}
+	return t, nil
+}
+
+func parseJob(text string) (Job, error) {
+	f := strings.Fields(text)
+	if len(f) != 18 {
+		return Job{}, fmt.Errorf("want 18 fields, got %d", len(f))
+	}
+	var v [18]float64
+	for i, s := range f {
+		x, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return Job{}, fmt.Errorf("field %d (%s): %q is not a number", i+1, fieldNames[i], s)
+		}
+		if !floatFields[i] && (x != math.Trunc(x) || math.Abs(x) > 1<<53) {
+			return Job{}, fmt.Errorf("field %d (%s): %q is not a whole number", i+1, fieldNames[i], s)
+		}
+		v[i] = x
+	}
+	n := func(i int) int64 { return int64(v[i]) }
+	return Job{ID: n(0), Submit: n(1), Wait: n(2), Run: n(3), Procs: n(4), AvgCPU: v[5],
+		Memory: v[6], ReqProcs: n(7), ReqTime: n(8), ReqMemory: v[9], Status: n(10),
+		User: n(11), Group: n(12), Executable: n(13), Queue: n(14), Partition: n(15),
+		PrecedingID: n(16), ThinkTime: n(17)}, nil
+}
+
+// Format writes j as one SWF line (no newline); ParseSWF reads it back
+// to the same Job.
+func (j Job) Format() string {
+	i := func(x int64) string { return strconv.FormatInt(x, 10) }
+	g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	return strings.Join([]string{i(j.ID), i(j.Submit), i(j.Wait), i(j.Run), i(j.Procs),
+		g(j.AvgCPU), g(j.Memory), i(j.ReqProcs), i(j.ReqTime), g(j.ReqMemory), i(j.Status),
+		i(j.User), i(j.Group), i(j.Executable), i(j.Queue), i(j.Partition),
+		i(j.PrecedingID), i(j.ThinkTime)}, " ")
+}

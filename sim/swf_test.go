@@ -1,0 +1,85 @@
+package sim
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestParseSWF(t *testing.T) {
+	tr := MustTrace(t,
+		"; Version: 2.2",
+		"; MaxNodes: 64",
+		";   MaxProcs: 128  ",
+		"; Note: uses the EASY scheduler",
+		"",
+		"    1        0 964980  97225   56     -1    -1   56 210000    -1  1   1   1  -1 -1 -1 -1 -1",
+		"2 5170 -1 2 1 1.5 -1 -1 -1 -1 1 -1 -1 -1 0 -1 -1 -1",
+	)
+	if tr.MaxProcs() != 128 || tr.Header["Version"] != "2.2" || len(tr.Jobs) != 2 {
+		t.Fatalf("header %v, %d jobs", tr.Header, len(tr.Jobs))
+	}
+	want := Job{ID: 1, Submit: 0, Wait: 964980, Run: 97225, Procs: 56, AvgCPU: -1, Memory: -1, ReqProcs: 56,
+		ReqTime: 210000, ReqMemory: -1, Status: 1, User: 1, Group: 1, Executable: -1, Queue: -1,
+		Partition: -1, PrecedingID: -1, ThinkTime: -1}
+	if tr.Jobs[0] != want {
+		t.Fatalf("job 1 = %+v", tr.Jobs[0])
+	}
+	if tr.Jobs[1].AvgCPU != 1.5 || tr.Jobs[1].Queue != 0 {
+		t.Fatalf("job 2 = %+v", tr.Jobs[1])
+	}
+	if got := MustTrace(t, "; MaxNodes: 32").MaxProcs(); got != 32 {
+		t.Fatalf("MaxNodes fallback: %d", got)
+	}
+}
+
+func TestParseSWFErrors(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"1 2 3", "line 1: want 18 fields, got 3"},
+		{"; x\n1 0 0 10 1 -1 -1 1 10 -1 1 1 1 -1 -1 -1 -1 -1 7", "line 2: want 18 fields, got 19"},
+		{"1 0 0 ten 1 -1 -1 1 10 -1 1 1 1 -1 -1 -1 -1 -1", `line 1: field 4 (run time): "ten" is not a number`},
+		{"1 0.5 0 10 1 -1 -1 1 10 -1 1 1 1 -1 -1 -1 -1 -1", `line 1: field 2 (submit time): "0.5" is not a whole number`},
+		{"1 0 0 10 1 -1 -1 1 NaN -1 1 1 1 -1 -1 -1 -1 -1", `line 1: field 9 (requested time): "NaN" is not a number`},
+		{"1 0 0 1e300 1 -1 -1 1 1 -1 1 1 1 -1 -1 -1 -1 -1", `line 1: field 4 (run time): "1e300" is not a whole number`},
+	} {
+		_, err := ParseSWF(strings.NewReader(tc.in))
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%q: error %v, want %q", tc.in, err, tc.want)
+		}
+	}
+}
+
+// FuzzParseSWF: any input either fails with an error naming a line or
+// parses to jobs that format and parse back to the same jobs.
+func FuzzParseSWF(f *testing.F) {
+	for _, seed := range []string{
+		"",
+		"; MaxProcs: 100\n1 0 10 20 4 -1 -1 4 60 -1 1 3 3 -1 -1 -1 -1 -1\n",
+		"    1        0 964980  97225   56     -1    -1   56 210000    -1  1   1   1  -1 -1 -1 -1 -1",
+		"2 5170 -1 2 1 1.5 2e3 -1 -1 0.25 1 -1 -1 -1 0 -1 -1 -1\r\n;comment\n\n",
+		"1 2 3",
+		"; :\n;;;\n1 0 0 1 1 -1 -1 1 1 -1 1 1 1 -1 -1 -1 -1 -1 x",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		tr, err := ParseSWF(strings.NewReader(in))
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "line ") {
+				t.Fatalf("error without a line number: %v", err)
+			}
+			return
+		}
+		var lines []string
+		for _, j := range tr.Jobs {
+			lines = append(lines, j.Format())
+		}
+		back, err := ParseSWF(strings.NewReader(strings.Join(lines, "\n")))
+		if err != nil {
+			t.Fatalf("formatted jobs do not parse: %v", err)
+		}
+		if len(back.Jobs) != len(tr.Jobs) || (len(tr.Jobs) > 0 && !reflect.DeepEqual(back.Jobs, tr.Jobs)) {
+			t.Fatalf("round trip changed the jobs:\n%+v\n%+v", tr.Jobs, back.Jobs)
+		}
+	})
+}
