@@ -4,6 +4,9 @@ package deps
 
 import (
 	_ "github.com/NVIDIA/go-nvml/pkg/nvml"
+	_ "github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
+	_ "github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh100"
+	_ "tags.cncf.io/container-device-interface/pkg/cdi"
 	_ "github.com/olekukonko/tablewriter"
 	_ "github.com/opencontainers/cgroups"
 	_ "github.com/opencontainers/runc/libcontainer"
