@@ -95,6 +95,9 @@ func (c *Client) Jobs(ctx context.Context, f JobFilter) ([]Job, error) {
 	for _, id := range f.IDs {
 		q.Add("id", strconv.FormatUint(id, 10))
 	}
+	for _, t := range f.Tasks {
+		q.Add("id", t.String())
+	}
 	if f.All {
 		q.Set("all", "1")
 	}

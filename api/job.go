@@ -17,6 +17,9 @@ const (
 	StateTimeout     JobState = "TIMEOUT"
 	StateOutOfMemory JobState = "OUT_OF_MEMORY"
 	StateNodeFail    JobState = "NODE_FAIL"
+	// StateRequeued ends a run that was requeued (see Job.Runs); no job is
+	// ever in it, so it is not in AllStates.
+	StateRequeued JobState = "REQUEUED"
 )
 
 // AllStates lists every state in lifecycle order.
@@ -45,6 +48,8 @@ func (s JobState) Short() string {
 		return "OOM"
 	case StateNodeFail:
 		return "NF"
+	case StateRequeued:
+		return "RQ"
 	}
 	return string(s)
 }
@@ -93,6 +98,11 @@ const (
 	ReasonJobHeld            Reason = "JobHeld"
 	ReasonNodeDown           Reason = "NodeDown"
 	ReasonLaunchFailed       Reason = "LaunchFailed"
+	// ReasonDependencyNeverSatisfied: a job it depends on ended so that
+	// the dependency can no longer hold (see JobSpec.KillOnInvalidDep).
+	ReasonDependencyNeverSatisfied Reason = "DependencyNeverSatisfied"
+	ReasonJobHeldAdmin             Reason = "JobHeldAdmin"      // held by root; only root releases it
+	ReasonJobArrayTaskLimit        Reason = "JobArrayTaskLimit" // the array's %N tasks already run
 )
 
 // JobSpec is what a user asks for. The CLI builds it from options and
@@ -142,6 +152,9 @@ type JobSpec struct {
 	GPUs        []GresRequest `json:"gpus,omitempty"`          // -G/--gpus, for the whole job
 	GPUsPerNode []GresRequest `json:"gpus_per_node,omitempty"` // --gpus-per-node
 	GPUsPerTask []GresRequest `json:"gpus_per_task,omitempty"` // --gpus-per-task
+	// FGPUHundredths is corral's --fgpu: fractional GPU per node, in
+	// hundredths of an fGPU (0.5 fGPU is 50); see docs/gpu.md.
+	FGPUHundredths int `json:"fgpu_hundredths,omitempty"`
 
 	Array      *JobArray   `json:"array,omitempty"`      // -a/--array
 	Dependency *Dependency `json:"dependency,omitempty"` // -d/--dependency
@@ -328,6 +341,32 @@ type Job struct {
 	// Message says why a job failed outside its own code (launch errors).
 	Message string `json:"message,omitempty"`
 
+	// GPUs per node, as the controller resolved the request: a fraction
+	// (FGPUHundredths, from --fgpu) or whole devices (GPUs, from --gpus,
+	// --gres=gpu, --gpus-per-node or --gpus-per-task), of the model
+	// GPUType matches ("" any). GPUAlloc is what the job holds while it
+	// runs, per node.
+	FGPUHundredths int        `json:"fgpu_hundredths,omitempty"`
+	GPUs           int        `json:"gpus,omitempty"`
+	GPUType        string     `json:"gpu_type,omitempty"`
+	GPUAlloc       []NodeGPUs `json:"gpu_alloc,omitempty"`
+
+	// ArrayJobID is the array job a task belongs to (0 outside arrays):
+	// task ArrayTaskID of array job 123 is shown as 123_4.
+	ArrayJobID  uint64 `json:"array_job_id,omitempty"`
+	ArrayTaskID *int   `json:"array_task_id,omitempty"`
+	// ArrayTasks is set on the entry that stands for an array's tasks that
+	// have not started yet, folded into one (123_[4-15%2]): the indexes in
+	// --array syntax. Its ID is the lowest of those tasks' own job IDs.
+	ArrayTasks string `json:"array_tasks,omitempty"`
+	// Hold is "user" (--hold, corral hold) or "admin" (corral hold by
+	// root, which only root may release); "" when not held.
+	Hold string `json:"hold,omitempty"`
+	// Restarts counts how often the job was requeued; Runs are its
+	// earlier runs, oldest first.
+	Restarts int      `json:"restarts,omitempty"`
+	Runs     []JobRun `json:"runs,omitempty"`
+
 	Spec    JobSpec      `json:"spec"`
 	History []Transition `json:"history"`
 }
@@ -354,6 +393,9 @@ type CancelRequest struct {
 	User   string     `json:"user,omitempty"`
 	States []JobState `json:"states,omitempty"`
 	Name   string     `json:"name,omitempty"`
+	// Tasks are single tasks of array jobs (123_4); an ID in IDs that is
+	// an array job cancels every task of it.
+	Tasks []TaskRef `json:"tasks,omitempty"`
 }
 
 // CancelResponse lists what was cancelled and, per ID, why not.
@@ -367,6 +409,9 @@ type JobFilter struct {
 	Users  []string
 	States []JobState
 	IDs    []uint64
+	// Tasks are array tasks (query id=123_4); an ID that is an array job
+	// lists every task of it.
+	Tasks []TaskRef
 	// All includes finished jobs; by default listings show pending and running.
 	All bool
 }

@@ -25,6 +25,12 @@ type Node struct {
 	Partitions    []string  `json:"partitions"`
 	LastHeartbeat time.Time `json:"last_heartbeat"`
 	RunningJobs   []uint64  `json:"running_jobs,omitempty"`
+	// fGPU of the node in hundredths: total, allocated, and what one of
+	// its GPUs is worth (fgpu_per_gpu); GPUs lists its devices.
+	FGPUHundredths       int       `json:"fgpu_hundredths,omitempty"`
+	AllocFGPUHundredths  int       `json:"alloc_fgpu_hundredths,omitempty"`
+	FGPUPerGPUHundredths int       `json:"fgpu_per_gpu_hundredths,omitempty"`
+	GPUs                 []NodeGPU `json:"gpus,omitempty"`
 }
 
 // Partition groups nodes with time limits, from ctld's config file.
@@ -53,6 +59,10 @@ type RegisterRequest struct {
 	Running []uint64 `json:"running"`
 	// BootID changes when noded restarts; ctld logs it.
 	BootID string `json:"boot_id"`
+	// GPUs are the node's devices; FGPUPerGPUHundredths is its
+	// --fgpu-per-gpu (0: not set, the controller's default applies).
+	GPUs                 []GPU `json:"gpus,omitempty"`
+	FGPUPerGPUHundredths int   `json:"fgpu_per_gpu_hundredths,omitempty"`
 }
 
 // RegisterResponse tells noded which of its jobs ctld no longer wants.
@@ -115,6 +125,42 @@ type LaunchRequest struct {
 	Output    string   `json:"output"`       // pattern (%j %x %u %N %%), relative to WorkDir
 	Error     string   `json:"error"`        // pattern; empty = same file as Output
 	NodeList  []string `json:"node_list"`
+
+	// Array is set for a task of an array job.
+	Array *LaunchArray `json:"array,omitempty"`
+	// Restarts is how often the job was requeued before this run (%r,
+	// SLURM_RESTART_COUNT); a requeued job appends to its output files
+	// unless OpenMode is "truncate".
+	Restarts int        `json:"restarts,omitempty"`
+	Export   *EnvExport `json:"export,omitempty"`    // --export; nil means ALL
+	OpenMode string     `json:"open_mode,omitempty"` // "append", "truncate" or "" (truncate)
+	Signal   *JobSignal `json:"signal,omitempty"`    // --signal: sent Before seconds before TimeLimit
+	Input    string     `json:"input,omitempty"`     // stdin pattern, opened as the user; "" is /dev/null
+
+	// GPUs are the job's shares of this node's devices, each device
+	// worth FGPUPerGPUHundredths.
+	GPUs                 []GPUShare `json:"gpus,omitempty"`
+	FGPUPerGPUHundredths int        `json:"fgpu_per_gpu_hundredths,omitempty"`
+
+	// Image is JobSpec.ContainerImage: the node runs the script in that
+	// image from its local store; "" is the read-only host view.
+	Image string `json:"image,omitempty"`
+	// Mounts are the job's --mount binds; the node checks each as the
+	// user against its allowed roots.
+	Mounts []Mount `json:"mounts,omitempty"`
+}
+
+// LaunchArray describes the array a launched task belongs to, for its
+// SLURM_ARRAY_* variables and the %A and %a patterns.
+type LaunchArray struct {
+	JobID     uint64 `json:"job_id"` // the array job ID (%A)
+	TaskID    int    `json:"task_id"`
+	TaskCount int    `json:"task_count"`
+	TaskMin   int    `json:"task_min"`
+	TaskMax   int    `json:"task_max"`
+	// TaskStep is the distance between indexes when they are equally
+	// spaced (0-15:4 has 4), else 1.
+	TaskStep int `json:"task_step"`
 }
 
 // SignalRequest asks noded to end a job (POST /v1/signal): SIGTERM, a grace

@@ -33,6 +33,10 @@ func App() *ucli.App {
 			queueCommand(),
 			showCommand(),
 			cancelCommand(),
+			holdCommand(), releaseCommand(), requeueCommand(), updateCommand(), // control.go
+			acctCommand(),
+			prioCommand(), shareCommand(), // prio.go, share.go
+			simCommand(),
 			nodesCommand(),
 			devCommand(),
 			completionCommand(), docsCommand(),

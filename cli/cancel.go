@@ -13,7 +13,7 @@ func cancelCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:      "cancel",
 		Usage:     "cancel jobs by ID and/or filter (like scancel)",
-		UsageText: "corral cancel [-u USER] [--me] [-t STATES] [-n NAME] [ID...]",
+		UsageText: "corral cancel [-u USER] [--me] [-t STATES] [-n NAME] [ID...]   (123: a job or a whole array; 123_4: one task)",
 		Flags: []ucli.Flag{
 			&ucli.StringFlag{Name: "user", Aliases: []string{"u"}, Usage: "only jobs of USER"},
 			&ucli.BoolFlag{Name: "me", Usage: "only my jobs"},
@@ -26,11 +26,11 @@ func cancelCommand() *ucli.Command {
 }
 
 func cancelJobs(c *ucli.Context) error {
-	ids, err := parseJobIDs(c.Args().Slice())
+	ids, tasks, err := parseJobRefs(c.Args().Slice())
 	if err != nil {
 		return err
 	}
-	req := api.CancelRequest{IDs: ids, User: c.String("user"), Name: c.String("name")}
+	req := api.CancelRequest{IDs: ids, Tasks: tasks, User: c.String("user"), Name: c.String("name")}
 	if c.Bool("me") {
 		if req.User != "" {
 			return usageErrorf("give --me or --user, not both")
@@ -47,7 +47,7 @@ func cancelJobs(c *ucli.Context) error {
 		req.States = append(req.States, st)
 	}
 	req.States = dedupeStates(req.States)
-	if len(req.IDs) == 0 && req.User == "" && req.Name == "" && len(req.States) == 0 {
+	if len(req.IDs)+len(req.Tasks) == 0 && req.User == "" && req.Name == "" && len(req.States) == 0 {
 		return usageErrorf("give job IDs or a filter (--user, --me, --states, --name)")
 	}
 	if c.IsSet("user") && req.User == "" || c.IsSet("name") && req.Name == "" {

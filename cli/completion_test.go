@@ -31,7 +31,7 @@ func TestBashCompletion(t *testing.T) {
 	}
 	script := MustCompletionScript(t, "bash")
 	cases := []struct{ words, want string }{
-		{"corral ''", "submit queue show cancel nodes dev completion"},
+		{"corral ''", "submit queue show cancel hold release requeue update acct prio share sim nodes dev completion"},
 		{"corral su", "submit"},
 		{"corral --socket /x qu", "queue"},
 		{"corral submit --mail", "--mail-type --mail-user"},
@@ -44,7 +44,7 @@ func TestBashCompletion(t *testing.T) {
 		{"corral submit -p gpu job.sh --", ""}, // the script's own arguments
 		{"corral show ''", "job"},
 		{"corral show job --j", "--json"},
-		{"corral queue --st", "--state --states"},
+		{"corral queue --st", "--state --states --start"},
 		{"corral completion ''", "bash zsh"},
 		{"corral completion bash ''", ""},
 	}

@@ -31,8 +31,9 @@ func devCommand() *ucli.Command {
 		Name:  "dev",
 		Usage: "run a single-host cluster in the foreground (corral-ctld plus corral-noded)",
 		UsageText: "corral dev [--state DIR] [--socket PATH] [--cpus N] [--mem SIZE] [--nodes K]\n" +
+			"   [--gpu-mock dgxa100|dgxh100 [--gpu-mock-count N] [--gpu-mock-mig LIST]] [--fgpu-per-gpu X]\n" +
 			"   Stop it with Ctrl-C (SIGINT) or SIGTERM.",
-		Flags: []ucli.Flag{
+		Flags: append([]ucli.Flag{
 			&ucli.StringFlag{Name: "state", Usage: "state and log directory (default: a new temporary directory)", TakesFile: true},
 			socketFlag(),
 			&ucli.IntFlag{Name: "cpus", Usage: "CPUs per node (default: what noded detects)"},
@@ -42,7 +43,7 @@ func devCommand() *ucli.Command {
 			&ucli.StringFlag{Name: "ctld-bin", Usage: "corral-ctld binary (default: next to corral, else on PATH)", TakesFile: true},
 			&ucli.StringFlag{Name: "noded-bin", Usage: "corral-noded binary (default: next to corral, else on PATH)", TakesFile: true},
 			&ucli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "how long to wait for the cluster to come up"},
-		},
+		}, devGPUFlags()...), // devgpu.go
 		Action: dev,
 	}
 }
@@ -56,6 +57,7 @@ type devCluster struct {
 	mem                      string
 	nodes                    []string // node names
 	timeout                  time.Duration
+	gpuArgs                  []string // GPU flags for every noded (devgpu.go)
 }
 
 func dev(c *ucli.Context) error {
@@ -121,10 +123,13 @@ func planDev(c *ucli.Context) (*devCluster, error) {
 			return nil, usageErrorf("invalid --mem %q: use a number with an optional K, M, G or T suffix", d.mem)
 		}
 	}
+	var err error
+	if d.gpuArgs, err = devGPUArgs(c); err != nil {
+		return nil, err
+	}
 	for i := 1; i <= k; i++ {
 		d.nodes = append(d.nodes, "dev"+strconv.Itoa(i))
 	}
-	var err error
 	if d.ctldBin, err = findBinary(c.String("ctld-bin"), "corral-ctld", "ctld-bin"); err != nil {
 		return nil, err
 	}
@@ -211,6 +216,7 @@ func (d *devCluster) startNoded(name, ctldURL string) (*child, error) {
 	if d.mem != "" {
 		args = append(args, "--mem", d.mem)
 	}
+	args = append(args, d.gpuArgs...)
 	return startChild("corral-noded "+name, d.nodedBin, args, filepath.Join(d.logs, name+".log"))
 }
 

@@ -33,6 +33,11 @@ type fakeCtld struct {
 	// submitError as the message.
 	submitStatus int
 	submitError  string
+	// pipe holds the answers of the pipeline endpoints (pipeline_fake_test.go).
+	pipe pipelineFake
+	// prio and share answer GET /v1/prio and /v1/share (prio_test.go).
+	prio  api.PrioResponse
+	share api.ShareResponse
 }
 
 type recorded struct {
@@ -74,6 +79,8 @@ func MustFakeCtld(t *testing.T) *fakeCtld {
 		defer f.mu.Unlock()
 		reply(w, 200, f.nodes)
 	})
+	f.pipelineRoutes(mux)
+	f.schedulingRoutes(mux) // prio_test.go
 	srv := &http.Server{Handler: f.record(mux)}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })

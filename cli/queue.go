@@ -19,12 +19,14 @@ func queueCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:      "queue",
 		Usage:     "list pending and running jobs (like squeue)",
-		UsageText: "corral queue [-u USER] [--me] [-t STATES] [-j IDS] [--json]",
+		UsageText: "corral queue [-u USER] [--me] [-t STATES] [-j IDS] [-r] [--start] [--json]",
 		Flags: []ucli.Flag{
 			&ucli.StringSliceFlag{Name: "user", Aliases: []string{"u"}, Usage: "only jobs of these users (repeatable, comma list)"},
 			&ucli.BoolFlag{Name: "me", Usage: "only my jobs"},
 			&ucli.StringSliceFlag{Name: "states", Aliases: []string{"t", "state"}, Usage: "only jobs in these states: names or short codes (PD,R,CD,...) or all"},
-			&ucli.StringSliceFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "only these job IDs (comma list)"},
+			&ucli.StringSliceFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "only these job IDs (comma list; 123_4 is one array task)"},
+			&ucli.BoolFlag{Name: "array", Aliases: []string{"r"}, Usage: "one line per array task instead of 123_[4-15] for an array's pending tasks"},
+			&ucli.BoolFlag{Name: "start", Usage: "pending jobs only, with their planned START_TIME and SCHEDNODES (like squeue --start)"},
 			&ucli.BoolFlag{Name: "json", Usage: "print a JSON array of jobs"},
 			socketFlag(),
 		},
@@ -49,7 +51,13 @@ func queue(c *ucli.Context) error {
 	if jobs == nil {
 		jobs = []api.Job{}
 	}
+	if c.Bool("array") {
+		jobs = expandArrays(jobs) // jobref.go
+	}
 	sort.Slice(jobs, func(a, b int) bool { return jobs[a].ID < jobs[b].ID })
+	if c.Bool("start") {
+		return queueStart(c, jobs) // queuestart.go
+	}
 	if c.Bool("json") {
 		return writeJSON(out(c), jobs)
 	}
@@ -88,12 +96,12 @@ func jobFilter(c *ucli.Context) (api.JobFilter, error) {
 		f.All = f.All || st.Terminal()
 	}
 	f.States = dedupeStates(f.States)
-	ids, err := parseJobIDs(commaList(c.StringSlice("jobs")))
+	ids, tasks, err := parseJobRefs(commaList(c.StringSlice("jobs")))
 	if err != nil {
 		return f, err
 	}
-	f.IDs = ids
-	if len(ids) > 0 {
+	f.IDs, f.Tasks = ids, tasks
+	if len(ids)+len(tasks) > 0 {
 		f.All = true // a job asked for by ID is shown even once finished
 	}
 	return f, nil
@@ -112,7 +120,7 @@ func queueRow(j *api.Job, now time.Time) []string {
 		where = strings.Join(j.Nodes, ",")
 	}
 	return []string{
-		strconv.FormatUint(j.ID, 10), j.Partition, j.Name, j.User, j.State.Short(),
+		api.JobRefText(j), j.Partition, j.Name, j.User, j.State.Short(),
 		jobspec.FormatDuration(int64(j.Elapsed(now) / time.Second)), strconv.Itoa(nodes), where,
 	}
 }

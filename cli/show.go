@@ -44,13 +44,13 @@ func showJob(c *ucli.Context) error {
 	if c.NArg() != 1 {
 		return usageErrorf("give exactly one job ID (got %d arguments)", c.NArg())
 	}
-	ids, err := parseJobIDs([]string{c.Args().First()})
+	id, task, err := api.ParseJobRef(c.Args().First())
 	if err != nil {
-		return err
+		return usageError{err}
 	}
 	ctx, cancel := requestContext(c)
 	defer cancel()
-	job, err := client(c, "").Job(ctx, ids[0])
+	job, err := client(c, "").JobRef(ctx, refText(id, task))
 	if err != nil {
 		return err
 	}
@@ -108,6 +108,7 @@ func writeJobDetails(w io.Writer, j *api.Job, now time.Time) error {
 		{kv("Message", none(j.Message))},
 		{kv("History", list(history))},
 	}
+	lines = append(lines[:2], append(pipelineLines(j, now.Location()), lines[2:]...)...) // pipeline fields, when the job has any
 	var b strings.Builder
 	for i, l := range lines {
 		if i > 0 {
@@ -162,9 +163,53 @@ func outputPath(j *api.Job, pattern string) string {
 	if len(j.Nodes) > 0 {
 		node = j.Nodes[0]
 	}
-	p := jobspec.ExpandPattern(pattern, jobspec.PatternVars{JobID: j.ID, Name: j.Name, User: j.User, Node: node})
+	v := jobspec.PatternVars{JobID: j.ID, Name: j.Name, User: j.User, Node: node, Restarts: j.Restarts}
+	if j.ArrayTaskID != nil {
+		v.ArrayJobID, v.ArrayTaskID = j.ArrayJobID, *j.ArrayTaskID
+	}
+	p := jobspec.ExpandPattern(pattern, v)
 	if !filepath.IsAbs(p) && j.Spec.WorkDir != "" {
 		p = filepath.Join(j.Spec.WorkDir, p)
 	}
 	return p
+}
+
+// pipelineLines are the show lines for arrays, dependencies, holds,
+// begin times, nice and requeues; none for a job that uses none of them.
+func pipelineLines(j *api.Job, loc *time.Location) [][]string {
+	var lines [][]string
+	if j.ArrayJobID != 0 {
+		task := "(null)"
+		switch {
+		case j.ArrayTasks != "":
+			task = j.ArrayTasks
+		case j.ArrayTaskID != nil:
+			task = strconv.Itoa(*j.ArrayTaskID)
+		}
+		line := []string{kv("ArrayJobId", j.ArrayJobID), kv("ArrayTaskId", task)}
+		if a := j.Spec.Array; a != nil {
+			line = append(line, kv("Array", jobspec.FormatArray(*a)))
+		}
+		lines = append(lines, line)
+	}
+	var line []string
+	if d := j.Spec.Dependency; d != nil {
+		line = append(line, kv("Dependency", jobspec.FormatDependency(d)))
+	}
+	if j.Hold != "" {
+		line = append(line, kv("Hold", j.Hold))
+	}
+	if b := j.Spec.Begin; b != nil {
+		line = append(line, kv("BeginTime", formatTime(b, loc)))
+	}
+	if j.Spec.Nice != 0 {
+		line = append(line, kv("Nice", j.Spec.Nice))
+	}
+	if j.Restarts > 0 {
+		line = append(line, kv("Restarts", j.Restarts))
+	}
+	if len(line) > 0 {
+		lines = append(lines, line)
+	}
+	return lines
 }

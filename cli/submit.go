@@ -45,14 +45,8 @@ func submit(c *ucli.Context) error {
 		fmt.Fprintf(out(c), "corral %s\n", buildVersion())
 		return nil
 	}
-	// Both need the controller's help, which it cannot give yet; submitting
-	// anyway would run a job the user asked only to check, or return
-	// before the job ends with a status that says nothing about it.
-	switch {
-	case req.TestOnly:
-		return errors.New("--test-only needs a start estimate from the controller, which this version cannot give; nothing was submitted")
-	case req.Wait:
-		return errors.New("--wait needs the controller to report the job's end, which this version cannot do; nothing was submitted")
+	if req.TestOnly && req.Wait {
+		return usageErrorf("--test-only submits nothing, so there is nothing to --wait for")
 	}
 	if !req.Quiet {
 		for _, w := range req.Warnings {
@@ -86,7 +80,11 @@ func submit(c *ucli.Context) error {
 	}
 	ctx, cancel := requestContext(c)
 	defer cancel()
-	id, err := client(c, req.Socket).Submit(ctx, sub)
+	cl := client(c, req.Socket)
+	if req.TestOnly {
+		return testOnly(c, cl, sub) // wait.go
+	}
+	id, err := cl.Submit(ctx, sub)
 	if err != nil {
 		return err
 	}
@@ -96,6 +94,9 @@ func submit(c *ucli.Context) error {
 		fmt.Fprintf(out(c), "%d\n", id)
 	default:
 		fmt.Fprintf(out(c), "Submitted batch job %d\n", id)
+	}
+	if req.Wait {
+		return waitForEnd(c, cl, id) // wait.go
 	}
 	return nil
 }

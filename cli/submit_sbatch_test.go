@@ -52,26 +52,6 @@ func TestSubmitQuiet(t *testing.T) {
 	}
 }
 
-// --wait and --test-only need the controller; until it can, nothing is
-// submitted rather than something the user did not ask for.
-func TestSubmitRefusesWhatNeedsTheController(t *testing.T) {
-	MustWorkDir(t, map[string]string{"job.sh": "#!/bin/sh\ntrue\n", "wait.sh": "#!/bin/sh\n#SBATCH -W\ntrue\n"})
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"--test-only", "job.sh"}, "corral submit: --test-only needs a start estimate from the controller, which this version cannot give; nothing was submitted"},
-		{[]string{"-W", "job.sh"}, "corral submit: --wait needs the controller to report the job's end, which this version cannot do; nothing was submitted"},
-		{[]string{"wait.sh"}, "corral submit: --wait needs the controller to report the job's end, which this version cannot do; nothing was submitted"},
-	} {
-		f := MustFakeCtld(t)
-		mustFail(t, f.run(append([]string{"submit"}, tc.args...)...), 1, tc.want)
-		if n := len(f.Requests()); n != 0 {
-			t.Errorf("%q reached the controller (%d requests)", tc.args, n)
-		}
-	}
-}
-
 func TestSubmitVersionAndUsage(t *testing.T) {
 	r := runCLI("", "submit", "-V")
 	if r.code != 0 || !strings.HasPrefix(r.stdout, "corral ") || strings.Count(r.stdout, "\n") != 1 {

@@ -37,16 +37,24 @@ type Spec struct {
 	Hide     []string
 	ShmBytes int64
 
+	// Image, if set, replaces the read-only host view with the image's
+	// root file system under a private writable layer (see Image).
+	Image *Image
+
 	// CgroupPath and Resources go to libcontainer's cgroup manager
 	// (package cgroup computes both); device rules are added here.
 	CgroupPath string
 	Resources  *cgroups.Resources
+	// Devices are host devices the job may use besides the standard ones
+	// (null, zero, tty, ...): its GPUs.
+	Devices []Device
 
 	Args, Env        []string
 	Cwd              string
 	UID, GID         int
 	Groups           []int
 	Stdout, Stderr   *os.File
+	Stdin            *os.File // nil: /dev/null
 	ExtraFiles       []*os.File
 	hostRootOverride string // tests: list this directory instead of "/"
 }
@@ -182,9 +190,12 @@ func Config(s *Spec) (*configs.Config, error) {
 	if s.hostRootOverride != "" {
 		hostRoot = s.hostRootOverride
 	}
-	view, err := hostView(hostRoot, s.Rootfs, s.Hide)
-	if err != nil {
-		return nil, err
+	var view []*configs.Mount
+	if s.Image == nil {
+		var err error
+		if view, err = hostView(hostRoot, s.Rootfs, s.Hide); err != nil {
+			return nil, err
+		}
 	}
 	shm := s.ShmBytes
 	if shm <= 0 {
@@ -197,9 +208,16 @@ func Config(s *Spec) (*configs.Config, error) {
 	mounts := append(view, systemMounts(shm)...)
 	mounts = append(mounts, bindMounts(s.Binds)...)
 
+	if err := checkDevices(s.Devices); err != nil {
+		return nil, err
+	}
+	devices := append([]*devcfg.Device(nil), specconv.AllowedDevices...)
+	for _, d := range s.Devices {
+		devices = append(devices, d.config())
+	}
 	res := *s.Resources
 	res.Devices = nil
-	for _, d := range specconv.AllowedDevices {
+	for _, d := range devices {
 		res.Devices = append(res.Devices, &devcfg.Rule{
 			Type: d.Rule.Type, Major: d.Rule.Major, Minor: d.Rule.Minor,
 			Permissions: d.Rule.Permissions, Allow: d.Rule.Allow,
@@ -215,9 +233,9 @@ func Config(s *Spec) (*configs.Config, error) {
 	}
 	return &configs.Config{
 		Rootfs:          s.Rootfs,
-		Readonlyfs:      true,
+		Readonlyfs:      s.Image == nil, // an image's overlay is the job's own
 		Mounts:          mounts,
-		Devices:         specconv.AllowedDevices,
+		Devices:         devices,
 		Namespaces:      ns,
 		Cgroups:         &cgroups.Cgroup{Path: s.CgroupPath, Resources: &res},
 		Capabilities:    caps,

@@ -97,3 +97,61 @@ func TestConfigFromFakeHost(t *testing.T) {
 		t.Errorf("a root job gets no capabilities (%v)", err)
 	}
 }
+
+// GPU device nodes join the standard devices, in the container and in the
+// job's device cgroup, and nothing else of the host's /dev does.
+func TestConfigDevices(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: creates device nodes with mknod")
+	}
+	dir := t.TempDir()
+	node := filepath.Join(dir, "nvidia3")
+	if err := unix.Mknod(node, unix.S_IFCHR|0o666, int(unix.Mkdev(195, 3))); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(node, 0o666); err != nil { // past the umask
+		t.Fatal(err)
+	}
+	dev, err := HostDevice(node, "/dev/nvidia3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dev.Type != 'c' || dev.Major != 195 || dev.Minor != 3 || dev.FileMode != 0o666 {
+		t.Fatalf("host device %+v", dev)
+	}
+	if _, err := HostDevice(dir, "/dev/x"); err == nil {
+		t.Fatal("a directory taken for a device")
+	}
+	s := &Spec{Rootfs: t.TempDir(), hostRootOverride: t.TempDir(), CgroupPath: "corral-n-job2",
+		Resources: &cgroups.Resources{}, Devices: []Device{dev}}
+	cfg, err := Config(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, d := range cfg.Devices {
+		if d.Major == 195 {
+			found++
+			if d.Path != "/dev/nvidia3" || d.Minor != 3 {
+				t.Errorf("device %+v", d)
+			}
+		}
+	}
+	rules := 0
+	for _, r := range cfg.Cgroups.Resources.Devices {
+		if r.Major == 195 {
+			rules++
+			if r.Minor != 3 || !r.Allow || r.Permissions != "rwm" {
+				t.Errorf("rule %+v", r)
+			}
+		}
+	}
+	if found != 1 || rules != 1 {
+		t.Fatalf("%d devices and %d rules for major 195, want 1 each", found, rules)
+	}
+	s.Devices = []Device{{Path: "/etc/passwd", Type: 'c'}}
+	s.Rootfs = t.TempDir()
+	if _, err := Config(s); err == nil {
+		t.Fatal("a device outside /dev accepted")
+	}
+}

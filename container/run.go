@@ -3,6 +3,7 @@ package container
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -28,6 +29,7 @@ type Container struct {
 	p       *libcontainer.Process
 	rootfs  string
 	cgPaths map[string]string
+	image   *Image
 }
 
 // Start creates the container and starts its process. On error nothing is
@@ -44,6 +46,16 @@ func Start(s *Spec) (_ *Container, retErr error) {
 			_ = RemoveTree(rootfs)
 		}
 	}()
+	if s.Image != nil {
+		if err := mountImage(rootfs, s.Image); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if retErr != nil {
+				_ = UnmountImage(rootfs, s.Image.Layer)
+			}
+		}()
+	}
 	cfg, err := Config(&spec)
 	if err != nil {
 		return nil, err
@@ -61,6 +73,7 @@ func Start(s *Spec) (_ *Container, retErr error) {
 		AdditionalGroups: s.Groups,
 		Stdout:           s.Stdout,
 		Stderr:           s.Stderr,
+		Stdin:            stdin(s.Stdin),
 		ExtraFiles:       s.ExtraFiles,
 		Init:             true,
 	}
@@ -75,7 +88,7 @@ func Start(s *Spec) (_ *Container, retErr error) {
 		_ = c.Destroy()
 		return nil, err
 	}
-	return &Container{c: c, p: p, rootfs: rootfs, cgPaths: st.CgroupPaths}, nil
+	return &Container{c: c, p: p, rootfs: rootfs, cgPaths: st.CgroupPaths, image: s.Image}, nil
 }
 
 // Pid is the host PID of the container's init process.
@@ -99,6 +112,11 @@ func (c *Container) CgroupPaths() map[string]string { return c.cgPaths }
 // after Wait.
 func (c *Container) Destroy() error {
 	err := c.c.Destroy()
+	if c.image != nil {
+		if uerr := UnmountImage(c.rootfs, c.image.Layer); uerr != nil && err == nil {
+			err = uerr
+		}
+	}
 	if rerr := RemoveTree(c.rootfs); rerr != nil && err == nil {
 		err = rerr
 	}
@@ -125,4 +143,13 @@ func Remove(stateRoot, id string) error {
 		}
 	}
 	return c.Destroy()
+}
+
+// stdin keeps a nil *os.File a nil io.Reader, which libcontainer turns
+// into /dev/null.
+func stdin(f *os.File) io.Reader {
+	if f == nil {
+		return nil
+	}
+	return f
 }

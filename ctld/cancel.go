@@ -20,7 +20,7 @@ const signalTimeout = 5 * time.Second
 // kill it when it registers again (it reports a job ctld has finished).
 func (s *Server) cancel(caller peer, req api.CancelRequest) (api.CancelResponse, error) {
 	resp := api.CancelResponse{Cancelled: []uint64{}}
-	if len(req.IDs) == 0 && req.User == "" && len(req.States) == 0 && req.Name == "" {
+	if len(req.IDs) == 0 && len(req.Tasks) == 0 && req.User == "" && len(req.States) == 0 && req.Name == "" {
 		return resp, errorf(http.StatusBadRequest, "nothing to cancel: give job IDs or a filter (user, states, name)")
 	}
 	states := make([]api.JobState, len(req.States))
@@ -44,8 +44,9 @@ func (s *Server) cancel(caller peer, req api.CancelRequest) (api.CancelResponse,
 
 	now := time.Now()
 	s.mu.Lock()
-	var targets []*job
-	for _, id := range req.IDs {
+	// Array jobs, and tasks without a job of their own, first (array.go).
+	plain, targets, rems := s.cancelArraysLocked(caller, req, matches, errs, now)
+	for _, id := range plain {
 		j := s.jobs[id]
 		switch {
 		case j == nil:
@@ -60,7 +61,7 @@ func (s *Server) cancel(caller peer, req api.CancelRequest) (api.CancelResponse,
 			targets = append(targets, j)
 		}
 	}
-	if len(req.IDs) == 0 {
+	if len(req.IDs) == 0 && len(req.Tasks) == 0 {
 		// Filters only: a user's filter reaches their own jobs unless they
 		// name another user, whose jobs then get "belongs to" errors.
 		for id, j := range s.active {
@@ -78,6 +79,7 @@ func (s *Server) cancel(caller peer, req api.CancelRequest) (api.CancelResponse,
 	}
 	var changes []change
 	var signals []signalOrder
+	targets = uniqueJobs(targets)
 	for _, j := range targets {
 		switch {
 		case j.state() == api.StatePending:
@@ -90,7 +92,7 @@ func (s *Server) cancel(caller peer, req api.CancelRequest) (api.CancelResponse,
 				"cancelled while node "+j.batchHost()+" was down")})
 		}
 	}
-	err := s.commitLocked(changes)
+	err := s.commitAllLocked(changes, rems)
 	s.mu.Unlock()
 	if err != nil {
 		return api.CancelResponse{}, err
@@ -99,14 +101,19 @@ func (s *Server) cancel(caller peer, req api.CancelRequest) (api.CancelResponse,
 		s.log.Printf("end job %d CANCELLED by %s", c.next.Job.ID, callerName)
 		resp.Cancelled = append(resp.Cancelled, c.next.Job.ID)
 	}
+	for _, r := range rems {
+		s.log.Printf("end array job %d pending tasks CANCELLED by %s", r.a.base, callerName)
+		resp.Cancelled = append(resp.Cancelled, r.a.base)
+	}
 	// Signals use the server's context, not the request's: a client that
 	// hangs up must not make a reachable node look unreachable.
 	resp.Cancelled = append(resp.Cancelled, s.sendSignals(s.bgCtx, signals, callerName)...)
 	slices.Sort(resp.Cancelled)
+	resp.Cancelled = slices.Compact(resp.Cancelled)
 	if len(errs) > 0 {
 		resp.Errors = errs
 	}
-	if len(changes) > 0 {
+	if len(changes)+len(rems) > 0 {
 		s.Kick()
 	}
 	return resp, nil
@@ -166,4 +173,99 @@ func (s *Server) endUnreachable(id uint64, nodeName string, sigErr error, by str
 	s.log.Printf("end job %d CANCELLED by %s (node %s unreachable: %v)", id, by, nodeName, sigErr)
 	s.Kick()
 	return true
+}
+
+// cancelArraysLocked sorts out what a cancel names in array jobs. An array
+// job ID cancels its unfinished tasks and its pending remainder; a task
+// (by 123_4 or by its own ID) that has no job of its own gets one, to be
+// cancelled. plain are the other IDs; filters reach remainders too.
+func (s *Server) cancelArraysLocked(caller peer, req api.CancelRequest, matches func(*api.Job) bool,
+	errs map[uint64]string, now time.Time) (plain []uint64, targets []*job, rems []remChange) {
+	mine := func(job *api.Job) bool { return caller.UID == 0 || job.UID == caller.UID }
+	remMatches := func(a *arrayJob) bool {
+		return a.rem != nil && a.rem.Job.State == api.StatePending && matches(&a.rem.Job)
+	}
+	for _, id := range req.IDs {
+		a := s.pipe.arrays[id]
+		switch {
+		case a != nil:
+			found := false
+			for pos := 0; pos < a.count; pos++ {
+				if j := s.jobs[a.base+uint64(pos)]; j != nil && !j.state().Terminal() && matches(&j.rec.Job) {
+					found = true
+					if !mine(&j.rec.Job) {
+						errs[id] = fmt.Sprintf("job %d belongs to %s", id, j.rec.Job.User)
+						continue
+					}
+					targets = append(targets, j)
+				}
+			}
+			if remMatches(a) {
+				found = true
+				if mine(&a.rem.Job) {
+					rems = append(rems, remEnded(a, api.StateCancelled, api.ReasonNone, now, ""))
+				} else {
+					errs[id] = fmt.Sprintf("job %d belongs to %s", id, a.rem.Job.User)
+				}
+			}
+			if !found {
+				errs[id] = fmt.Sprintf("array job %d has no unfinished task matching the request", id)
+			}
+		case s.jobs[id] == nil && s.arrayOfLocked(id) != nil:
+			index, _ := s.arrayOfLocked(id).indexOf(id)
+			t := index
+			req.Tasks = append(req.Tasks, api.TaskRef{JobID: s.arrayOfLocked(id).base, Task: t})
+		default:
+			plain = append(plain, id)
+		}
+	}
+	for _, t := range req.Tasks {
+		task := t.Task
+		jobs, _, msg := s.resolveLocked(jobRef{id: t.JobID, task: &task})
+		key := t.JobID
+		if a := s.pipe.arrays[t.JobID]; a != nil {
+			if tid, ok := a.idOf(t.Task); ok {
+				key = tid
+			}
+		}
+		switch {
+		case msg != "":
+			errs[key] = msg
+		case jobs[0].state().Terminal():
+			errs[key] = fmt.Sprintf("job %s already finished (%s)", t, jobs[0].state())
+		case !mine(&jobs[0].rec.Job):
+			errs[key] = fmt.Sprintf("job %s belongs to %s", t, jobs[0].rec.Job.User)
+		case !matches(&jobs[0].rec.Job):
+			errs[key] = fmt.Sprintf("job %s does not match the given filters", t)
+		default:
+			targets = append(targets, jobs[0])
+		}
+	}
+	if len(req.IDs) == 0 && len(req.Tasks) == 0 {
+		for _, a := range s.pipe.arrays {
+			if !remMatches(a) {
+				continue
+			}
+			if !mine(&a.rem.Job) {
+				if req.User != "" && req.User != s.users.name(caller.UID) {
+					errs[a.base] = fmt.Sprintf("job %d belongs to %s", a.base, a.rem.Job.User)
+				}
+				continue
+			}
+			rems = append(rems, remEnded(a, api.StateCancelled, api.ReasonNone, now, ""))
+		}
+	}
+	return plain, targets, rems
+}
+
+// uniqueJobs drops repeats (a job named twice, a task named by its array
+// and by itself), keeping the first.
+func uniqueJobs(jobs []*job) []*job {
+	seen := make(map[uint64]bool, len(jobs))
+	return slices.DeleteFunc(jobs, func(j *job) bool {
+		id := j.rec.Job.ID
+		dup := seen[id]
+		seen[id] = true
+		return dup
+	})
 }

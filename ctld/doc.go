@@ -14,4 +14,16 @@
 // (submit, job end, cancel, node change) and by a timer; it builds a
 // sched.Snapshot, asks the Planner, and applies the Plan. No scheduling
 // policy lives here.
+//
+// Job pipelines (pipeline.go and the files it names) hook into those
+// steps: array jobs are stored as one pending remainder and offer the
+// planner a few tasks at a time; holds, begin times and dependencies block
+// pending jobs in the snapshot; requeue, update, long-poll waits,
+// test-only submits and the accounting history are their own endpoints.
+//
+// Priorities are package priority's multifactor ones (priority.go):
+// fairshare.go charges every run into a usage ledger, saves it in the
+// store and, after a restart, re-charges from the job records what ran
+// since the last save; prio.go serves corral prio and corral share. The
+// planner is the configuration's (sched.Backfill, conservative unless set).
 package ctld

@@ -110,7 +110,7 @@ func (s *Server) applyEvents(events []api.JobEvent) error {
 			}
 		case api.EventEnded:
 			endedNow[ev.JobID] = true
-			changes = append(changes, change{j, endedByNode(j, ev, now)})
+			changes = append(changes, change{j, s.endedOnNode(j, ev, now)})
 		default:
 			ignored = append(ignored, ev)
 		}
@@ -125,6 +125,10 @@ func (s *Server) applyEvents(events []api.JobEvent) error {
 	}
 	for _, c := range changes {
 		job := &c.next.Job
+		if job.State == api.StatePending { // requeued (control.go)
+			s.log.Printf("requeue job %d: run %d ended %s, job pending again", job.ID, job.Restarts, job.Runs[len(job.Runs)-1].State)
+			continue
+		}
 		s.log.Printf("end job %d %s exit=%d signal=%d on %s%s", job.ID, job.State, derefInt(job.ExitCode), job.Signal,
 			job.Nodes[0], suffixIf(" ("+job.Message+")", job.Message != ""))
 	}

@@ -84,7 +84,8 @@ func (s *Server) register(req api.RegisterRequest) (api.RegisterResponse, error)
 	}
 	rebooted := n.rec.BootID != "" && n.rec.BootID != rec.BootID
 	capChanged := n.rec.CPUs != rec.CPUs || n.rec.MemBytes != rec.MemBytes
-	n.rec, n.seen = rec, now
+	n.rec, n.seen, n.reported = rec, now, req.Running
+	s.reportedLocked(req.Name, req.Running) // pipeline.go
 	cameUp := false
 	if !n.up && !now.Before(n.holdUntil) {
 		n.up, n.reason, cameUp = true, "", true
@@ -171,6 +172,9 @@ func (s *Server) lostLocked(j *job, now time.Time) bool {
 func (s *Server) failed(j *job, now time.Time, msg string) store.JobRecord {
 	if j.cancelRequested {
 		return ended(j.rec, api.StateCancelled, now, nil, "cancelled; "+msg)
+	}
+	if s.requeueOnNodeFail(j) { // control.go
+		return requeued(j.rec, api.StateNodeFail, now, msg)
 	}
 	return ended(j.rec, api.StateNodeFail, now, nil, msg)
 }

@@ -83,7 +83,9 @@ func (s *Server) scheduleOnce(now time.Time) {
 // (submit) order, which planners that order by priority then submit time
 // sort cheaply.
 func (s *Server) snapshotLocked(now time.Time) sched.Snapshot {
-	snap := sched.Snapshot{Now: now}
+	// Wall clock only: start times are stored without a monotonic reading,
+	// and planned starts must come out as exact wall times of them.
+	snap := sched.Snapshot{Now: now.Round(0)}
 	for name, n := range s.nodes {
 		snap.Nodes = append(snap.Nodes, sched.Node{Name: name,
 			Capacity: sched.Resources{CPUs: n.rec.CPUs, MemBytes: n.rec.MemBytes}, Up: n.up})
@@ -128,8 +130,11 @@ func (s *Server) snapshotLocked(now time.Time) sched.Snapshot {
 		if _, ok := s.parts.byName[job.Partition]; !ok {
 			p.Blocked = reasonPartitionDown
 		}
+		s.pipelinePendingLocked(job, &p, now) // nice, hold, begin, dependencies
 		snap.Pending[i] = p
 	}
+	snap.Pending = s.appendArrayTasksLocked(snap.Pending, now)
+	s.pendingBuf = snap.Pending
 	return snap
 }
 
@@ -147,6 +152,7 @@ type launchOrder struct {
 // while planning ran) and all starts are persisted in one transaction
 // before any launch is sent.
 func (s *Server) applyLocked(snap sched.Snapshot, plan sched.Plan, now time.Time) []launchOrder {
+	s.applyPipelineLocked(snap, plan, now) // array reasons, dependency kills
 	for _, p := range snap.Pending {
 		if j := s.active[p.ID]; j != nil && j.state() == api.StatePending {
 			j.rec.Job.Priority = p.Priority
@@ -182,7 +188,7 @@ func (s *Server) applyLocked(snap sched.Snapshot, plan sched.Plan, now time.Time
 	}
 	var changes []change
 	for _, st := range plan.Starts {
-		j := s.active[st.JobID]
+		j := s.startCandidateLocked(st.JobID, st.Nodes) // an active job or an array task
 		if j == nil || j.state() != api.StatePending || len(st.Nodes) == 0 {
 			continue
 		}
@@ -206,6 +212,7 @@ func (s *Server) applyLocked(snap sched.Snapshot, plan sched.Plan, now time.Time
 		next.Job.EndTime, next.Job.ExitCode = nil, nil
 		next.Job.Nodes = append([]string(nil), st.Nodes...)
 		next.Job.Message = ""
+		next.RequeueRequested, next.EnforceTimeLimit = false, false
 		changes = append(changes, change{j, next})
 	}
 	if err := s.commitLocked(changes); err != nil {
@@ -227,13 +234,15 @@ func (s *Server) applyLocked(snap sched.Snapshot, plan sched.Plan, now time.Time
 // launchRequest is everything a node needs to run the job.
 func launchRequest(j *job) api.LaunchRequest {
 	job, spec := &j.rec.Job, &j.rec.Job.Spec
-	return api.LaunchRequest{
+	req := api.LaunchRequest{
 		JobID: job.ID, Name: job.Name, Partition: job.Partition,
 		User: job.User, UID: job.UID, GID: job.GID, Groups: job.Groups, Home: j.rec.Home,
 		Script: spec.Script, Args: spec.Args, WorkDir: spec.WorkDir, Env: spec.Env,
 		CPUs: job.CPUs, MemBytes: job.MemBytes, ShmBytes: spec.ShmBytes, TimeLimit: job.TimeLimit,
 		Output: spec.Output, Error: spec.Error, NodeList: job.Nodes,
 	}
+	addPipelineLaunch(j, &req) // array, restarts, export, open mode, signal, input
+	return req
 }
 
 // launch sends one launch. A refusal or an unreachable node puts the job

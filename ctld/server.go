@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/corral-hpc/corral/api"
-	"github.com/corral-hpc/corral/ctld/config"
 	"github.com/corral-hpc/corral/ctld/store"
 	"github.com/corral-hpc/corral/sched"
 )
@@ -46,7 +45,8 @@ type Config struct {
 	NodeTimeout time.Duration
 	// Heartbeat is the interval told to nodes.
 	Heartbeat time.Duration
-	// Planner decides what starts; default sched.FirstFit.
+	// Planner decides what starts; default the configuration file's
+	// SchedulerType and BackfillMode (conservative backfill without one).
 	Planner sched.Planner
 	// SchedInterval is the timer between scheduling cycles that no event
 	// triggered; default 1s.
@@ -57,6 +57,9 @@ type Config struct {
 	LaunchFailureHold time.Duration
 	// Logger gets one line per significant event; default stderr.
 	Logger *log.Logger
+
+	// Pipeline settings (see pipeline.go); zero fields take the defaults.
+	Pipeline PipelineConfig
 }
 
 func (c *Config) setDefaults() {
@@ -77,9 +80,6 @@ func (c *Config) setDefaults() {
 	}
 	if c.Heartbeat <= 0 {
 		c.Heartbeat = DefaultHeartbeat
-	}
-	if c.Planner == nil {
-		c.Planner = sched.FirstFit{}
 	}
 	if c.SchedInterval <= 0 {
 		c.SchedInterval = time.Second
@@ -106,6 +106,8 @@ type Server struct {
 	jobs   map[uint64]*job // every job, finished ones too
 	active map[uint64]*job // PENDING and RUNNING only
 	nodes  map[string]*node
+	pipe   pipeline   // array jobs, waiters, cycle buffers (pipeline.go)
+	fs     *fairshare // priority, usage ledger, eligibility (fairshare.go)
 
 	kick chan struct{}
 	// cycleMu serializes scheduling cycles; idBuf and pendingBuf are the
@@ -141,14 +143,18 @@ func New(cfg Config) (*Server, error) {
 		nodes:   make(map[string]*node),
 		kick:    make(chan struct{}, 1),
 	}
-	parts := config.Default()
-	if cfg.ConfigFile != "" {
-		var err error
-		if parts, err = config.Load(cfg.ConfigFile); err != nil {
-			return nil, err
-		}
+	file, err := loadConfigFile(cfg.ConfigFile) // fairshare.go
+	if err != nil {
+		return nil, err
 	}
-	s.parts = newPartitions(parts)
+	s.parts = newPartitions(file.Partitions)
+	s.cfg.Pipeline.fromFile(file.Pipeline) // pipeline.go: Config, then the file, then defaults
+	if s.fs, err = newFairshare(file.Scheduling); err != nil {
+		return nil, err
+	}
+	if s.planner == nil {
+		s.planner = file.Scheduling.Planner
+	}
 	if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
 		return nil, fmt.Errorf("state directory: %w", err)
 	}
@@ -161,6 +167,10 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if err := s.load(time.Now()); err != nil {
+		s.store.Close()
+		return nil, err
+	}
+	if err := s.loadUsage(time.Now()); err != nil { // after the jobs: it re-charges their runs
 		s.store.Close()
 		return nil, err
 	}
@@ -247,6 +257,7 @@ func (s *Server) run(ctx context.Context) error {
 	errLog := log.New(io.Discard, "", 0)
 	userSrv := &http.Server{Handler: s.userHandler(), ConnContext: peerConnContext, ErrorLog: errLog,
 		ReadHeaderTimeout: 10 * time.Second}
+	userSrv.RegisterOnShutdown(s.pipe.shutdown) // ends long polls (wait.go)
 	nodeSrv := &http.Server{Handler: s.nodeHandler(), ErrorLog: errLog,
 		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
 	serveErr := make(chan error, 2)
@@ -269,6 +280,10 @@ func (s *Server) run(ctx context.Context) error {
 	wg.Add(2)
 	go func() { defer wg.Done(); s.scheduleLoop(loops) }()
 	go func() { defer wg.Done(); s.watchNodes(loops) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); s.housekeep(loops) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); s.usageLoop(loops) }() // fairshare.go
 
 	s.mu.RLock()
 	s.log.Printf("serving users on %s, nodes on %s (%d jobs, %d active, %d nodes known)",
@@ -306,6 +321,9 @@ func (s *Server) Close() error {
 		s.nodeLn.Close()
 		os.Remove(s.cfg.Socket)
 		os.Remove(filepath.Join(s.cfg.StateDir, AddrFile))
+		if err := s.saveUsage(time.Now()); err != nil {
+			s.log.Printf("fairshare: saving usage at shutdown: %v (it is re-charged from the job records)", err)
+		}
 		s.closeErr = s.store.Close()
 	})
 	return s.closeErr

@@ -20,6 +20,12 @@ type job struct {
 	launch launchState
 	// cancelRequested: a signal went to the node; its end will be CANCELLED.
 	cancelRequested bool
+	// fromArray is set on an array task that is leaving its array's
+	// pending remainder in the commit under way (see array.go).
+	fromArray *arrayJob
+	// limitSignalled: the controller signalled the job at a time limit
+	// lowered while it ran (see control.go).
+	limitSignalled bool
 }
 
 // launchState follows the launch of the job's current start. It is not
@@ -77,17 +83,31 @@ type change struct {
 // are on disk, installs them in memory. On error nothing changes. The
 // caller holds s.mu for writing.
 func (s *Server) commitLocked(changes []change) error {
-	if len(changes) == 0 {
+	return s.commitAllLocked(changes, nil)
+}
+
+// commitAllLocked is commitLocked that also writes array remainders: the
+// remainders that tasks in changes leave (array.go) and rems, all in the
+// same transaction.
+func (s *Server) commitAllLocked(changes []change, rems []remChange) error {
+	if len(changes) == 0 && len(rems) == 0 {
 		return nil
 	}
 	recs := make([]*store.JobRecord, len(changes))
 	for i := range changes {
 		recs[i] = &changes[i].next
 	}
-	if err := s.store.PutJobs(recs...); err != nil {
+	rems = s.remaindersAfterLocked(changes, rems)
+	if err := s.persist(recs, rems); err != nil {
 		return err
 	}
 	for _, c := range changes {
+		s.trackChangeLocked(c)
+		s.chargeEndLocked(c) // fairshare.go: a run that ends is charged up to its end
+		if c.j.fromArray != nil {
+			c.j.fromArray = nil
+			s.jobs[c.next.Job.ID] = c.j
+		}
 		c.j.rec = c.next
 		if c.next.Job.State.Terminal() {
 			delete(s.active, c.next.Job.ID)
@@ -97,6 +117,8 @@ func (s *Server) commitLocked(changes []change) error {
 			s.active[c.next.Job.ID] = c.j
 		}
 	}
+	s.installRemaindersLocked(rems)
+	s.notifyEndsLocked(changes, rems)
 	return nil
 }
 
@@ -115,6 +137,9 @@ type node struct {
 	holdUntil time.Time
 	client    *api.NodeClient
 	parts     []string // partitions naming this node
+	// reported is what its latest registration listed as running: a
+	// requeued job is not started again on a node that still has it.
+	reported []uint64
 }
 
 const reasonNotResponding = "not responding"
@@ -191,6 +216,7 @@ func sortNodes(nodes []*node) []*node {
 // load fills memory from the store. Known nodes start DOWN until they
 // register again.
 func (s *Server) load(now time.Time) error {
+	s.pipe.init()
 	recs, err := s.store.Jobs()
 	if err != nil {
 		return err
@@ -201,6 +227,9 @@ func (s *Server) load(now time.Time) error {
 		if !rec.Job.State.Terminal() {
 			s.active[rec.Job.ID] = j
 		}
+	}
+	if err := s.loadArrays(); err != nil {
+		return err
 	}
 	nodes, err := s.store.Nodes()
 	if err != nil {

@@ -19,23 +19,40 @@ const defaultMemPerCPU = 1 << 30
 // submit validates a request, fills its defaults, stores the job durably
 // and only then makes it visible and wakes the scheduler.
 func (s *Server) submit(caller peer, req api.SubmitRequest) (uint64, error) {
+	rec, err := s.checkSubmit(caller, req)
+	if err != nil {
+		return 0, err
+	}
+	return s.storeSubmit(rec)
+}
+
+// checkSubmit does every check a submit gets and fills the defaults: it
+// returns the record as it would be stored, and stores nothing (a
+// test-only submit stops here).
+func (s *Server) checkSubmit(caller peer, req api.SubmitRequest) (*store.JobRecord, error) {
 	uid := caller.UID
 	if req.OnBehalfOf != nil {
 		if caller.UID != 0 {
-			return 0, errorf(http.StatusForbidden, "only root may submit on behalf of another user (you are uid %d)", caller.UID)
+			return nil, errorf(http.StatusForbidden, "only root may submit on behalf of another user (you are uid %d)", caller.UID)
 		}
 		uid = *req.OnBehalfOf
 	}
 	owner, err := s.users.get(uid)
 	if err != nil {
-		return 0, errorf(http.StatusBadRequest, "%v", err)
+		return nil, errorf(http.StatusBadRequest, "%v", err)
 	}
 	spec := req.Spec
 	s.mu.RLock()
 	err = s.checkSpecLocked(&spec)
+	if err == nil {
+		err = s.checkPipelineLocked(caller, &spec)
+	}
 	s.mu.RUnlock()
+	if err == nil {
+		err = s.checkAccount(owner.Name, &spec) // fairshare.go: -A, or the owner's default account
+	}
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	now := time.Now()
 	rec := &store.JobRecord{
@@ -48,6 +65,18 @@ func (s *Server) submit(caller peer, req api.SubmitRequest) (uint64, error) {
 		},
 		Home: owner.Home,
 	}
+	if spec.Hold {
+		rec.Job.Hold, rec.Job.Reason = holdUser, api.ReasonJobHeld
+	}
+	return rec, nil
+}
+
+// storeSubmit stores a checked job (an array job as its remainder, see
+// array.go) and only then makes it visible and wakes the scheduler.
+func (s *Server) storeSubmit(rec *store.JobRecord) (uint64, error) {
+	if rec.Job.Spec.Array != nil {
+		return s.storeArray(rec)
+	}
 	id, err := s.store.AddJob(rec)
 	if err != nil {
 		return 0, err
@@ -58,8 +87,9 @@ func (s *Server) submit(caller peer, req api.SubmitRequest) (uint64, error) {
 	s.active[id] = j
 	s.mu.Unlock()
 	s.Kick()
+	spec := &rec.Job.Spec
 	s.log.Printf("submit job %d user=%s partition=%s nodes=%d cpus=%d mem=%s time=%s",
-		id, owner.Name, spec.Partition, spec.Nodes, spec.CPUs, config.FormatSize(spec.MemBytes), config.FormatTime(spec.TimeLimit))
+		id, rec.Job.User, spec.Partition, spec.Nodes, spec.CPUs, config.FormatSize(spec.MemBytes), config.FormatTime(spec.TimeLimit))
 	return id, nil
 }
 

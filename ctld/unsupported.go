@@ -9,19 +9,14 @@ import (
 
 // notYetHonoured names the sbatch options the CLI parses but this
 // controller does not act on yet. A job using one is refused at submit
-// rather than run as if the option were absent: a held job must never start
-// by itself, an array must never run once. Each entry goes away when the
-// controller implements the option.
+// rather than run as if the option were absent: a job must never run on
+// a node without the GPU it asked for. Each entry goes away when the
+// controller implements the option (the pipeline options did: see
+// pipeline.go).
 var notYetHonoured = []struct {
 	option string
 	used   func(*api.JobSpec) bool
 }{
-	{"--array", func(s *api.JobSpec) bool { return s.Array != nil }},
-	{"--dependency", func(s *api.JobSpec) bool { return s.Dependency != nil }},
-	{"--hold", func(s *api.JobSpec) bool { return s.Hold }},
-	{"--begin", func(s *api.JobSpec) bool { return s.Begin != nil }},
-	{"--nice", func(s *api.JobSpec) bool { return s.Nice != 0 }},
-	{"--requeue", func(s *api.JobSpec) bool { return s.Requeue != nil && *s.Requeue }},
 	{"--gres/--gpus", func(s *api.JobSpec) bool {
 		return len(s.Gres)+len(s.GPUs)+len(s.GPUsPerNode)+len(s.GPUsPerTask) > 0
 	}},
@@ -30,10 +25,6 @@ var notYetHonoured = []struct {
 	{"--exclusive", func(s *api.JobSpec) bool { return s.Exclusive != "" }},
 	{"--constraint", func(s *api.JobSpec) bool { return s.Constraint != "" }},
 	{"--qos", func(s *api.JobSpec) bool { return s.QOS != "" }},
-	{"--signal", func(s *api.JobSpec) bool { return s.Signal != nil }},
-	{"--export", func(s *api.JobSpec) bool { return s.Export != nil && s.Export.Mode != api.ExportAll }},
-	{"--open-mode=append", func(s *api.JobSpec) bool { return s.OpenMode == "append" }},
-	{"--input", func(s *api.JobSpec) bool { return s.Input != "" }},
 }
 
 // refuseNotYetHonoured returns one clear error naming every such option

@@ -3,7 +3,6 @@ package ctld
 import (
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/corral-hpc/corral/api"
@@ -20,6 +19,8 @@ func (s *Server) userHandler() http.Handler {
 	mux.HandleFunc("GET /v1/nodes", s.withCaller(s.handleNodes))
 	mux.HandleFunc("GET /v1/partitions", s.withCaller(s.handlePartitions))
 	mux.HandleFunc("GET /v1/ping", s.withCaller(s.handlePing))
+	s.pipelineRoutes(mux)
+	s.schedulingRoutes(mux) // prio.go
 	mux.HandleFunc("/", notFound)
 	return mux
 }
@@ -78,12 +79,16 @@ func (s *Server) handleListJobs(w http.ResponseWriter, r *http.Request, _ peer) 
 				}
 				f.States = append(f.States, st)
 			case "id":
-				id, err := strconv.ParseUint(v, 10, 64)
-				if err != nil || id == 0 {
-					writeError(w, errorf(http.StatusBadRequest, "invalid job id %q", v))
+				id, task, err := api.ParseJobRef(v)
+				if err != nil {
+					writeError(w, errorf(http.StatusBadRequest, "%v", err))
 					return
 				}
-				f.IDs = append(f.IDs, id)
+				if task != nil {
+					f.Tasks = append(f.Tasks, api.TaskRef{JobID: id, Task: *task})
+				} else {
+					f.IDs = append(f.IDs, id)
+				}
 			case "all":
 				switch v {
 				case "1", "true", "yes":
@@ -113,7 +118,7 @@ func splitList(vals []string) []string {
 
 // listJobs returns copies of the matching jobs in ID order.
 func (s *Server) listJobs(f api.JobFilter) []api.Job {
-	includeFinished := f.All || len(f.IDs) > 0 || slices.ContainsFunc(f.States, api.JobState.Terminal)
+	includeFinished := f.All || len(f.IDs)+len(f.Tasks) > 0 || slices.ContainsFunc(f.States, api.JobState.Terminal)
 	match := func(j *api.Job) bool {
 		if len(f.Users) > 0 && !slices.Contains(f.Users, j.User) {
 			return false
@@ -129,7 +134,7 @@ func (s *Server) listJobs(f api.JobFilter) []api.Job {
 	out := []api.Job{}
 	s.mu.RLock()
 	switch {
-	case len(f.IDs) > 0:
+	case len(f.IDs)+len(f.Tasks) > 0:
 		for _, id := range f.IDs {
 			if j := s.jobs[id]; j != nil && match(&j.rec.Job) {
 				out = append(out, j.rec.Job)
@@ -148,6 +153,7 @@ func (s *Server) listJobs(f api.JobFilter) []api.Job {
 			}
 		}
 	}
+	out = s.appendArrayViewsLocked(out, f, includeFinished, match)
 	s.mu.RUnlock()
 	slices.SortFunc(out, func(a, b api.Job) int { return compareIDs(a.ID, b.ID) })
 	return slices.CompactFunc(out, func(a, b api.Job) bool { return a.ID == b.ID })
@@ -163,22 +169,19 @@ func compareIDs(a, b uint64) int {
 	return 0
 }
 
+// handleGetJob serves GET /v1/jobs/{id}: a job by its ID, or an array
+// task as 123_4 (a task that has not started is shown as it would run).
 func (s *Server) handleGetJob(w http.ResponseWriter, r *http.Request, _ peer) {
-	raw := r.PathValue("id")
-	id, err := strconv.ParseUint(raw, 10, 64)
-	if err != nil || id == 0 {
-		writeError(w, errorf(http.StatusBadRequest, "invalid job id %q", raw))
+	id, task, err := api.ParseJobRef(r.PathValue("id"))
+	if err != nil {
+		writeError(w, errorf(http.StatusBadRequest, "%v", err))
 		return
 	}
 	s.mu.RLock()
-	j := s.jobs[id]
-	var out api.Job
-	if j != nil {
-		out = j.rec.Job
-	}
+	out, msg := s.jobViewLocked(jobRef{id: id, task: task})
 	s.mu.RUnlock()
-	if j == nil {
-		writeError(w, errorf(http.StatusNotFound, "job %d does not exist", id))
+	if msg != "" {
+		writeError(w, errorf(http.StatusNotFound, "%s", msg))
 		return
 	}
 	writeJSON(w, http.StatusOK, out)

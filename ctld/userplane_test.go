@@ -363,10 +363,9 @@ func TestListFilters(t *testing.T) {
 func TestSubmitRefusesOptionsNotYetHonoured(t *testing.T) {
 	yes := true
 	for name, mut := range map[string]func(*api.JobSpec){
-		"--hold":        func(s *api.JobSpec) { s.Hold = true },
-		"--array":       func(s *api.JobSpec) { s.Array = &api.JobArray{Ranges: []api.ArrayRange{{First: 0, Last: 3, Step: 1}}} },
-		"--requeue":     func(s *api.JobSpec) { s.Requeue = &yes },
-		"--gres/--gpus": func(s *api.JobSpec) { s.Gres = []api.GresRequest{{Name: "gpu", Count: 1}} },
+		"--qos":             func(s *api.JobSpec) { s.QOS = "high" },
+		"--container-image": func(s *api.JobSpec) { s.ContainerImage = "ubuntu:24.04" },
+		"--gres/--gpus":     func(s *api.JobSpec) { s.Gres = []api.GresRequest{{Name: "gpu", Count: 1}} },
 	} {
 		spec := api.JobSpec{Script: "#!/bin/sh\ntrue\n", CPUs: 1, WorkDir: "/tmp"}
 		mut(&spec)
@@ -375,7 +374,9 @@ func TestSubmitRefusesOptionsNotYetHonoured(t *testing.T) {
 			t.Errorf("%s: got %v, want a refusal naming it", name, err)
 		}
 	}
-	plain := api.JobSpec{Script: "#!/bin/sh\ntrue\n", CPUs: 1, WorkDir: "/tmp"}
+	// The pipeline options are honoured now (pipeline.go).
+	plain := api.JobSpec{Script: "#!/bin/sh\ntrue\n", CPUs: 1, WorkDir: "/tmp", Hold: true, Requeue: &yes,
+		Array: &api.JobArray{Ranges: []api.ArrayRange{{First: 0, Last: 3, Step: 1}}}}
 	if err := refuseNotYetHonoured(&plain); err != nil {
 		t.Errorf("plain job refused: %v", err)
 	}

@@ -5,8 +5,10 @@ import "fmt"
 // Device is one physical GPU as discovery found it. It is plain data so a
 // node can send it to the controller.
 type Device struct {
-	Index       int    `json:"index"` // NVML index on the node
-	UUID        string `json:"uuid"`  // "GPU-…", stable across reboots
+	Index int `json:"index"` // NVML index on the node
+	// Minor is the device's minor number: its node is /dev/nvidia<Minor>.
+	Minor       int    `json:"minor"`
+	UUID        string `json:"uuid"` // "GPU-…", stable across reboots
 	Name        string `json:"name"`
 	MemoryBytes int64  `json:"memory_bytes"`
 	// SMs is the number of streaming multiprocessors; 0 when the driver

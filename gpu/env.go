@@ -60,7 +60,7 @@ func EnvFor(assign []Share, devices []Device, perGPU Hundredths) ([]string, erro
 			return nil, fmt.Errorf("gpu env: share of %s fGPU on device %d is outside (0, %s]", s.Amount, s.Device, perGPU)
 		}
 		if d.MIGEnabled != (s.MIG != nil) {
-			return nil, fmt.Errorf("gpu env: device %d has MIG mode %s but its share %s a MIG profile", s.Device, onOff(d.MIGEnabled), hasNot(s.MIG != nil))
+			return nil, fmt.Errorf("gpu env: device %d has MIG mode %s but its share %s MIG profile", s.Device, onOff(d.MIGEnabled), hasNot(s.MIG != nil))
 		}
 		total += s.Amount
 		indices = append(indices, strconv.Itoa(d.Index))
@@ -108,7 +108,7 @@ func onOff(b bool) string {
 
 func hasNot(b bool) string {
 	if b {
-		return "names"
+		return "names a"
 	}
 	return "names no"
 }

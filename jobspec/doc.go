@@ -32,5 +32,8 @@
 //
 // --mem, --mem-per-cpu and --mem-per-gpu exclude each other, as do
 // --cpus-per-task and --cpus-per-gpu, and --gpus-per-node and --gres=gpu.
+// corral's --fgpu asks for a fraction of a GPU per node instead of whole
+// GPUs and excludes every whole-GPU option; PerNodeGPUs gives the
+// controller the whole GPUs per node and their type.
 // Without -N, -n 8 puts all eight tasks on one node.
 package jobspec

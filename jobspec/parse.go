@@ -144,7 +144,7 @@ func ParseAt(args []string, read ReadFunc, now time.Time) (*Request, error) {
 		if len(rest) > 1 {
 			r.Spec.Args = rest[1:]
 		}
-		r.Spec.Name = filepath.Base(path)
+		r.Spec.Name = DefaultJobName(filepath.Base(path))
 		if path == "-" {
 			r.Spec.Name = "stdin"
 		}

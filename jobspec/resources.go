@@ -29,7 +29,7 @@ func checkConflicts(r *Request) error {
 	if len(r.Spec.GPUsPerNode) > 0 && gpuCount(r.Spec.Gres) > 0 {
 		return fmt.Errorf("--gpus-per-node and --gres=gpu are mutually exclusive")
 	}
-	return nil
+	return checkFGPU(&r.Spec)
 }
 
 // resolveResources turns the task, CPU, GPU and memory options into the

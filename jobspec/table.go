@@ -90,6 +90,8 @@ var options = []option{
 	{long: "external", hidden: true, ignore: "corral has no external jobs"},
 	{long: "extra", arg: "TEXT", ignore: "corral has no extra node constraints"},
 	{long: "extra-node-info", short: 'B', arg: "S[:C[:T]]", ignore: noLayout},
+	{long: "fgpu", arg: "X", corral: true, help: "fractional GPU per node in fGPU (0.5, 1, 2.25; not with --gpus or --gres=gpu)",
+		apply: applyFGPU},
 	{long: "get-user-env", arg: "TIMEOUT", optionalArg: true, ignore: "corral passes the submitter's environment as --export says"},
 	{long: "gid", arg: "GROUP", ignore: "corral runs jobs with the submitting user's groups"},
 	{long: "gpu-bind", arg: "TYPE", ignore: noBinding},
@@ -119,8 +121,13 @@ var options = []option{
 	{long: "ignore-pbs", ignore: "corral never reads #PBS or #BSUB lines"},
 	{long: "input", short: 'i', arg: "PATTERN", help: "stdin file (default /dev/null); same patterns as --output",
 		apply: func(r *Request, v string) error { return setText(&r.Spec.Input, "input", v) }},
-	{long: "job-name", short: 'J', arg: "NAME", help: "name of the job (default: the script's file name)",
-		apply: func(r *Request, v string) error { return setText(&r.Spec.Name, "job-name", v) }},
+	{long: "job-name", short: 'J', arg: "NAME", help: "name of the job: 1 to 64 of A-Z a-z 0-9 . _ - (default: the script's file name, or a random name)",
+		apply: func(r *Request, v string) error {
+			if err := setText(&r.Spec.Name, "job-name", v); err != nil {
+				return err
+			}
+			return CheckJobName(v)
+		}},
 	{long: "kill-on-invalid-dep", arg: "yes|no", help: "cancel the job if its dependency can never be met",
 		values: []string{"yes", "no"},
 		apply: func(r *Request, v string) error {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/corral-hpc/corral/gpu"
 )
 
 // Config is everything a Daemon needs. Zero values get the defaults below
@@ -36,6 +38,33 @@ type Config struct {
 	// Hide lists more host paths masked inside job containers (the cluster
 	// key file); the state directory is always masked.
 	Hide []string
+	// ImageStore is the node's image store (package images); default
+	// DefaultImageStore. It is shared by every noded on the host.
+	ImageStore string
+	// MountRoots are the host directories under which users may --mount
+	// (checked as the user); none: --mount is refused.
+	MountRoots []string
+
+	// GPUs (gpus.go). GPUMock reads a go-nvml DGX mock ("dgxa100",
+	// "dgxh100") of GPUMockCount devices, those in GPUMockMIG in MIG
+	// mode, instead of NVML (NVMLPath, default libnvidia-ml.so.1).
+	GPUMock      string
+	GPUMockCount int
+	GPUMockMIG   []int
+	NVMLPath     string
+	// FGPUPerGPU is what one of the node's GPUs is worth in fGPU
+	// (--fgpu-per-gpu); 0 leaves it to the controller.
+	FGPUPerGPU gpu.Hundredths
+	// MPSControl is the MPS control program (default
+	// nvidia-cuda-mps-control on PATH); MPSDir holds each GPU's pipe and
+	// log directories (default /run/corral/mps/<name>).
+	MPSControl string
+	MPSDir     string
+	// CDISpecDirs are searched for CDI specs (default /etc/cdi and
+	// /var/run/cdi). DevRoot and ProcRoot are where device nodes and the
+	// driver's capability files are read (default /dev and /proc).
+	CDISpecDirs       []string
+	DevRoot, ProcRoot string
 }
 
 // Defaults.
@@ -119,6 +148,12 @@ func (c *Config) Normalize() error {
 		c.InitPath = filepath.Join(filepath.Dir(exe), "corral-init")
 	}
 	if err := checkInit(c.InitPath); err != nil {
+		return err
+	}
+	if err := c.normalizeEnvironments(); err != nil {
+		return err
+	}
+	if err := c.normalizeGPUs(); err != nil { // gpus.go
 		return err
 	}
 	if len(c.ShimCommand) == 0 {

@@ -43,6 +43,7 @@ type Daemon struct {
 	jobs    map[uint64]*job
 	orphans map[uint64]bool // live shims of an earlier noded (not supervised)
 	cpus    *cpuSlots
+	gpus    *gpuNode // nil without GPUs (gpus.go)
 
 	heartbeatMs atomic.Int64
 	registered  chan struct{} // closed after the first successful register
@@ -97,6 +98,9 @@ func New(cfg Config, logger *log.Logger) (*Daemon, error) {
 	}
 	if d.q, err = eventq.Open(filepath.Join(state, "events")); err != nil {
 		return nil, fmt.Errorf("event queue: %w", err)
+	}
+	if d.gpus, err = newGPUNode(&d.cfg, logger); err != nil {
+		return nil, err
 	}
 	if err := d.recover(); err != nil {
 		return nil, err
@@ -160,7 +164,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 	srv := &http.Server{Handler: d.handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(d.ln) }()
-	d.loops.Add(2)
+	d.loops.Add(3)
+	go func() { defer d.loops.Done(); d.superviseMPS(ctx) }() // gpus.go
 	go func() { defer d.loops.Done(); d.heartbeat(ctx) }()
 	go func() {
 		defer d.loops.Done()
@@ -220,6 +225,7 @@ func (d *Daemon) heartbeat(ctx context.Context) {
 		req := api.RegisterRequest{
 			Name: d.cfg.Name, Addr: d.addr, CPUs: d.cfg.CPUs, MemBytes: d.cfg.MemBytes,
 			Running: d.Running(), BootID: d.bootID,
+			GPUs: d.gpus.devices(), FGPUPerGPUHundredths: int(d.cfg.FGPUPerGPU),
 		}
 		var resp api.RegisterResponse
 		err := d.ctld.Do(ctx, http.MethodPost, "/v1/node/register", req, &resp)

@@ -63,8 +63,8 @@ type node struct {
 }
 
 // mustNode starts a noded (2 CPUs, 300ms kill wait) against ctld, with
-// state in stateDir ("" for a fresh one).
-func mustNode(t testing.TB, ctld *nodedtest.FakeCtld, stateDir string) *node {
+// state in stateDir ("" for a fresh one); opts change its config.
+func mustNode(t testing.TB, ctld *nodedtest.FakeCtld, stateDir string, opts ...func(*Config)) *node {
 	t.Helper()
 	containertest.MustRoot(t)
 	if stateDir == "" {
@@ -78,6 +78,9 @@ func mustNode(t testing.TB, ctld *nodedtest.FakeCtld, stateDir string) *node {
 		Name: "tn" + strconv.Itoa(os.Getpid()), CtldURL: ctld.URL(), Listen: "127.0.0.1:0", Key: testKey,
 		StateDir: stateDir, CPUs: 2, MemBytes: 1 << 30, KillWait: 300 * time.Millisecond,
 		InitPath: initPath, ShimCommand: []string{exe, "shim"},
+	}
+	for _, o := range opts {
+		o(&cfg)
 	}
 	var logs bytes.Buffer
 	d, err := New(cfg, log.New(&lockedWriter{w: &logs}, "", 0))

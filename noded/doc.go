@@ -10,6 +10,12 @@
 // <state>/events. A job's end is queued on disk before its directory is
 // removed, so an end is never lost, whether ctld or noded restarts.
 //
+// GPUs (gpus.go, gpudevices.go; docs/gpu.md): noded discovers its GPUs
+// through NVML or a go-nvml DGX mock, reports them when it registers, and
+// turns a launch's GPU shares into MIG instances, MPS control daemons (one
+// per shared GPU, package mps), the job's GPU environment and the device
+// nodes of its GPUs alone, through CDI when a CDI spec names them.
+//
 // Reattaching to shims that outlive a noded restart is not implemented yet:
 // at start noded reports the ends of jobs that finished while it was away,
 // cleans up after shims that died, and holds the cores of live ones (and

@@ -25,6 +25,7 @@ type job struct {
 	slots     []int
 	ctl       *os.File // write end of the shim's control pipe
 	cancelled bool
+	gpu       *gpuClaim // its MIG instances and MPS GPU (gpus.go)
 }
 
 // launchError is a launch noded refuses, with its HTTP status.
@@ -61,7 +62,7 @@ func (d *Daemon) validate(r *api.LaunchRequest) error {
 		return bad("work_dir %q is not an absolute path", r.WorkDir)
 	case r.User == "":
 		return bad("user is empty")
-	case strings.ContainsRune(r.Output+r.Error+r.WorkDir, 0):
+	case strings.ContainsRune(r.Output+r.Error+r.Input+r.WorkDir, 0):
 		return bad("paths must not contain NUL")
 	}
 	return nil
@@ -104,10 +105,22 @@ func (d *Daemon) launch(r *api.LaunchRequest) (err error) {
 		MaxPids: d.cfg.MaxPids, KillWaitMs: d.cfg.KillWait.Milliseconds(), InitPath: d.cfg.InitPath,
 		RuncRoot: d.runcRoot, CgroupPath: place.Path, Hide: append([]string{d.cfg.StateDir}, d.cfg.Hide...),
 	}
+	if err := d.prepareEnvironment(r, sj); err != nil {
+		return err
+	}
+	claim, err := d.claimGPUs(r, sj, dir) // gpus.go
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			d.gpus.release(r.JobID, claim)
+		}
+	}()
 	if err := shim.WriteJob(dir, sj); err != nil {
 		return err
 	}
-	j := &job{id: r.JobID, dir: dir, slots: slots}
+	j := &job{id: r.JobID, dir: dir, slots: slots, gpu: claim}
 	cmd, status, err := d.startShim(j)
 	if err != nil {
 		return fmt.Errorf("starting the shim of job %d: %w", r.JobID, err)
@@ -186,7 +199,10 @@ func (d *Daemon) finish(j *job, res *shim.Result) {
 	d.mu.Lock()
 	d.cpus.release(j.slots)
 	j.slots = nil
+	claim := j.gpu
+	j.gpu = nil
 	d.mu.Unlock()
+	d.gpus.release(j.id, claim) // MIG instances go before ctld hears of the end
 	d.put(endEvent(j.id, d.cfg.Name, res))
 	d.mu.Lock()
 	delete(d.jobs, j.id)

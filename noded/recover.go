@@ -26,6 +26,7 @@ func (d *Daemon) recover() error {
 	if err != nil {
 		return err
 	}
+	defer d.gpus.stopIdleMPS() // daemons no recovered job uses
 	for _, e := range ents {
 		id, err := strconv.ParseUint(e.Name(), 10, 64)
 		if err != nil || !e.IsDir() {
@@ -35,6 +36,7 @@ func (d *Daemon) recover() error {
 		job, jerr := shim.ReadJob(dir)
 		if res, err := shim.ReadResult(dir); err == nil {
 			d.log.Printf("job %d ended while noded was away (%s); reporting it", id, res.State)
+			d.gpus.recovered(id, dir, false) // gpus.go
 			d.put(endEvent(id, d.cfg.Name, res))
 			if err := container.RemoveTree(dir); err != nil {
 				d.log.Printf("job %d: %v", id, err)
@@ -47,13 +49,19 @@ func (d *Daemon) recover() error {
 				d.cpus.take(job.Slots)
 			}
 			d.orphans[id] = true
+			d.gpus.recovered(id, dir, true)
 			continue
 		}
 		if err := container.Remove(d.runcRoot, shim.ContainerID(id)); err != nil {
 			return fmt.Errorf("job %d: removing the container of a dead shim: %w", id, err)
 		}
+		d.gpus.recovered(id, dir, false)
 		d.put(api.JobEvent{JobID: id, Node: d.cfg.Name, Kind: api.EventEnded, Time: time.Now(),
 			State: api.StateFailed, ExitCode: 1, Message: "the job's supervisor ended without a result while noded was down"})
+		// An image job's overlay outlives a crashed shim.
+		if err := container.UnmountImage(filepath.Join(dir, shim.RootfsDir), ""); err != nil {
+			d.log.Printf("job %d: %v", id, err)
+		}
 		if err := container.RemoveTree(dir); err != nil {
 			d.log.Printf("job %d: %v", id, err)
 		}

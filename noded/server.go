@@ -20,6 +20,9 @@ func (d *Daemon) handler() http.Handler {
 	mux.HandleFunc("POST /v1/launch", d.handleLaunch)
 	mux.HandleFunc("POST /v1/signal", d.handleSignal)
 	mux.HandleFunc("GET /v1/jobs", d.handleJobs)
+	mux.HandleFunc("GET /v1/images", d.handleImages)
+	mux.HandleFunc("POST /v1/images", d.handleImageOp)
+	mux.HandleFunc("POST /v1/output", d.handleOutput)
 	return d.authenticate(mux)
 }
 

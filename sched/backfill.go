@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/gpu"
 )
 
 // Mode says which pending jobs hold reservations.
@@ -76,6 +77,7 @@ type outcome struct {
 	nodes   []*nodeState
 	reason  api.Reason // set only for jobs that are not planned normally
 	planned bool
+	gpus    [][]gpu.Share // shares per node, parallel to nodes
 }
 
 // Plan implements Planner.
@@ -167,8 +169,10 @@ func (p *profile) admit(j *Pending, part *partState) (api.Reason, request) {
 	if limit > 0 {
 		dur = int64(limit)
 	}
+	need := j.PerNode
+	need.FGPU += int(gpu.GPUs(j.GPUs, gpu.DefaultPerGPU)) // what whole GPUs take of a pool
 	return "", request{
-		Pending: j, part: part, need: j.PerNode,
+		Pending: j, part: part, need: need,
 		count: max(j.NodeCount, 1), dur: dur, level: levelOf(j.PerNode, dur),
 	}
 }
@@ -180,7 +184,7 @@ func planOne(p *profile, r *request, from int64, o *outcome) {
 	if t == never {
 		return // can never run on the up nodes: reported as Resources, no estimate
 	}
-	p.place(r, t, nodes)
+	o.gpus = p.place(r, t, nodes)
 	o.start, o.nodes = t, nodes
 }
 
@@ -190,7 +194,7 @@ func startNow(p *profile, r *request, o *outcome) bool {
 	if t != 0 {
 		return false
 	}
-	p.place(r, 0, nodes)
+	o.gpus = p.place(r, 0, nodes)
 	o.start, o.nodes, o.planned = 0, nodes, true
 	return true
 }
@@ -272,7 +276,7 @@ func assemble(now time.Time, jobs []*Pending, out []outcome, startsOnly bool) Pl
 	for i := range jobs {
 		o := &out[i]
 		if o.planned && o.start == 0 {
-			plan.Starts = append(plan.Starts, Start{JobID: jobs[i].ID, Nodes: names(o.nodes)})
+			plan.Starts = append(plan.Starts, Start{JobID: jobs[i].ID, Nodes: names(o.nodes), GPUs: o.gpus})
 			continue
 		}
 		if startsOnly {
@@ -291,6 +295,7 @@ func assemble(now time.Time, jobs []*Pending, out []outcome, startsOnly bool) Pl
 		if o.start != never {
 			e.Start = now.Add(time.Duration(o.start))
 			e.Nodes = names(o.nodes)
+			e.GPUs = o.gpus
 		}
 		plan.Pending = append(plan.Pending, e)
 	}

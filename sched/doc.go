@@ -8,7 +8,10 @@
 // code and a plan is identical for identical input.
 //
 // Resources are a small vector (CPUs, memory, fractional GPU units) per
-// node; callers translate job requests and node capacities into it.
+// node; callers translate job requests and node capacities into it. A
+// node that lists its GPUs (Node.GPUs) is planned per device as well: a
+// job's fGPU must fit on the devices by package gpu's packing rule over
+// its whole run (gpus.go), and starts and estimates name the shares.
 //
 // Two planners implement Planner: FirstFit, the baseline, and Backfill
 // (modes conservative, easy and fcfs). Backfill keeps an availability

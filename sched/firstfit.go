@@ -1,6 +1,10 @@
 package sched
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/corral-hpc/corral/gpu"
+)
 
 // FirstFit starts pending jobs in priority order (then submit time, then ID)
 // on the first nodes of their partition with enough free resources, and
@@ -15,13 +19,22 @@ var _ Planner = FirstFit{}
 func (FirstFit) Plan(s Snapshot) Plan {
 	free := make(map[string]Resources, len(s.Nodes))
 	up := make(map[string]bool, len(s.Nodes))
-	for _, n := range s.Nodes {
+	devs := make(map[string]*Node, len(s.Nodes)) // nodes with devices
+	held := make(map[string][]gpu.Holding)
+	for i, n := range s.Nodes {
 		free[n.Name] = n.Capacity
 		up[n.Name] = n.Up
+		if len(n.GPUs) > 0 {
+			devs[n.Name] = &s.Nodes[i]
+			free[n.Name] = Resources{CPUs: n.Capacity.CPUs, MemBytes: n.Capacity.MemBytes, FGPU: unlimitedFGPU}
+		}
 	}
 	for _, r := range s.Running {
 		for _, a := range r.Alloc {
 			free[a.Node] = free[a.Node].Sub(a.Resources)
+			for _, sh := range a.GPUs {
+				held[a.Node] = append(held[a.Node], gpu.Holding{UID: r.UID, Share: sh})
+			}
 		}
 	}
 	parts := make(map[string]Partition, len(s.Partitions))
@@ -40,25 +53,53 @@ func (FirstFit) Plan(s Snapshot) Plan {
 		if want < 1 {
 			want = 1
 		}
+		need := j.PerNode
+		need.FGPU += int(gpu.GPUs(j.GPUs, gpu.DefaultPerGPU))
+		wantsGPU := j.PerNode.FGPU > 0 || j.GPUs > 0
 		var chosen []string
+		var shares [][]gpu.Share
 		anyUp := false
 		for _, name := range parts[j.Partition].Nodes {
 			if !up[name] {
 				continue
 			}
 			anyUp = true
-			if j.PerNode.Fits(free[name]) {
-				chosen = append(chosen, name)
-				if len(chosen) == want {
-					break
+			if !need.Fits(free[name]) {
+				continue
+			}
+			var got []gpu.Share
+			if n := devs[name]; n != nil && wantsGPU {
+				perGPU := n.FGPUPerGPU
+				if perGPU == 0 {
+					perGPU = gpu.DefaultPerGPU
 				}
+				view := gpu.FreeOf(gpu.FilterType(n.GPUs, j.GPUType), held[name], perGPU)
+				amount := gpu.Hundredths(j.PerNode.FGPU) + gpu.GPUs(j.GPUs, perGPU)
+				var ok bool
+				if got, ok = gpu.Pack(view, gpu.Request{Amount: amount, UID: j.UID}, perGPU); !ok {
+					continue
+				}
+			} else if wantsGPU && j.GPUType != "" {
+				continue // a pool cannot tell models apart
+			}
+			chosen = append(chosen, name)
+			shares = append(shares, got)
+			if len(chosen) == want {
+				break
 			}
 		}
 		if len(chosen) == want {
-			for _, name := range chosen {
-				free[name] = free[name].Sub(j.PerNode)
+			st := Start{JobID: j.ID, Nodes: chosen}
+			for i, name := range chosen {
+				free[name] = free[name].Sub(need)
+				for _, sh := range shares[i] {
+					held[name] = append(held[name], gpu.Holding{UID: j.UID, Share: sh})
+				}
+				if len(shares[i]) > 0 {
+					st.GPUs = shares
+				}
 			}
-			plan.Starts = append(plan.Starts, Start{JobID: j.ID, Nodes: chosen})
+			plan.Starts = append(plan.Starts, st)
 			continue
 		}
 		reason := "Resources"

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/gpu"
 )
 
 // T0 is "now" in every hand-made snapshot.
@@ -99,6 +100,7 @@ func (h *Harness) Plan(pl Planner) *PlanView {
 	h.t.Helper()
 	plan := pl.Plan(h.Snap)
 	MustNotOvercommit(h.t, h.Snap, plan)
+	MustKeepDeviceRules(h.t, h.Snap, plan)
 	return &PlanView{t: h.t, Plan: plan}
 }
 
@@ -207,6 +209,10 @@ func MustNotOvercommit(t testing.TB, s Snapshot, plan Plan) {
 	for _, j := range s.Pending {
 		jobs[j.ID] = j
 	}
+	hasDevices := map[string]bool{}
+	for _, n := range s.Nodes {
+		hasDevices[n.Name] = len(n.GPUs) > 0
+	}
 	place := func(id uint64, at time.Time, nodes []string) {
 		j, ok := jobs[id]
 		if !ok {
@@ -217,7 +223,11 @@ func MustNotOvercommit(t testing.TB, s Snapshot, plan Plan) {
 		}
 		d := plannedDuration(s, j)
 		for _, n := range nodes {
-			hold(n, j.PerNode, at, d, d == 0)
+			res := j.PerNode
+			if !hasDevices[n] { // a pool: whole GPUs take one fGPU each
+				res.FGPU += int(gpu.GPUs(j.GPUs, gpu.DefaultPerGPU))
+			}
+			hold(n, res, at, d, d == 0)
 		}
 	}
 	for _, st := range plan.Starts {

@@ -84,6 +84,7 @@ type nodeState struct {
 	hole     [numLevels]int64 // first stretch before the tail, per (c, d); never if none
 	tail     [cpuLevels]int64 // start of the endless final run, per c; never if none
 	leaves   []leafRef        // where the node sits in partition indexes
+	gpus     *nodeGPUs        // per-device profiles; nil without devices
 }
 
 type leafRef struct {

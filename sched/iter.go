@@ -45,8 +45,8 @@ func (it *sliceIterator) Next() *Candidate {
 }
 
 // FitsFilter drops candidates whose free resources cannot hold Need.
-// The timeline search already guarantees this; it is kept as the place
-// where per-device checks (fractional GPUs on one device) plug in.
+// The timeline search already guarantees this (per-device GPU fit
+// included, see gpus.go); it is kept as a cheap guard.
 type FitsFilter struct {
 	Source FeasibleIterator
 	Need   Resources

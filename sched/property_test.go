@@ -8,19 +8,36 @@ import (
 	"time"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/gpu"
 )
 
 // randomSnapshot builds a snapshot with mixed node sizes, two overlapping
 // partitions, running jobs with known, overdue and unknown ends, and
 // pending jobs with mixed sizes, node counts, limits and a few blocked.
+// Nodes have no GPUs, a plain fGPU pool, or A100s (some in MIG mode) or
+// H100s worth 1 or 2 fGPU each; GPU jobs of two users ask for fractions
+// or whole GPUs, some of a type.
 func randomSnapshot(rng *rand.Rand, nodes, running, pending int) Snapshot {
 	s := Snapshot{Now: T0}
 	var all, half []string
 	for i := 0; i < nodes; i++ {
 		n := MakeNode(fmt.Sprintf("n%03d", i)).
 			CPUs([]int{2, 4, 8, 16}[rng.Intn(4)]).
-			Mem(int64(1+rng.Intn(8)) * GiB).
-			FGPU([]int{0, 0, 100, 400}[rng.Intn(4)])
+			Mem(int64(1+rng.Intn(8)) * GiB)
+		switch rng.Intn(5) {
+		case 1:
+			n.FGPU(400)
+		case 2, 3:
+			var devs []gpu.Device
+			for k := 0; k < 1+rng.Intn(4); k++ {
+				if rng.Intn(4) == 0 {
+					devs = append(devs, mockH100(k))
+				} else {
+					devs = append(devs, mockA100(k, rng.Intn(3) == 0))
+				}
+			}
+			n.GPUs(gpu.Hundredths(100*(1+rng.Intn(2))), devs...)
+		}
 		if rng.Intn(15) == 0 {
 			n.Down()
 		}
@@ -35,6 +52,7 @@ func randomSnapshot(rng *rand.Rand, nodes, running, pending int) Snapshot {
 		{Name: "half", Nodes: half, DefaultTime: 30 * time.Minute, MaxTime: 8 * time.Hour},
 	}
 	free := map[string]Resources{}
+	held := map[string][]gpu.Holding{}
 	for _, n := range s.Nodes {
 		free[n.Name] = n.Capacity
 	}
@@ -44,9 +62,24 @@ func randomSnapshot(rng *rand.Rand, nodes, running, pending int) Snapshot {
 		if f.CPUs < 1 {
 			continue
 		}
-		res := Resources{CPUs: 1 + rng.Intn(f.CPUs), MemBytes: f.MemBytes / int64(1+rng.Intn(3)), FGPU: f.FGPU / (1 + rng.Intn(2))}
+		res := Resources{CPUs: 1 + rng.Intn(f.CPUs), MemBytes: f.MemBytes / int64(1+rng.Intn(3))}
+		uid := uint32(1000 + rng.Intn(2))
+		var shares []gpu.Share
+		if len(n.GPUs) == 0 {
+			res.FGPU = f.FGPU / (1 + rng.Intn(2))
+		} else if rng.Intn(3) != 0 {
+			amount := gpu.Hundredths(25 * (1 + rng.Intn(8)))
+			view := gpu.FreeOf(n.GPUs, held[n.Name], perGPUOf(n))
+			if sh, ok := gpu.Pack(view, gpu.Request{Amount: amount, UID: uid}, perGPUOf(n)); ok {
+				shares = sh
+				res.FGPU = int(amount)
+				for _, x := range sh {
+					held[n.Name] = append(held[n.Name], gpu.Holding{UID: uid, Share: x})
+				}
+			}
+		}
 		free[n.Name] = f.Sub(res)
-		r := Running{ID: uint64(10000 + i), Alloc: []Allocation{{Node: n.Name, Resources: res}}}
+		r := Running{ID: uint64(10000 + i), UID: uid, Alloc: []Allocation{{Node: n.Name, Resources: res, GPUs: shares}}}
 		switch rng.Intn(10) {
 		case 0: // unknown end
 		case 1:
@@ -66,8 +99,14 @@ func randomSnapshot(rng *rand.Rand, nodes, running, pending int) Snapshot {
 		if rng.Intn(4) != 0 {
 			j.Time(time.Duration(1+rng.Intn(300)) * time.Minute)
 		}
-		if rng.Intn(5) == 0 {
-			j.FGPU(25 * rng.Intn(5))
+		j.UID(uint32(1000 + rng.Intn(2)))
+		switch rng.Intn(8) {
+		case 0, 1:
+			j.FGPU(25 * rng.Intn(9))
+		case 2:
+			j.WholeGPUs(1 + rng.Intn(2))
+		case 3:
+			j.FGPU(10 + rng.Intn(100)).GPUType([]string{"a100", "h100", "v100"}[rng.Intn(3)])
 		}
 		if rng.Intn(3) == 0 {
 			j.Part("half")
@@ -103,24 +142,40 @@ func couldEverRun(s Snapshot, j Pending) bool {
 	if part == nil {
 		return false
 	}
-	up := map[string]Resources{}
+	up := map[string]Node{}
+	used := map[string]Resources{}
+	forever := map[string][]gpuHold{}
 	for _, n := range s.Nodes {
 		if n.Up {
-			up[n.Name] = n.Capacity
+			up[n.Name] = n
 		}
 	}
 	for _, r := range s.Running {
 		if r.End.IsZero() {
 			for _, a := range r.Alloc {
-				up[a.Node] = up[a.Node].Sub(a.Resources)
+				used[a.Node] = used[a.Node].Add(a.Resources)
+				forever[a.Node] = append(forever[a.Node], gpuHold{from: s.Now, shares: a.GPUs, uid: r.UID})
 			}
 		}
 	}
 	fit := 0
 	for _, name := range part.Nodes {
-		if free, ok := up[name]; ok && j.PerNode.Fits(free) {
-			fit++
+		n, ok := up[name]
+		if !ok {
+			continue
 		}
+		need, capacity, ok := scalarNeed(n, j)
+		u := used[name]
+		if len(n.GPUs) > 0 {
+			u.FGPU = 0
+		}
+		if !ok || !need.Fits(capacity.Sub(u)) {
+			continue
+		}
+		if len(n.GPUs) > 0 && (j.PerNode.FGPU > 0 || j.GPUs > 0) && !deviceFitsOver(n, j, forever[name], s.Now, 0) {
+			continue
+		}
+		fit++
 	}
 	return fit >= max(j.NodeCount, 1)
 }
@@ -250,6 +305,7 @@ func TestPropertyConservativeStartsAreEarliest(t *testing.T) {
 		type iv struct {
 			from, to time.Time // zero to = forever
 			res      Resources
+			gpus     gpuHold
 		}
 		held := map[string][]iv{}
 		for _, r := range s.Running {
@@ -258,7 +314,7 @@ func TestPropertyConservativeStartsAreEarliest(t *testing.T) {
 				end = s.Now.Add(1)
 			}
 			for _, a := range r.Alloc {
-				held[a.Node] = append(held[a.Node], iv{s.Now, end, a.Resources})
+				held[a.Node] = append(held[a.Node], iv{s.Now, end, a.Resources, gpuHold{s.Now, end, a.GPUs, r.UID}})
 			}
 		}
 		capOf, parts := map[string]Node{}, map[string]Partition{}
@@ -268,28 +324,34 @@ func TestPropertyConservativeStartsAreEarliest(t *testing.T) {
 		for _, p := range s.Partitions {
 			parts[p.Name] = p
 		}
-		planned := map[uint64]struct {
+		type placed struct {
 			at    time.Time
 			nodes []string
-		}{}
+			gpus  [][]gpu.Share
+		}
+		planned := map[uint64]placed{}
 		for _, st := range plan.Starts {
-			planned[st.JobID] = struct {
-				at    time.Time
-				nodes []string
-			}{s.Now, st.Nodes}
+			planned[st.JobID] = placed{s.Now, st.Nodes, st.GPUs}
 		}
 		for _, e := range plan.Pending {
 			if !e.Start.IsZero() {
-				planned[e.JobID] = struct {
-					at    time.Time
-					nodes []string
-				}{e.Start, e.Nodes}
+				planned[e.JobID] = placed{e.Start, e.Nodes, e.GPUs}
 			}
 		}
-		fitsOn := func(node string, need Resources, from time.Time, d time.Duration) bool {
+		fitsOn := func(node string, j Pending, from time.Time, d time.Duration) bool {
 			n := capOf[node]
-			if !n.Up {
+			need, capacity, ok := scalarNeed(n, j)
+			if !n.Up || !ok {
 				return false
+			}
+			if len(n.GPUs) > 0 && (j.PerNode.FGPU > 0 || j.GPUs > 0) {
+				var hs []gpuHold
+				for _, h := range held[node] {
+					hs = append(hs, h.gpus)
+				}
+				if !deviceFitsOver(n, j, hs, from, d) {
+					return false
+				}
 			}
 			points := []time.Time{from}
 			for _, h := range held[node] {
@@ -304,7 +366,10 @@ func TestPropertyConservativeStartsAreEarliest(t *testing.T) {
 						used = used.Add(h.res)
 					}
 				}
-				if !need.Fits(n.Capacity.Sub(used)) {
+				if len(n.GPUs) > 0 {
+					used.FGPU = 0 // the devices decide
+				}
+				if !need.Fits(capacity.Sub(used)) {
 					return false
 				}
 			}
@@ -330,7 +395,7 @@ func TestPropertyConservativeStartsAreEarliest(t *testing.T) {
 				}
 				fit := 0
 				for _, name := range parts[j.Partition].Nodes {
-					if fitsOn(name, j.PerNode, c, d) {
+					if fitsOn(name, j, c, d) {
 						fit++
 					}
 				}
@@ -342,8 +407,13 @@ func TestPropertyConservativeStartsAreEarliest(t *testing.T) {
 			if d != 0 {
 				to = pl.at.Add(d)
 			}
-			for _, n := range pl.nodes {
-				held[n] = append(held[n], iv{pl.at, to, j.PerNode})
+			for i, n := range pl.nodes {
+				var shares []gpu.Share
+				if pl.gpus != nil {
+					shares = pl.gpus[i]
+				}
+				need, _, _ := scalarNeed(capOf[n], j)
+				held[n] = append(held[n], iv{pl.at, to, need, gpuHold{pl.at, to, shares, j.UID}})
 			}
 		}
 	})

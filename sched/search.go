@@ -1,6 +1,10 @@
 package sched
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/corral-hpc/corral/gpu"
+)
 
 // rankLimit bounds how many equally early nodes a single-node job compares
 // before choosing one (Nomad's "limit" idea): enough to pack well, cheap
@@ -45,6 +49,9 @@ func newProfile(s Snapshot) *profile {
 			continue
 		}
 		ns := &nodeState{name: n.Name, pos: i, capacity: n.Capacity}
+		if len(n.GPUs) > 0 {
+			ns.capacity.FGPU = unlimitedFGPU
+		}
 		byName[n.Name] = ns
 		p.nodes = append(p.nodes, ns)
 	}
@@ -56,6 +63,7 @@ func newProfile(s Snapshot) *profile {
 	}
 	releases := make(map[*nodeState][]release)
 	used := make(map[*nodeState]Resources)
+	holds := make(map[*nodeState]map[int][]devHold)
 	for _, r := range s.Running {
 		end := int64(never)
 		if !r.End.IsZero() {
@@ -69,6 +77,12 @@ func newProfile(s Snapshot) *profile {
 				continue
 			}
 			used[ns] = used[ns].Add(a.Resources)
+			for _, sh := range a.GPUs {
+				if holds[ns] == nil {
+					holds[ns] = map[int][]devHold{}
+				}
+				holds[ns][sh.Device] = append(holds[ns][sh.Device], devHold{end: end, share: sh, uid: r.UID})
+			}
 			if end != never {
 				releases[ns] = append(releases[ns], release{end, a.Resources})
 			}
@@ -84,6 +98,9 @@ func newProfile(s Snapshot) *profile {
 			ns.tl.appendSegment(r.at, free)
 		}
 		ns.initBounds()
+		if n := s.Nodes[ns.pos]; len(n.GPUs) > 0 {
+			ns.gpus = newNodeGPUs(n, holds[ns])
+		}
 	}
 	for _, part := range s.Partitions {
 		if _, dup := p.parts[part.Name]; dup {
@@ -107,9 +124,18 @@ func newProfile(s Snapshot) *profile {
 }
 
 // place reserves req on nodes over [at, at+dur) and refreshes the index.
-func (p *profile) place(r *request, at int64, nodes []*nodeState) {
+// It returns the job's shares of each node's devices (parallel to nodes),
+// nil when it holds none.
+func (p *profile) place(r *request, at int64, nodes []*nodeState) [][]gpu.Share {
 	end := satAdd(at, r.dur)
-	for _, n := range nodes {
+	var shares [][]gpu.Share
+	for i, n := range nodes {
+		if n.gpuBound(r) {
+			if shares == nil {
+				shares = make([][]gpu.Share, len(nodes))
+			}
+			shares[i] = n.reserveGPUs(r, at, end)
+		}
 		minFree := n.tl.reserve(r.need, at, end)
 		if r.need.CPUs <= 0 {
 			continue // the index bounds CPUs only
@@ -119,6 +145,7 @@ func (p *profile) place(r *request, at int64, nodes []*nodeState) {
 			lr.ix.update(lr.leaf, n, p.holes, p.tails)
 		}
 	}
+	return shares
 }
 
 // earliest finds the first time t in [from, limit) at which r can start,
@@ -148,14 +175,14 @@ func (p *profile) earliestOne(r *request, from, limit int64) (int64, []*nodeStat
 		}
 		if v >= ix.size {
 			n := ix.nodes[v-ix.size]
-			if !r.need.Fits(n.capacity) {
+			if !n.canHold(r) {
 				return
 			}
 			stop := best
 			if found {
 				stop = satAdd(best, 1)
 			}
-			t := n.tl.earliest(r.need, r.dur, b, stop)
+			t := n.earliest(r, b, stop)
 			switch {
 			case t == never:
 			case !found || t < best:
@@ -214,15 +241,15 @@ func (p *profile) earliestMany(r *request, from, limit int64) (int64, []*nodeSta
 			}
 			if it.end != never {
 				n := ix.nodes[-it.v-1]
-				if a, b := n.tl.window(r.need, r.dur, satAdd(it.end, 1)); a != never {
+				if a, b := n.window(r, satAdd(it.end, 1)); a != never {
 					q.push(item{key: a, end: b, v: it.v})
 				}
 			}
 		case int(it.v) >= ix.size: // a leaf: the node's first window
 			leaf := int(it.v) - ix.size
 			n := ix.nodes[leaf]
-			if r.need.Fits(n.capacity) {
-				if a, b := n.tl.window(r.need, r.dur, it.key); a != never {
+			if n.canHold(r) {
+				if a, b := n.window(r, it.key); a != never {
 					q.push(item{key: a, end: b, v: int32(-leaf - 1)})
 				}
 			}

@@ -47,8 +47,8 @@ type segment struct {
 // binary search over starts touches as little memory as possible.
 //
 // Per-device GPU capacity (a job's GPU fraction must fit on one device)
-// will be one more timeline per device kept next to this one by nodeState;
-// earliest and reserve are the only places that need to learn about it.
+// is one more profile per device kept next to this one by nodeState
+// (gpus.go).
 type timeline struct {
 	at   []int64     // at[0] == 0; strictly increasing
 	free []Resources // free[i] holds from at[i] until at[i+1]

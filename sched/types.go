@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/gpu"
 )
 
 // Resources is an amount of each schedulable resource on one node.
@@ -34,6 +35,13 @@ type Node struct {
 	Name     string
 	Capacity Resources
 	Up       bool
+	// GPUs are the node's devices, each worth FGPUPerGPU hundredths (0
+	// means gpu.DefaultPerGPU). A node with devices places GPU requests
+	// per device by package gpu's rules (gpu.Fits, gpu.Pack) and ignores
+	// Capacity.FGPU; a node without them treats Capacity.FGPU as a plain
+	// pool (whole GPUs count gpu.DefaultPerGPU each there).
+	GPUs       []gpu.Device
+	FGPUPerGPU gpu.Hundredths
 }
 
 // Partition names the nodes a job may use and its time limits.
@@ -48,6 +56,7 @@ type Partition struct {
 type Allocation struct {
 	Node      string
 	Resources Resources
+	GPUs      []gpu.Share // its shares of the node's devices
 }
 
 // Running is a job that holds resources until End (start + time limit;
@@ -56,6 +65,7 @@ type Running struct {
 	ID    uint64
 	Alloc []Allocation
 	End   time.Time
+	UID   uint32 // who it runs as: MPS fractions of two users never share a device
 }
 
 // Pending is a job waiting to start.
@@ -70,6 +80,13 @@ type Pending struct {
 	// Blocked, if set, keeps the job from being considered at all and is
 	// reported as its reason (JobHeld, Dependency, BeginTime, PolicyLimit...).
 	Blocked api.Reason
+	// GPUs is whole physical GPUs per node, on top of PerNode.FGPU: on a
+	// node whose GPUs are worth p hundredths each it needs GPUs x p.
+	// GPUType limits the job's devices to the models it matches
+	// (gpu.MatchesType); "" is any. UID is who the job runs as.
+	GPUs    int
+	GPUType string
+	UID     uint32
 }
 
 // Snapshot is everything the planner may look at.
@@ -85,6 +102,9 @@ type Snapshot struct {
 type Start struct {
 	JobID uint64
 	Nodes []string
+	// GPUs are the job's shares of each node's devices, parallel to
+	// Nodes; nil when the job holds no device.
+	GPUs [][]gpu.Share
 }
 
 // Estimate is the planner's word on a job that stays pending.
@@ -95,6 +115,7 @@ type Estimate struct {
 	// (blocked jobs, jobs beyond the planning depth).
 	Start time.Time
 	Nodes []string
+	GPUs  [][]gpu.Share // the planned shares, as in Start
 }
 
 // Plan is the planner's output for one snapshot.

@@ -45,7 +45,7 @@ func app() *cli.App {
 		Name:      "corral-noded",
 		Usage:     "run corral jobs on this host",
 		UsageText: "corral-noded --ctld URL [options]",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "name", DefaultText: "hostname", Usage: "node name"},
 			&cli.StringFlag{Name: "ctld", Usage: "node-plane URL of corral-ctld, e.g. http://127.0.0.1:6817 (required)"},
 			&cli.StringFlag{Name: "listen", Value: noded.DefaultListen, Usage: "address to serve the node plane on (127.0.0.1:0 picks a port)"},
@@ -57,7 +57,10 @@ func app() *cli.App {
 			&cli.DurationFlag{Name: "kill-wait", Value: noded.DefaultKillWait, Usage: "grace between SIGTERM and SIGKILL when a job is cancelled or times out"},
 			&cli.Int64Flag{Name: "max-pids", Value: noded.DefaultMaxPids, Usage: "process and thread limit per job"},
 			&cli.StringFlag{Name: "init-path", DefaultText: "corral-init beside this executable", Usage: "corral-init binary (built with CGO_ENABLED=0)"},
-		},
+			imageStoreFlag(),
+			&cli.StringSliceFlag{Name: "mount-root", Usage: "host directory under which users may --mount (checked as the user; repeatable)"},
+		}, gpuFlags()...), // gpuflags.go
+		Commands:        []*cli.Command{imageCommand()},
 		HideHelpCommand: true,
 		Action:          run,
 	}
@@ -71,9 +74,13 @@ func run(c *cli.Context) error {
 		Name: c.String("name"), CtldURL: c.String("ctld"), Listen: c.String("listen"),
 		Advertise: c.String("advertise"), StateDir: c.String("state"), CPUs: c.Int("cpus"),
 		KillWait: c.Duration("kill-wait"), MaxPids: c.Int64("max-pids"), InitPath: c.String("init-path"),
+		ImageStore: c.String("image-store"), MountRoots: c.StringSlice("mount-root"),
 	}
 	if c.IsSet("cpus") && cfg.CPUs <= 0 {
 		return fmt.Errorf("--cpus %d must be positive", cfg.CPUs)
+	}
+	if err := applyGPUFlags(c, &cfg); err != nil {
+		return err
 	}
 	if s := c.String("mem"); s != "" {
 		m, err := jobspec.ParseSize(s)

@@ -1,11 +1,9 @@
 package config
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/corral-hpc/corral/api"
@@ -27,59 +25,25 @@ func Default() []api.Partition {
 	return []api.Partition{{Name: DefaultPartitionName, AllNodes: true, Default: true}}
 }
 
-// Load reads and parses the file at path.
+// Load reads the file at path and returns its partitions (LoadFile
+// returns everything the file says).
 func Load(path string) ([]api.Partition, error) {
-	f, err := os.Open(path)
+	f, err := LoadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
+		return nil, err
 	}
-	defer f.Close()
-	return Parse(f, path)
+	return f.Partitions, nil
 }
 
-// Parse reads partition lines from r; source names r in errors. Exactly one
-// partition is the default: the one marked Default=YES, else the first.
+// Parse reads the file from r and returns its partitions; source names r
+// in errors. Exactly one partition is the default: the one marked
+// Default=YES, else the first. See ParseFile for the other lines.
 func Parse(r io.Reader, source string) ([]api.Partition, error) {
-	var parts []api.Partition
-	seen := make(map[string]int)
-	defaultLine := 0
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for lineNo := 1; sc.Scan(); lineNo++ {
-		line := sc.Text()
-		if i := strings.IndexByte(line, '#'); i >= 0 {
-			line = line[:i]
-		}
-		fields := strings.Fields(line)
-		if len(fields) == 0 {
-			continue
-		}
-		p, err := parseLine(fields)
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", source, lineNo, err)
-		}
-		if prev, dup := seen[p.Name]; dup {
-			return nil, fmt.Errorf("%s:%d: partition %s is already defined on line %d", source, lineNo, p.Name, prev)
-		}
-		seen[p.Name] = lineNo
-		if p.Default {
-			if defaultLine != 0 {
-				return nil, fmt.Errorf("%s:%d: partition %s is marked Default=YES but line %d already has the default", source, lineNo, p.Name, defaultLine)
-			}
-			defaultLine = lineNo
-		}
-		parts = append(parts, p)
+	f, err := ParseFile(r, source)
+	if err != nil {
+		return nil, err
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", source, err)
-	}
-	if len(parts) == 0 {
-		return nil, fmt.Errorf("%s: no partitions defined (add a line such as: PartitionName=batch Nodes=ALL Default=YES)", source)
-	}
-	if defaultLine == 0 {
-		parts[0].Default = true
-	}
-	return parts, nil
+	return f.Partitions, nil
 }
 
 func parseLine(fields []string) (api.Partition, error) {

@@ -9,6 +9,10 @@
 // on the 2-core dev VM it was slower and added latency for a lone submit,
 // so it is used only for node records.) Job IDs come from the jobs
 // bucket's sequence, which starts at 1 and never goes back, even across
-// restarts. The store knows nothing about scheduling: the controller
-// decides what to write and keeps its working copy in memory.
+// restarts. An array job is one record however many tasks it has
+// (arrays.go): its submit reserves one ID per task, and a task gets a job
+// record of its own only when it starts. The fairshare usage ledger is one
+// record, replaced at every save (usage.go). The store knows nothing about
+// scheduling: the controller decides what to write and keeps its working
+// copy in memory.
 package store

@@ -36,6 +36,12 @@ type JobRecord struct {
 	// Home is the owner's home directory, resolved at submit time and
 	// handed to the node in the launch request.
 	Home string `json:"home,omitempty"`
+	// RequeueRequested: the job was requeued while running; when its end
+	// arrives it goes back to PENDING instead of ending.
+	RequeueRequested bool `json:"requeue_requested,omitempty"`
+	// EnforceTimeLimit: the time limit was lowered while the job ran, so
+	// the controller, not the node, ends it at the new limit.
+	EnforceTimeLimit bool `json:"enforce_time_limit,omitempty"`
 }
 
 // NodeRecord is what is stored per node that ever registered.
@@ -157,6 +163,9 @@ type addRequest struct {
 	body []byte
 	id   uint64
 	done chan error
+	// tasks > 0 makes this an array remainder (AddArray) reserving that
+	// many IDs.
+	tasks int
 }
 
 // maxGroup bounds how many submits share one commit.
@@ -235,6 +244,12 @@ func (s *Store) commitGroup(group []*addRequest) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketJobs)
 		for _, r := range group {
+			if r.tasks > 0 {
+				if err := putArray(tx, b, r); err != nil {
+					return err
+				}
+				continue
+			}
 			n, err := b.NextSequence()
 			if err != nil {
 				return err

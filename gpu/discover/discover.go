@@ -101,6 +101,12 @@ func readDevice(lib nvml.Interface, index int, cores bool) (gpu.Device, error) {
 		return gpu.Device{}, fmt.Errorf("device %d: reading its memory: %v", index, ret)
 	}
 	d.MemoryBytes = int64(mem.Total)
+	// The minor number names /dev/nvidia<minor>; NVML numbers devices in
+	// the same PCI order, so the index stands in if it cannot say.
+	d.Minor = index
+	if m, ret := h.GetMinorNumber(); ret == nvml.SUCCESS {
+		d.Minor = m
+	}
 	if cores {
 		d.SMs = smCount(h)
 	}

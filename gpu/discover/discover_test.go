@@ -293,10 +293,11 @@ func fakeNVML(symbols bool, devs ...nvml.Device) *mock.Interface {
 // would panic.
 func plainDevice(uuid string, uuidRet nvml.Return) *mock.Device {
 	return &mock.Device{
-		GetUUIDFunc:       func() (string, nvml.Return) { return uuid, uuidRet },
-		GetNameFunc:       func() (string, nvml.Return) { return "Tesla T4", nvml.SUCCESS },
-		GetMemoryInfoFunc: func() (nvml.Memory, nvml.Return) { return nvml.Memory{Total: 15360 << 20}, nvml.SUCCESS },
-		GetMigModeFunc:    func() (int, int, nvml.Return) { return 0, 0, nvml.ERROR_NOT_SUPPORTED },
+		GetUUIDFunc:        func() (string, nvml.Return) { return uuid, uuidRet },
+		GetNameFunc:        func() (string, nvml.Return) { return "Tesla T4", nvml.SUCCESS },
+		GetMemoryInfoFunc:  func() (nvml.Memory, nvml.Return) { return nvml.Memory{Total: 15360 << 20}, nvml.SUCCESS },
+		GetMigModeFunc:     func() (int, int, nvml.Return) { return 0, 0, nvml.ERROR_NOT_SUPPORTED },
+		GetMinorNumberFunc: func() (int, nvml.Return) { return 0, nvml.ERROR_NOT_SUPPORTED },
 	}
 }
 

@@ -5,39 +5,40 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh100"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/gpus"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 )
 
-// Why not go-nvml's dgxa100/dgxh100 servers themselves: they live in
-// package mock/server, which imports github.com/google/uuid, a module this
-// repository does not require. The servers are thin: the GPU tables
-// (mock/gpus: names, memory, MIG profiles) and the moq mocks (mock.Device,
-// mock.Interface) carry everything, and both are used here as they are.
-// What the servers fill in and this file fills in alike: Init, Shutdown,
-// the device count and handles, UUID, name, memory, compute capability,
-// MIG mode and profile info. What neither server sets and this file adds:
+// The mocks are go-nvml's own DGX servers (pkg/nvml/mock/dgxa100 and
+// dgxh100): their GPU tables, devices, MIG mode and GPU and compute
+// instance management are used as they are. What the servers leave unset
+// (a moq mock panics when an unset function is called) is added here:
 //   - GetNumGpuCores, from NVIDIA's datasheets (A100 SXM4: 6912 FP32 cores
 //     on 108 SMs; H100 SXM5: 16896 on 132), so discovery derives the SM
 //     count the way it does on real hardware;
-//   - GetGpuInstanceRemainingCapacity: a mock never has instances, so it
-//     is the profile's instance count while MIG is on;
-//   - Extensions().LookupSymbol, which answers that every symbol exists;
+//   - GetGpuInstanceRemainingCapacity: what the instances created so far
+//     leave of the profile's instance count and of the card's slices;
+//   - GetGpuInstanceById, GetMaxMigDeviceCount and GetMigDeviceHandleByIndex
+//     (with MIG device handles answering their UUID and instance IDs), so
+//     MIG instances are created and found as on real hardware;
 //   - UUIDs derived from the kind, the index and a seed, so a mock node's
 //     GPUs keep their UUIDs across restarts (the servers draw random ones).
 
-// mockKind is one DGX mock: the GPU table and its CUDA core count.
+// mockKind is one DGX mock: its server, GPU table and CUDA core count.
 type mockKind struct {
 	gpu   gpus.Config
 	cores int
+	new   func(...gpus.Config) *server.Server
 }
 
 var mockKinds = map[string]mockKind{
-	"dgxa100": {gpus.A100_SXM4_40GB, 6912},
-	"dgxh100": {gpus.H100_SXM5_80GB, 16896},
+	"dgxa100": {gpus.A100_SXM4_40GB, 6912, dgxa100.NewWithGPUs},
+	"dgxh100": {gpus.H100_SXM5_80GB, 16896, dgxh100.NewWithGPUs},
 }
 
 // MockKinds lists the kinds Mock accepts, sorted.
@@ -76,7 +77,8 @@ func WithSeed(seed string) MockOption { return func(c *mockConfig) { c.seed = se
 
 // Mock is a source of count mock devices of a DGX kind: "dgxa100" (A100
 // SXM4 40GB) or "dgxh100" (H100 SXM5 80GB), as the node daemon's
-// --gpu-mock and --gpu-mock-count flags ask for.
+// --gpu-mock and --gpu-mock-count flags ask for. The mock keeps its state
+// (MIG instances) for as long as the source lives.
 func Mock(kind string, count int, opts ...MockOption) (*Source, error) {
 	k, ok := mockKinds[kind]
 	if !ok {
@@ -94,82 +96,153 @@ func Mock(kind string, count int, opts ...MockOption) (*Source, error) {
 			return nil, fmt.Errorf("GPU mock MIG device %d is not among devices 0-%d", i, count-1)
 		}
 	}
-	devs := make([]nvml.Device, count)
-	for i := range devs {
-		devs[i] = newMockDevice(k, i, mockUUID(c.seed, kind, i), c.mig[i])
+	srv := k.new(gpus.Multiple(count, k.gpu)...)
+	for i, nd := range srv.Devices {
+		d := nd.(*server.Device)
+		d.UUID = mockUUID("GPU", c.seed, kind, i)
+		if c.mig[i] {
+			d.MigMode = nvml.DEVICE_MIG_ENABLE
+		}
+		fillDevice(d, k.cores)
 	}
-	lib := &mock.Interface{
-		InitFunc:           func() nvml.Return { return nvml.SUCCESS },
-		ShutdownFunc:       func() nvml.Return { return nvml.SUCCESS },
-		DeviceGetCountFunc: func() (int, nvml.Return) { return len(devs), nvml.SUCCESS },
-		DeviceGetHandleByIndexFunc: func(i int) (nvml.Device, nvml.Return) {
-			if i < 0 || i >= len(devs) {
-				return nil, nvml.ERROR_INVALID_ARGUMENT
-			}
-			return devs[i], nvml.SUCCESS
-		},
-		ExtensionsFunc: func() nvml.ExtendedInterface {
-			return &mock.ExtendedInterface{LookupSymbolFunc: func(string) error { return nil }}
-		},
-	}
-	return From(lib, "mock "+kind), nil
+	return From(srv, "mock "+kind), nil
 }
 
-// mockUUID is a version-8 (custom) UUID from a hash of seed, kind and index.
-func mockUUID(seed, kind string, index int) string {
-	b := sha256.Sum256([]byte(fmt.Sprintf("corral gpu mock\x00%s\x00%s\x00%d", seed, kind, index)))
+// mockUUID is a version-8 (custom) UUID from a hash of its parts, with
+// prefix ("GPU", "MIG") in front as NVML writes them.
+func mockUUID(prefix string, parts ...any) string {
+	b := sha256.Sum256([]byte(fmt.Sprint(append([]any{"corral gpu mock"}, parts...)...)))
 	b[6] = b[6]&0x0f | 0x80
 	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("GPU-%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+	return fmt.Sprintf("%s-%x-%x-%x-%x-%x", prefix, b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
-func newMockDevice(k mockKind, index int, uuid string, migOn bool) *mock.Device {
-	var mu sync.Mutex
-	mode := nvml.DEVICE_MIG_DISABLE
-	if migOn {
-		mode = nvml.DEVICE_MIG_ENABLE
+// fillDevice sets what the server leaves unset on one device.
+func fillDevice(d *server.Device, cores int) {
+	d.GetNumGpuCoresFunc = func() (int, nvml.Return) { return cores, nvml.SUCCESS }
+	d.GetGpuInstanceRemainingCapacityFunc = func(info *nvml.GpuInstanceProfileInfo) (int, nvml.Return) {
+		d.RLock()
+		defer d.RUnlock()
+		if d.MigMode != nvml.DEVICE_MIG_ENABLE {
+			return 0, nvml.ERROR_NOT_SUPPORTED
+		}
+		same, used := 0, 0
+		for gi := range d.GpuInstances {
+			p := d.Config.MIGProfiles.GpuInstanceProfiles[int(gi.Info.ProfileId)]
+			used += int(p.SliceCount)
+			if gi.Info.ProfileId == info.Id {
+				same++
+			}
+		}
+		left := int(info.InstanceCount) - same
+		if info.SliceCount > 0 {
+			left = min(left, (totalSlices(d)-used)/int(info.SliceCount))
+		}
+		return max(left, 0), nvml.SUCCESS
 	}
-	profiles := k.gpu.MIGProfiles.GpuInstanceProfiles
-	total := k.gpu.MemoryMB * 1024 * 1024
+	// Creating refuses what the card cannot hold, as NVML does, and gives
+	// the new GPU instance a lookup of its compute instances by ID.
+	create := d.CreateGpuInstanceFunc
+	d.CreateGpuInstanceFunc = func(info *nvml.GpuInstanceProfileInfo) (nvml.GpuInstance, nvml.Return) {
+		if left, ret := d.GetGpuInstanceRemainingCapacity(info); ret != nvml.SUCCESS || left < 1 {
+			return nil, nvml.ERROR_INSUFFICIENT_RESOURCES
+		}
+		gi, ret := create(info)
+		if ret == nvml.SUCCESS {
+			fillInstance(gi.(*server.GpuInstance))
+		}
+		return gi, ret
+	}
+	d.GetGpuInstanceByIdFunc = func(id int) (nvml.GpuInstance, nvml.Return) {
+		d.RLock()
+		defer d.RUnlock()
+		for gi := range d.GpuInstances {
+			if int(gi.Info.Id) == id {
+				return gi, nvml.SUCCESS
+			}
+		}
+		return nil, nvml.ERROR_NOT_FOUND
+	}
+	d.GetMaxMigDeviceCountFunc = func() (int, nvml.Return) { return totalSlices(d), nvml.SUCCESS }
+	d.GetMigDeviceHandleByIndexFunc = func(n int) (nvml.Device, nvml.Return) {
+		pairs := migPairs(d)
+		if n < 0 || n >= len(pairs) {
+			return nil, nvml.ERROR_NOT_FOUND
+		}
+		return migDevice(d, pairs[n]), nvml.SUCCESS
+	}
+}
+
+// totalSlices is the card's compute slices: the largest profile's.
+func totalSlices(d *server.Device) int {
+	n := 0
+	for _, p := range d.Config.MIGProfiles.GpuInstanceProfiles {
+		n = max(n, int(p.SliceCount))
+	}
+	return n
+}
+
+// migPair is one compute instance in one GPU instance: a MIG device.
+type migPair struct {
+	gi, ci uint32
+	gpuMB  uint64
+}
+
+// migPairs lists the device's MIG devices in instance order, as NVML
+// numbers them.
+func migPairs(d *server.Device) []migPair {
+	d.RLock()
+	var gis []*server.GpuInstance
+	for gi := range d.GpuInstances {
+		gis = append(gis, gi)
+	}
+	d.RUnlock()
+	var out []migPair
+	for _, gi := range gis {
+		mb := d.Config.MIGProfiles.GpuInstanceProfiles[int(gi.Info.ProfileId)].MemorySizeMB
+		gi.RLock()
+		for ci := range gi.ComputeInstances {
+			out = append(out, migPair{gi: gi.Info.Id, ci: ci.Info.Id, gpuMB: mb})
+		}
+		gi.RUnlock()
+	}
+	sort.Slice(out, func(a, b int) bool {
+		if out[a].gi != out[b].gi {
+			return out[a].gi < out[b].gi
+		}
+		return out[a].ci < out[b].ci
+	})
+	return out
+}
+
+// migDevice is the handle of one MIG device of d.
+func migDevice(d *server.Device, p migPair) nvml.Device {
+	uuid := mockUUID("MIG", d.UUID, p.gi, p.ci)
 	return &mock.Device{
-		GetIndexFunc: func() (int, nvml.Return) { return index, nvml.SUCCESS },
-		GetUUIDFunc:  func() (string, nvml.Return) { return uuid, nvml.SUCCESS },
-		GetNameFunc:  func() (string, nvml.Return) { return k.gpu.Name, nvml.SUCCESS },
+		GetUUIDFunc:              func() (string, nvml.Return) { return uuid, nvml.SUCCESS },
+		GetGpuInstanceIdFunc:     func() (int, nvml.Return) { return int(p.gi), nvml.SUCCESS },
+		GetComputeInstanceIdFunc: func() (int, nvml.Return) { return int(p.ci), nvml.SUCCESS },
+		IsMigDeviceHandleFunc:    func() (bool, nvml.Return) { return true, nvml.SUCCESS },
+		GetDeviceHandleFromMigDeviceHandleFunc: func() (nvml.Device, nvml.Return) {
+			return d, nvml.SUCCESS
+		},
 		GetMemoryInfoFunc: func() (nvml.Memory, nvml.Return) {
-			return nvml.Memory{Total: total, Free: total}, nvml.SUCCESS
+			b := p.gpuMB << 20
+			return nvml.Memory{Total: b, Free: b}, nvml.SUCCESS
 		},
-		GetCudaComputeCapabilityFunc: func() (int, int, nvml.Return) {
-			return k.gpu.CudaMajor, k.gpu.CudaMinor, nvml.SUCCESS
-		},
-		GetNumGpuCoresFunc: func() (int, nvml.Return) { return k.cores, nvml.SUCCESS },
-		GetMigModeFunc: func() (int, int, nvml.Return) {
-			mu.Lock()
-			defer mu.Unlock()
-			return mode, mode, nvml.SUCCESS
-		},
-		SetMigModeFunc: func(m int) (nvml.Return, nvml.Return) {
-			mu.Lock()
-			defer mu.Unlock()
-			mode = m
-			return nvml.SUCCESS, nvml.SUCCESS
-		},
-		GetGpuInstanceProfileInfoFunc: func(id int) (nvml.GpuInstanceProfileInfo, nvml.Return) {
-			if id < 0 || id >= nvml.GPU_INSTANCE_PROFILE_COUNT {
-				return nvml.GpuInstanceProfileInfo{}, nvml.ERROR_INVALID_ARGUMENT
+	}
+}
+
+// fillInstance sets what the server leaves unset on a GPU instance.
+func fillInstance(gi *server.GpuInstance) {
+	gi.GetComputeInstanceByIdFunc = func(id int) (nvml.ComputeInstance, nvml.Return) {
+		gi.RLock()
+		defer gi.RUnlock()
+		for ci := range gi.ComputeInstances {
+			if int(ci.Info.Id) == id {
+				return ci, nvml.SUCCESS
 			}
-			p, ok := profiles[id]
-			if !ok {
-				return nvml.GpuInstanceProfileInfo{}, nvml.ERROR_NOT_SUPPORTED
-			}
-			return p, nvml.SUCCESS
-		},
-		GetGpuInstanceRemainingCapacityFunc: func(info *nvml.GpuInstanceProfileInfo) (int, nvml.Return) {
-			mu.Lock()
-			defer mu.Unlock()
-			if mode != nvml.DEVICE_MIG_ENABLE {
-				return 0, nvml.ERROR_NOT_SUPPORTED
-			}
-			return int(info.InstanceCount), nvml.SUCCESS
-		},
+		}
+		return nil, nvml.ERROR_NOT_FOUND
 	}
 }

@@ -40,6 +40,17 @@ type Job struct {
 	CgroupPath string `json:"cgroup_path"`
 	// Hide lists host paths masked inside the container (noded's state).
 	Hide []string `json:"hide,omitempty"`
+	// ImageRootfs is the unpacked image the job runs in ("": the host
+	// view); ImageEnv are the image's variables. When noded's store did
+	// not hold Launch.Image, ImageRootfs is empty and the shim pulls the
+	// image into ImageStore first.
+	ImageStore  string   `json:"image_store,omitempty"`
+	ImageRootfs string   `json:"image_rootfs,omitempty"`
+	ImageEnv    []string `json:"image_env,omitempty"`
+	// MountRoots are the host directories --mount sources must lie under.
+	MountRoots []string `json:"mount_roots,omitempty"`
+	// GPU is set for a job with GPU shares on this node.
+	GPU *GPUSetup `json:"gpu,omitempty"`
 }
 
 // ContainerID names a job's container in RuncRoot.

@@ -4,47 +4,29 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/jobspec"
 	"golang.org/x/sys/unix"
 )
 
 // DefaultOutput is the output pattern when the job names none.
 const DefaultOutput = "corral-%j.out"
 
-// ExpandPattern fills in an output pattern: %j job ID, %x job name, %u
-// user, %N node name, %n node index (0), %% a percent sign. Other %
-// sequences stay as they are.
-func ExpandPattern(pattern string, l *api.LaunchRequest, node string) string {
-	var b strings.Builder
-	for i := 0; i < len(pattern); i++ {
-		c := pattern[i]
-		if c != '%' || i+1 == len(pattern) {
-			b.WriteByte(c)
-			continue
-		}
-		i++
-		switch pattern[i] {
-		case 'j':
-			b.WriteString(strconv.FormatUint(l.JobID, 10))
-		case 'x':
-			b.WriteString(l.Name)
-		case 'u':
-			b.WriteString(l.User)
-		case 'N':
-			b.WriteString(node)
-		case 'n':
-			b.WriteByte('0')
-		case '%':
-			b.WriteByte('%')
-		default:
-			b.WriteByte('%')
-			b.WriteByte(pattern[i])
-		}
+// patternVars are the values a job's file patterns refer to; the patterns
+// themselves are jobspec's, so the node expands exactly what the client
+// documents (%j %x %u %N %n %A %a %r ...).
+func patternVars(l *api.LaunchRequest, node string) jobspec.PatternVars {
+	v := jobspec.PatternVars{JobID: l.JobID, Name: l.Name, User: l.User, Node: node, Restarts: l.Restarts}
+	if l.Array != nil {
+		v.ArrayJobID, v.ArrayTaskID = l.Array.JobID, l.Array.TaskID
 	}
-	return b.String()
+	return v
+}
+
+// expand fills in one of the job's file patterns.
+func expand(pattern string, l *api.LaunchRequest, node string) string {
+	return jobspec.ExpandPattern(pattern, patternVars(l, node))
 }
 
 // OutputPaths returns the absolute stdout and stderr paths of a job; they
@@ -54,10 +36,10 @@ func OutputPaths(l *api.LaunchRequest, node string) (stdout, stderr string) {
 	if out == "" {
 		out = DefaultOutput
 	}
-	stdout = resolve(l.WorkDir, ExpandPattern(out, l, node))
+	stdout = resolve(l.WorkDir, expand(out, l, node))
 	stderr = stdout
 	if l.Error != "" {
-		stderr = resolve(l.WorkDir, ExpandPattern(l.Error, l, node))
+		stderr = resolve(l.WorkDir, expand(l.Error, l, node))
 	}
 	return stdout, stderr
 }
@@ -69,11 +51,47 @@ func resolve(dir, p string) string {
 	return filepath.Join(dir, p)
 }
 
-// openOutputs creates (truncating) the job's output files as the user and
-// checks, also as the user, that the work directory can be entered. The
-// errors are the job's fault and become its FAILED message.
+// InputPath is the absolute path of the job's stdin file, "" for none
+// (/dev/null).
+func InputPath(l *api.LaunchRequest, node string) string {
+	if l.Input == "" {
+		return ""
+	}
+	return resolve(l.WorkDir, expand(l.Input, l, node))
+}
+
+// appendOutput: --open-mode=append, or a requeued run that was not told
+// to truncate (its earlier run's output is kept, as Slurm keeps it).
+func appendOutput(l *api.LaunchRequest) bool {
+	return l.OpenMode == "append" || l.Restarts > 0 && l.OpenMode != "truncate"
+}
+
+// openInput opens the job's --input file for reading as the user; nil
+// without one.
+func openInput(id Identity, l *api.LaunchRequest, node string) (*os.File, error) {
+	path := InputPath(l, node)
+	if path == "" {
+		return nil, nil
+	}
+	var f *os.File
+	err := AsUser(id, func() error {
+		var err error
+		f, err = os.OpenFile(path, os.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("input file %s cannot be opened as the job's user: %w", path, describe(err))
+		}
+		return nil
+	})
+	return f, err
+}
+
+// openOutputs creates (truncating, or appending: appendOutput) the job's
+// output files as the user and checks, also as the user, that the work
+// directory can be entered. The errors are the job's fault and become its
+// FAILED message.
 func openOutputs(id Identity, l *api.LaunchRequest, node string) (stdout, stderr *os.File, err error) {
 	outPath, errPath := OutputPaths(l, node)
+	create := func(path string) (*os.File, error) { return createOutput(path, appendOutput(l)) }
 	err = AsUser(id, func() error {
 		// Stat through "<dir>/." needs search permission on every
 		// component, the directory itself included, under the thread's
@@ -101,8 +119,12 @@ func openOutputs(id Identity, l *api.LaunchRequest, node string) (stdout, stderr
 	return stdout, stderr, nil
 }
 
-func create(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|unix.O_CLOEXEC, 0o644)
+func createOutput(path string, appendTo bool) (*os.File, error) {
+	mode := os.O_TRUNC
+	if appendTo {
+		mode = os.O_APPEND
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|mode|unix.O_CLOEXEC, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("output file %s cannot be created as the job's user: %w", path, describe(err))
 	}

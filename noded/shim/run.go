@@ -76,6 +76,20 @@ func run(dir string, job *Job, ctl Controls) (res *Result, err error) {
 	}
 	defer stdout.Close()
 	defer stderr.Close()
+	stdin, err := openInput(id, l, job.Node)
+	if err != nil {
+		return &Result{}, err
+	}
+	if stdin != nil {
+		defer stdin.Close()
+	}
+	userBinds, err := MountBinds(id, job.MountRoots, l.Mounts)
+	if err != nil {
+		return &Result{}, err
+	}
+	if err := pullImage(job, ctl.Cancel, stderr); err != nil {
+		return &Result{}, err
+	}
 
 	script := filepath.Join(dir, ScriptFile)
 	tmp := filepath.Join(dir, TmpDir)
@@ -113,21 +127,24 @@ func run(dir string, job *Job, ctl Controls) (res *Result, err error) {
 		ID:         ContainerID(l.JobID),
 		StateRoot:  job.RuncRoot,
 		Rootfs:     rootfs,
-		Binds:      binds(job, tmp, script),
+		Binds:      append(binds(job, tmp, script), userBinds...),
+		Image:      imageOf(job, dir),
 		Hide:       job.Hide,
 		ShmBytes:   l.ShmBytes,
 		CgroupPath: job.CgroupPath,
+		Devices:    gpuDevices(job), // gpu.go
 		Resources: host.Resources(cgroup.Limits{
 			Cpuset: job.Cpuset, CPUs: l.CPUs, MemBytes: l.MemBytes, MaxPids: job.MaxPids,
 		}),
 		Args:       append([]string{initproto.InitPath, initproto.ScriptPath}, l.Args...),
-		Env:        Environment(job),
+		Env:        withImageEnv(Environment(job), job.ImageEnv),
 		Cwd:        l.WorkDir,
 		UID:        int(l.UID),
 		GID:        int(l.GID),
 		Groups:     intGroups(l.Groups),
 		Stdout:     stdout,
 		Stderr:     stderr,
+		Stdin:      stdin,
 		ExtraFiles: []*os.File{reportW},
 	}
 	c, err := container.Start(spec)
@@ -195,6 +212,7 @@ func supervise(c *container.Container, job *Job, ctl Controls, ready <-chan stru
 		defer t.Stop()
 		limit = t.C
 	}
+	warn := warningTimer(&job.Launch)
 	cancel := ctl.Cancel
 	var kill <-chan time.Time
 	var termWhenReady <-chan struct{}
@@ -221,6 +239,12 @@ func supervise(c *container.Container, job *Job, ctl Controls, ready <-chan stru
 		case <-limit:
 			limit = nil
 			stop(endTimeout)
+		case <-warn:
+			warn = nil
+			sig := job.Launch.Signal
+			if err := signalJob("/proc", c.Pid(), syscall.Signal(sig.Signal), sig.BatchOnly); err != nil {
+				log.Printf("job %d: --signal %d: %v", job.Launch.JobID, sig.Signal, err)
+			}
 		case <-kill:
 			kill = nil
 			_ = c.Signal(syscall.SIGKILL)
@@ -273,6 +297,7 @@ func binds(job *Job, tmp, script string) []container.Bind {
 	if l.WorkDir != "/" {
 		bs = append(bs, container.Bind{Source: l.WorkDir, Dest: l.WorkDir, Writable: true})
 	}
+	bs = append(bs, gpuBinds(job)...) // gpu.go
 	if h := filepath.Clean(l.Home); l.Home != "" && h != "/" && h != filepath.Clean(l.WorkDir) && filepath.IsAbs(h) {
 		if st, err := os.Stat(h); err == nil && st.IsDir() {
 			bs = append(bs, container.Bind{Source: h, Dest: h, Writable: true})

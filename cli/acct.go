@@ -1,0 +1,165 @@
+package cli
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/jobspec"
+)
+
+func acctCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:  "acct",
+		Usage: "list finished jobs from the accounting history (like sacct)",
+		UsageText: "corral acct [-u USERS] [-j IDS] [-s STATES] [-S TIME] [-E TIME] [--json]\n" +
+			"   e.g. corral acct -s COMPLETED; corral acct -s FAILED,OUT_OF_MEMORY,TIMEOUT,NODE_FAIL -S now-7days",
+		Flags: []ucli.Flag{
+			&ucli.StringSliceFlag{Name: "user", Aliases: []string{"u"}, Usage: "only jobs of these users (root sees everyone's, others only their own)"},
+			&ucli.StringSliceFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "only these jobs: 123, or 123_4 for one array task (comma list)"},
+			&ucli.StringSliceFlag{Name: "state", Aliases: []string{"s"}, Usage: "only runs that ended in these states (names or short codes; REQUEUED for requeued runs)"},
+			&ucli.StringFlag{Name: "starttime", Aliases: []string{"S"}, Usage: "only jobs that ended at or after TIME (sacct formats: 2026-01-20[T12:34], MMDD[YY], HH:MM, today, now-2hours)"},
+			&ucli.StringFlag{Name: "endtime", Aliases: []string{"E"}, Usage: "only jobs that started (or were submitted) at or before TIME"},
+			&ucli.BoolFlag{Name: "json", Usage: "print a JSON array of records"},
+			socketFlag(),
+		},
+		Action: acct,
+	}
+}
+
+func acct(c *ucli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	f, err := acctFilter(c, time.Now())
+	if err != nil {
+		return err
+	}
+	ctx, cancel := requestContext(c)
+	defer cancel()
+	recs, err := client(c, "").Acct(ctx, f)
+	if err != nil {
+		return err
+	}
+	if recs == nil {
+		recs = []api.AcctRecord{}
+	}
+	if c.Bool("json") {
+		return writeJSON(out(c), recs)
+	}
+	header := []string{"JOBID", "JOBNAME", "PARTITION", "USER", "STATE", "EXITCODE", "ELAPSED", "CPUTIME", "TOTALCPU", "MAXRSS", "NODELIST"}
+	withGPU := false
+	for _, r := range recs {
+		withGPU = withGPU || r.GPUTimeS > 0
+	}
+	if withGPU {
+		header = append(header[:len(header)-1], "GPUTIME", "NODELIST")
+	}
+	rows := make([][]string, 0, len(recs))
+	for i := range recs {
+		rows = append(rows, acctRow(&recs[i], withGPU))
+	}
+	return writeTable(out(c), header, rows)
+}
+
+func acctRow(r *api.AcctRecord, withGPU bool) []string {
+	row := []string{
+		acctRef(r), r.Name, r.Partition, r.User, string(r.State), fmt.Sprintf("%d:%d", r.ExitCode, r.Signal),
+		jobspec.FormatDuration(r.ElapsedS), jobspec.FormatDuration(r.CPUTimeS), jobspec.FormatDuration(r.TotalCPUUsec / 1e6),
+		formatSize(r.MaxRSSBytes),
+	}
+	if withGPU {
+		row = append(row, jobspec.FormatDuration(r.GPUTimeS))
+	}
+	nodes := strings.Join(r.Nodes, ",")
+	if nodes == "" {
+		nodes = "None assigned"
+	}
+	return append(row, nodes)
+}
+
+func acctRef(r *api.AcctRecord) string {
+	switch {
+	case r.ArrayTasks != "":
+		return fmt.Sprintf("%d_[%s]", r.ArrayJobID, r.ArrayTasks)
+	case r.ArrayTaskID != nil:
+		return api.TaskRef{JobID: r.ArrayJobID, Task: *r.ArrayTaskID}.String()
+	}
+	return strconv.FormatUint(r.JobID, 10)
+}
+
+func acctFilter(c *ucli.Context, now time.Time) (api.AcctFilter, error) {
+	var f api.AcctFilter
+	f.Users = dedupe(commaList(c.StringSlice("user")))
+	var err error
+	if f.IDs, f.Tasks, err = parseJobRefs(commaList(c.StringSlice("jobs"))); err != nil {
+		return f, err
+	}
+	for _, s := range commaList(c.StringSlice("state")) {
+		st, err := parseAcctState(s)
+		if err != nil {
+			return f, usageError{err}
+		}
+		f.States = append(f.States, st)
+	}
+	f.States = dedupeStates(f.States)
+	for _, o := range []struct {
+		name string
+		dst  *time.Time
+	}{{"starttime", &f.Start}, {"endtime", &f.End}} {
+		if v := c.String(o.name); v != "" {
+			t, err := parseAcctTime(v, now)
+			if err != nil {
+				return f, usageErrorf("invalid --%s %q: %v", o.name, v, err)
+			}
+			*o.dst = t
+		}
+	}
+	if !f.Start.IsZero() && !f.End.IsZero() && f.End.Before(f.Start) {
+		return f, usageErrorf("--endtime %s is before --starttime %s", f.End.Format(time.DateTime), f.Start.Format(time.DateTime))
+	}
+	return f, nil
+}
+
+func parseAcctState(s string) (api.JobState, error) {
+	if strings.EqualFold(s, string(api.StateRequeued)) || strings.EqualFold(s, api.StateRequeued.Short()) {
+		return api.StateRequeued, nil
+	}
+	return api.ParseJobState(s)
+}
+
+// hasDate spots a --begin text that names its day: a date, or a word that
+// fixes one.
+var hasDate = regexp.MustCompile(`(?i)[/.]|\d{4}-|\d{4,}|now|today|tomorrow|uts`)
+
+// parseAcctTime reads sacct's -S/-E times with sbatch --begin's parser.
+// --begin looks ahead, sacct back: a time of day that --begin would put
+// tomorrow is today's, and a date without a year that it would put next
+// year is this year's.
+func parseAcctTime(s string, now time.Time) (time.Time, error) {
+	t, err := jobspec.ParseBegin(s, now)
+	if err != nil {
+		// ParseBegin's message names --begin; keep only the reason.
+		msg := err.Error()
+		if i := strings.Index(msg, ": "); i >= 0 {
+			msg = msg[i+2:]
+		}
+		return time.Time{}, fmt.Errorf("%s", msg)
+	}
+	switch {
+	case !t.After(now):
+	case !hasDate.MatchString(s): // a time of day: today's (or yesterday's)
+		t = t.AddDate(0, 0, -1)
+	case yearless.MatchString(s): // a day without a year: this year's
+		t = t.AddDate(-1, 0, 0)
+	}
+	return t, nil
+}
+
+// yearless matches MMDD, MM/DD and MM.DD dates without a year.
+var yearless = regexp.MustCompile(`^(\d{4}($|-\d{1,2}:)|\d{1,2}[/.]\d{1,2}($|[-T ]))`)

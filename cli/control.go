@@ -1,0 +1,144 @@
+package cli
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/jobspec"
+)
+
+// hold, release, requeue and update: scontrol's job verbs as commands.
+
+func holdCommand() *ucli.Command {
+	return controlCommand("hold", "keep pending jobs from starting until released (root's hold: only root releases)")
+}
+
+func releaseCommand() *ucli.Command {
+	return controlCommand("release", "let held jobs start")
+}
+
+func requeueCommand() *ucli.Command {
+	return controlCommand("requeue", "put running or finished jobs back to pending (the run stays in corral acct)")
+}
+
+func controlCommand(action, usage string) *ucli.Command {
+	return &ucli.Command{
+		Name:      action,
+		Usage:     usage + " (like scontrol " + action + ")",
+		UsageText: "corral " + action + " ID... (123 is a job or every task of array job 123; 123_4 is one task)",
+		Flags:     []ucli.Flag{socketFlag()},
+		Action: func(c *ucli.Context) error {
+			if c.NArg() == 0 {
+				return usageErrorf("give the job IDs to %s", action)
+			}
+			ids, tasks, err := parseJobRefs(c.Args().Slice())
+			if err != nil {
+				return err
+			}
+			ctx, cancel := requestContext(c)
+			defer cancel()
+			resp, err := client(c, "").Control(ctx, action, api.JobsRequest{IDs: ids, Tasks: tasks})
+			if err != nil {
+				return err
+			}
+			return printJobErrors(c, action, resp.Errors)
+		},
+	}
+}
+
+// printJobErrors prints one line per job the controller refused, in ID
+// order, and makes the command exit 1 if there was any.
+func printJobErrors(c *ucli.Context, cmd string, errs map[string]string) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	refs := make([]string, 0, len(errs))
+	for ref := range errs {
+		refs = append(refs, ref)
+	}
+	sort.Slice(refs, func(a, b int) bool { return refLess(refs[a], refs[b]) })
+	for _, ref := range refs {
+		fmt.Fprintf(c.App.ErrWriter, "corral %s: %s\n", cmd, oneLine(errs[ref]))
+	}
+	return exitStatus(1)
+}
+
+// refLess orders 9 before 10 and 12 before 12_3.
+func refLess(a, b string) bool {
+	ai, at, _ := api.ParseJobRef(a)
+	bi, bt, _ := api.ParseJobRef(b)
+	switch {
+	case ai != bi:
+		return ai < bi
+	case at == nil || bt == nil:
+		return at == nil && bt != nil
+	}
+	return *at < *bt
+}
+
+func updateCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:  "update",
+		Usage: "change a job's TimeLimit, Nice or Name (like scontrol update)",
+		UsageText: "corral update ID KEY=VALUE...   (or JobId=ID KEY=VALUE...)\n" +
+			"   keys: TimeLimit=TIME (users may only lower it), Nice=N (negative: root only), Name=NAME",
+		Flags:  []ucli.Flag{socketFlag()},
+		Action: update,
+	}
+}
+
+func update(c *ucli.Context) error {
+	args := c.Args().Slice()
+	if len(args) < 2 {
+		return usageErrorf("give a job ID and at least one KEY=VALUE (TimeLimit, Nice, Name)")
+	}
+	first := args[0]
+	if k, v, ok := strings.Cut(first, "="); ok && strings.EqualFold(k, "JobId") {
+		first = v
+	}
+	id, task, err := api.ParseJobRef(first)
+	if err != nil {
+		return usageError{err}
+	}
+	req := api.UpdateRequest{ID: id, Task: task}
+	for _, a := range args[1:] {
+		k, v, ok := strings.Cut(a, "=")
+		if !ok {
+			return usageErrorf("%q is not KEY=VALUE (keys: TimeLimit, Nice, Name)", a)
+		}
+		switch strings.ToLower(k) {
+		case "timelimit":
+			n, err := jobspec.ParseTimeLimit(v)
+			if err != nil {
+				return usageErrorf("invalid TimeLimit=%s: use M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED", v)
+			}
+			req.TimeLimit = &n
+		case "nice":
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return usageErrorf("invalid Nice=%s: give a whole number", v)
+			}
+			req.Nice = &n
+		case "name", "jobname":
+			if v == "" {
+				return usageErrorf("Name must not be empty")
+			}
+			name := v
+			req.Name = &name
+		default:
+			return usageErrorf("unknown key %s (keys: TimeLimit, Nice, Name)", k)
+		}
+	}
+	ctx, cancel := requestContext(c)
+	defer cancel()
+	resp, err := client(c, "").Update(ctx, req)
+	if err != nil {
+		return err
+	}
+	return printJobErrors(c, "update", resp.Errors)
+}

@@ -1,0 +1,67 @@
+package container
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Image runs a container in an image's root file system instead of the
+// read-only host view: an overlay with the image's unpacked tree as its
+// shared read-only lower layer and a private upper layer per job, so the
+// job may write anywhere and its writes vanish with it.
+type Image struct {
+	// Lower is the image's unpacked root file system (images.Store); it is
+	// never written.
+	Lower string
+	// Layer is the job's own directory for the overlay's upper and work
+	// directories; Destroy removes it.
+	Layer string
+}
+
+// overlayFlags keep set-id programs and device files in images inert.
+const overlayFlags = unix.MS_NOSUID | unix.MS_NODEV
+
+// mountImage mounts the overlay on rootfs.
+func mountImage(rootfs string, im *Image) error {
+	if !filepath.IsAbs(im.Lower) || !filepath.IsAbs(im.Layer) {
+		return errors.New("image layers need absolute paths")
+	}
+	if st, err := os.Stat(im.Lower); err != nil || !st.IsDir() {
+		return fmt.Errorf("image root file system %s is missing", im.Lower)
+	}
+	upper, work := filepath.Join(im.Layer, "upper"), filepath.Join(im.Layer, "work")
+	for _, d := range []string{im.Layer, upper, work} {
+		if err := os.Mkdir(d, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+			return err
+		}
+	}
+	for _, p := range []string{im.Lower, upper, work} {
+		// overlayfs splits its options at ',' and ':'.
+		if strings.ContainsAny(p, ",:") {
+			return fmt.Errorf("image layer path %q contains ',' or ':'", p)
+		}
+	}
+	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s", im.Lower, upper, work)
+	if err := unix.Mount("overlay", rootfs, "overlay", overlayFlags, opts); err != nil {
+		return fmt.Errorf("mounting the image's overlay: %w", err)
+	}
+	return nil
+}
+
+// UnmountImage undoes mountImage: it detaches the overlay from rootfs (if
+// mounted) and removes the job's layer directory. It is safe to call for
+// a container that never had an image, and again after a crash.
+func UnmountImage(rootfs, layer string) error {
+	if err := unix.Unmount(rootfs, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+		return fmt.Errorf("unmounting the image overlay at %s: %w", rootfs, err)
+	}
+	if layer == "" {
+		return nil
+	}
+	return RemoveTree(layer)
+}

@@ -1,0 +1,274 @@
+package ctld
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/store"
+	"github.com/corral-hpc/corral/jobspec"
+)
+
+// The accounting history is the finished jobs the controller keeps (and a
+// requeued job's earlier runs), read from memory, which holds what the
+// state file holds. Finished jobs stay for PipelineConfig.AcctRetention
+// and are then purged from both.
+
+// handleAcct serves GET /v1/acct?user=&id=&state=&start=&end= (values of
+// one parameter ORed, parameters ANDed). Users see their own jobs only.
+func (s *Server) handleAcct(w http.ResponseWriter, r *http.Request, caller peer) {
+	var f api.AcctFilter
+	for key, vals := range r.URL.Query() {
+		if !slices.Contains([]string{"user", "id", "state", "start", "end"}, key) {
+			writeError(w, errorf(http.StatusBadRequest, "unknown query parameter %q (valid: user, id, state, start, end)", key))
+			return
+		}
+		for _, v := range splitList(vals) {
+			if err := addAcctFilter(&f, key, v); err != nil {
+				writeError(w, err)
+				return
+			}
+		}
+	}
+	if caller.UID != 0 {
+		me := s.users.name(caller.UID)
+		for _, u := range f.Users {
+			if u != me {
+				writeError(w, errorf(http.StatusForbidden, "you may only see your own jobs' history (you are %s, not %s)", me, u))
+				return
+			}
+		}
+	}
+	writeJSON(w, http.StatusOK, s.acct(f, caller))
+}
+
+func addAcctFilter(f *api.AcctFilter, key, v string) error {
+	switch key {
+	case "user":
+		f.Users = append(f.Users, v)
+	case "id":
+		id, task, err := api.ParseJobRef(v)
+		if err != nil {
+			return errorf(http.StatusBadRequest, "%v", err)
+		}
+		if task != nil {
+			f.Tasks = append(f.Tasks, api.TaskRef{JobID: id, Task: *task})
+		} else {
+			f.IDs = append(f.IDs, id)
+		}
+	case "state":
+		st, err := parseAcctState(v)
+		if err != nil {
+			return errorf(http.StatusBadRequest, "%v", err)
+		}
+		f.States = append(f.States, st)
+	case "start", "end":
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			return errorf(http.StatusBadRequest, "invalid %s=%q: use an RFC 3339 time such as 2026-01-20T12:34:00Z", key, v)
+		}
+		if key == "start" {
+			f.Start = t
+		} else {
+			f.End = t
+		}
+	}
+	return nil
+}
+
+// parseAcctState is api.ParseJobState plus REQUEUED (RQ), the state of a
+// requeued run.
+func parseAcctState(s string) (api.JobState, error) {
+	if strings.EqualFold(s, string(api.StateRequeued)) || strings.EqualFold(s, api.StateRequeued.Short()) {
+		return api.StateRequeued, nil
+	}
+	st, err := api.ParseJobState(s)
+	if err != nil {
+		return "", err
+	}
+	return st, nil
+}
+
+// acct lists the records matching f, by job ID then run.
+func (s *Server) acct(f api.AcctFilter, caller peer) []api.AcctRecord {
+	out := []api.AcctRecord{}
+	s.mu.RLock()
+	add := func(recs ...api.AcctRecord) { out = append(out, recs...) }
+	addArray := func(a *arrayJob) {
+		for pos := 0; pos < a.count; pos++ {
+			if j := s.jobs[a.base+uint64(pos)]; j != nil {
+				add(acctRecords(&j.rec.Job)...)
+			}
+		}
+		if a.rem != nil && a.rem.Job.State.Terminal() {
+			add(remRecord(a))
+		}
+	}
+	switch {
+	case len(f.IDs)+len(f.Tasks) > 0:
+		for _, id := range f.IDs {
+			if a := s.pipe.arrays[id]; a != nil {
+				addArray(a)
+			} else if j := s.jobs[id]; j != nil {
+				add(acctRecords(&j.rec.Job)...)
+			}
+		}
+		for _, t := range f.Tasks {
+			if a := s.pipe.arrays[t.JobID]; a != nil {
+				if id, ok := a.idOf(t.Task); ok && s.jobs[id] != nil {
+					add(acctRecords(&s.jobs[id].rec.Job)...)
+				}
+			}
+		}
+	default:
+		for _, j := range s.jobs {
+			add(acctRecords(&j.rec.Job)...)
+		}
+		for _, a := range s.pipe.arrays {
+			if a.rem != nil && a.rem.Job.State.Terminal() {
+				add(remRecord(a))
+			}
+		}
+	}
+	s.mu.RUnlock()
+	out = slices.DeleteFunc(out, func(r api.AcctRecord) bool { return !acctMatches(&r, &f, caller) })
+	slices.SortFunc(out, func(a, b api.AcctRecord) int {
+		if c := compareIDs(a.JobID, b.JobID); c != 0 {
+			return c
+		}
+		return a.Run - b.Run
+	})
+	return slices.CompactFunc(out, func(a, b api.AcctRecord) bool {
+		return a.JobID == b.JobID && a.Run == b.Run && a.ArrayTasks == b.ArrayTasks
+	})
+}
+
+func acctMatches(r *api.AcctRecord, f *api.AcctFilter, caller peer) bool {
+	began := r.SubmitTime
+	if r.StartTime != nil {
+		began = *r.StartTime
+	}
+	return (caller.UID == 0 || r.UID == caller.UID) &&
+		(len(f.Users) == 0 || slices.Contains(f.Users, r.User)) &&
+		(len(f.States) == 0 || slices.Contains(f.States, r.State)) &&
+		(f.Start.IsZero() || !r.EndTime.Before(f.Start)) &&
+		(f.End.IsZero() || !began.After(f.End))
+}
+
+// acctRecords are a job's finished runs: earlier runs of a requeued job,
+// then the job itself once it has ended.
+func acctRecords(j *api.Job) []api.AcctRecord {
+	var out []api.AcctRecord
+	base := api.AcctRecord{JobID: j.ID, ArrayJobID: j.ArrayJobID, ArrayTaskID: j.ArrayTaskID, Name: j.Name,
+		Partition: j.Partition, Account: j.Spec.Account, User: j.User, UID: j.UID, SubmitTime: j.SubmitTime,
+		CPUs: j.CPUs, NodeCount: max(j.NodeCount, 1)}
+	for i, run := range j.Runs {
+		r := base
+		r.Run, r.State, r.Signal, r.EndTime, r.Nodes, r.Message = i, run.State, run.Signal, run.EndTime, run.Nodes, run.Message
+		if run.ExitCode != nil {
+			r.ExitCode = *run.ExitCode
+		}
+		if !run.StartTime.IsZero() {
+			start := run.StartTime
+			r.StartTime = &start
+		}
+		r.MaxRSSBytes, r.TotalCPUUsec = run.PeakMemBytes, run.CPUTimeUsec
+		out = append(out, withTimes(r))
+	}
+	if !j.State.Terminal() || j.EndTime == nil {
+		return out
+	}
+	r := base
+	r.Run, r.State, r.Signal, r.EndTime, r.Nodes, r.Message = len(j.Runs), j.State, j.Signal, *j.EndTime, j.Nodes, j.Message
+	if j.ExitCode != nil {
+		r.ExitCode = *j.ExitCode
+	}
+	r.StartTime = j.StartTime
+	r.MaxRSSBytes, r.TotalCPUUsec = j.PeakMemBytes, j.CPUTimeUsec
+	return append(out, withTimes(r))
+}
+
+// withTimes fills the elapsed and CPU times (GPU time joins them once
+// jobs get GPUs).
+func withTimes(r api.AcctRecord) api.AcctRecord {
+	if r.StartTime != nil && r.EndTime.After(*r.StartTime) {
+		r.ElapsedS = int64(r.EndTime.Sub(*r.StartTime) / time.Second)
+	}
+	r.CPUTimeS = r.ElapsedS * int64(r.CPUs) * int64(r.NodeCount)
+	if r.Nodes == nil {
+		r.Nodes = []string{}
+	}
+	return r
+}
+
+// remRecord is the record of an array's tasks that ended without running.
+func remRecord(a *arrayJob) api.AcctRecord {
+	v := remView(a)
+	r := api.AcctRecord{JobID: v.ID, ArrayJobID: a.base, ArrayTasks: v.ArrayTasks, Name: v.Name, Partition: v.Partition,
+		Account: v.Spec.Account, User: v.User, UID: v.UID, State: v.State, SubmitTime: v.SubmitTime,
+		CPUs: v.CPUs, NodeCount: max(v.NodeCount, 1), Message: v.Message}
+	if v.EndTime != nil {
+		r.EndTime = *v.EndTime
+	}
+	return withTimes(r)
+}
+
+// purgeFinished removes finished jobs that ended more than the retention
+// ago from the state file and memory; jobs a pending dependency names stay.
+func (s *Server) purgeFinished(now time.Time) {
+	retention := s.cfg.Pipeline.AcctRetention
+	if retention < 0 {
+		return
+	}
+	cutoff := now.Add(-retention)
+	old := func(job *api.Job) bool {
+		return job.State.Terminal() && job.EndTime != nil && job.EndTime.Before(cutoff)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keep := s.dependedOnLocked()
+	var u store.Update
+	for id, j := range s.jobs {
+		if job := &j.rec.Job; old(job) && !keep[id] && !keep[job.ArrayJobID] {
+			u.DeleteJobs = append(u.DeleteJobs, id)
+		}
+	}
+	var rems []*arrayJob
+	for _, a := range s.pipe.arrays {
+		if a.rem != nil && old(&a.rem.Job) && !keep[a.base] {
+			rems = append(rems, a)
+			u.DeleteArrays = append(u.DeleteArrays, a.base)
+		}
+	}
+	if len(u.DeleteJobs)+len(u.DeleteArrays) == 0 {
+		return
+	}
+	if err := s.store.Apply(u); err != nil {
+		s.log.Printf("purging finished jobs: %v", err)
+		return
+	}
+	for _, id := range u.DeleteJobs {
+		delete(s.jobs, id)
+	}
+	for _, a := range rems {
+		a.rem, a.remCount = nil, 0
+	}
+	for base, a := range s.pipe.arrays {
+		if a.rem == nil && a.live == 0 && !s.anyTaskLocked(a) {
+			s.removeArrayLocked(base)
+		}
+	}
+	s.log.Printf("purged %d finished jobs and %d array remainders that ended before %s (retention %s)",
+		len(u.DeleteJobs), len(u.DeleteArrays), cutoff.Format(time.RFC3339), jobspec.FormatDuration(int64(retention/time.Second)))
+}
+
+func (s *Server) anyTaskLocked(a *arrayJob) bool {
+	for pos := 0; pos < a.count; pos++ {
+		if s.jobs[a.base+uint64(pos)] != nil {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,478 @@
+package ctld
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/config"
+	"github.com/corral-hpc/corral/ctld/store"
+	"github.com/corral-hpc/corral/jobspec"
+	"github.com/corral-hpc/corral/sched"
+)
+
+// An array job of N tasks reserves N consecutive job IDs at submit: task
+// at position k (in index order) has ID base+k, so the array job ID is the
+// first task's. Tasks that have not started stay in one remainder record
+// (store.ArrayRecord); a task gets a job of its own (s.jobs, s.active)
+// when it starts or is changed on its own (cancelled, held, updated).
+// From then on it is an ordinary job with ArrayJobID and ArrayTaskID set.
+
+// arrayJob is one array job in memory.
+type arrayJob struct {
+	base       uint64
+	ranges     []api.ArrayRange // every task's index (the spec's)
+	starts     []int            // starts[i] is the position of ranges[i].First
+	count      int
+	maxRunning int
+	// rem is the pending remainder, nil once every task has a job of its
+	// own; remCount is the number of indexes in rem.Pending.
+	rem      *store.ArrayRecord
+	remCount int
+	// live counts the tasks with a job of their own that have not ended.
+	live int
+}
+
+func newArrayJob(base uint64, a *api.JobArray) *arrayJob {
+	aj := &arrayJob{base: base, ranges: a.Ranges, maxRunning: a.MaxRunning}
+	for _, r := range a.Ranges {
+		aj.starts = append(aj.starts, aj.count)
+		aj.count += rangeCount(r)
+	}
+	return aj
+}
+
+func rangeCount(r api.ArrayRange) int {
+	if r.Step < 1 || r.Last < r.First {
+		return 0
+	}
+	return (r.Last-r.First)/r.Step + 1
+}
+
+func countRanges(rs []api.ArrayRange) int {
+	n := 0
+	for _, r := range rs {
+		n += rangeCount(r)
+	}
+	return n
+}
+
+// idOf is the job ID of the task with this index.
+func (a *arrayJob) idOf(index int) (uint64, bool) {
+	i := sort.Search(len(a.ranges), func(i int) bool { return a.ranges[i].Last >= index })
+	if i == len(a.ranges) {
+		return 0, false
+	}
+	r := a.ranges[i]
+	if index < r.First || (index-r.First)%r.Step != 0 {
+		return 0, false
+	}
+	return a.base + uint64(a.starts[i]+(index-r.First)/r.Step), true
+}
+
+// indexOf is the index of the task with this job ID.
+func (a *arrayJob) indexOf(id uint64) (int, bool) {
+	if id < a.base || id >= a.base+uint64(a.count) {
+		return 0, false
+	}
+	pos := int(id - a.base)
+	i := sort.Search(len(a.starts), func(i int) bool { return a.starts[i] > pos }) - 1
+	return a.ranges[i].First + (pos-a.starts[i])*a.ranges[i].Step, true
+}
+
+// pendingIndex reports whether index is still in the remainder.
+func (a *arrayJob) pendingIndex(index int) bool {
+	if a.rem == nil {
+		return false
+	}
+	for _, r := range a.rem.Pending {
+		if index >= r.First && index <= r.Last && (index-r.First)%r.Step == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// withoutIndexes returns ranges minus the given indexes, as a new slice.
+func withoutIndexes(ranges []api.ArrayRange, drop []int) []api.ArrayRange {
+	out := slices.Clone(ranges)
+	for _, idx := range drop {
+		for i, r := range out {
+			if idx < r.First || idx > r.Last || (idx-r.First)%r.Step != 0 {
+				continue
+			}
+			var parts []api.ArrayRange
+			if idx > r.First {
+				parts = append(parts, api.ArrayRange{First: r.First, Last: idx - r.Step, Step: r.Step})
+			}
+			if idx < r.Last {
+				parts = append(parts, api.ArrayRange{First: idx + r.Step, Last: r.Last, Step: r.Step})
+			}
+			out = slices.Replace(out, i, i+1, parts...)
+			break
+		}
+	}
+	return out
+}
+
+// firstIndexes returns up to n pending indexes, lowest first.
+func firstIndexes(ranges []api.ArrayRange, n int) []int {
+	var out []int
+	for _, r := range ranges {
+		for i := r.First; r.Step > 0 && i <= r.Last && len(out) < n; i += r.Step {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// checkArray refuses array specs the controller cannot run.
+func checkArray(a *api.JobArray, maxTasks int) error {
+	bad := func(format string, args ...any) error { return errorf(http.StatusBadRequest, format, args...) }
+	if len(a.Ranges) == 0 {
+		return bad("invalid --array: no indexes")
+	}
+	prev := -1
+	for _, r := range a.Ranges {
+		if r.Step < 1 || r.First < 0 || r.Last < r.First || r.Last > jobspec.MaxArrayIndex || r.First <= prev {
+			return bad("invalid --array: ranges must be sorted, disjoint and within 0-%d with steps of at least 1 (got %d-%d:%d)",
+				jobspec.MaxArrayIndex, r.First, r.Last, r.Step)
+		}
+		prev = r.Last
+	}
+	if n := countRanges(a.Ranges); n > maxTasks {
+		return bad("invalid --array: %d tasks is more than this cluster's limit of %d", n, maxTasks)
+	}
+	if a.MaxRunning < 0 {
+		return bad("invalid --array: the %%N running limit must not be negative (got %d)", a.MaxRunning)
+	}
+	return nil
+}
+
+// launchArray is the array part of a task's launch request.
+func launchArray(base uint64, task int, a *api.JobArray) *api.LaunchArray {
+	la := &api.LaunchArray{JobID: base, TaskID: task, TaskCount: countRanges(a.Ranges), TaskStep: 1}
+	if len(a.Ranges) > 0 {
+		la.TaskMin, la.TaskMax = a.Ranges[0].First, a.Ranges[len(a.Ranges)-1].Last
+	}
+	if len(a.Ranges) == 1 && a.Ranges[0].Last > a.Ranges[0].First {
+		la.TaskStep = a.Ranges[0].Step
+	}
+	return la
+}
+
+// storeArray stores a checked array job as its remainder: one record
+// however many tasks.
+func (s *Server) storeArray(rec *store.JobRecord) (uint64, error) {
+	spec := rec.Job.Spec
+	arr := &store.ArrayRecord{Job: rec.Job, Home: rec.Home, Tasks: countRanges(spec.Array.Ranges),
+		Pending: slices.Clone(spec.Array.Ranges)}
+	base, err := s.store.AddArray(arr)
+	if err != nil {
+		return 0, err
+	}
+	a := newArrayJob(base, spec.Array)
+	a.rem, a.remCount = arr, a.count
+	s.mu.Lock()
+	s.addArrayLocked(a)
+	s.mu.Unlock()
+	s.Kick()
+	s.log.Printf("submit array job %d tasks=%s (%d) user=%s partition=%s cpus=%d mem=%s time=%s", base,
+		jobspec.FormatArray(*spec.Array), a.count, rec.Job.User, spec.Partition, spec.CPUs,
+		config.FormatSize(spec.MemBytes), config.FormatTime(spec.TimeLimit))
+	return base, nil
+}
+
+func (s *Server) addArrayLocked(a *arrayJob) {
+	s.pipe.arrays[a.base] = a
+	i, _ := slices.BinarySearch(s.pipe.bases, a.base)
+	s.pipe.bases = slices.Insert(s.pipe.bases, i, a.base)
+}
+
+func (s *Server) removeArrayLocked(base uint64) {
+	delete(s.pipe.arrays, base)
+	if i, ok := slices.BinarySearch(s.pipe.bases, base); ok {
+		s.pipe.bases = slices.Delete(s.pipe.bases, i, i+1)
+	}
+}
+
+// arrayOfLocked is the array whose tasks include job ID id, nil if none.
+func (s *Server) arrayOfLocked(id uint64) *arrayJob {
+	i := sort.Search(len(s.pipe.bases), func(i int) bool { return s.pipe.bases[i] > id }) - 1
+	if i < 0 {
+		return nil
+	}
+	a := s.pipe.arrays[s.pipe.bases[i]]
+	if id >= a.base+uint64(a.count) {
+		return nil
+	}
+	return a
+}
+
+// loadArrays rebuilds the arrays from their remainders and tasks (load).
+func (s *Server) loadArrays() error {
+	rems, err := s.store.Arrays()
+	if err != nil {
+		return err
+	}
+	for _, rec := range rems {
+		if rec.Job.Spec.Array == nil {
+			return fmt.Errorf("array job %d in the state file has no --array spec", rec.Job.ID)
+		}
+		a := newArrayJob(rec.Job.ID, rec.Job.Spec.Array)
+		a.rem, a.remCount = rec, countRanges(rec.Pending)
+		s.addArrayLocked(a)
+	}
+	for _, j := range s.jobs {
+		job := &j.rec.Job
+		if job.ArrayJobID == 0 || job.Spec.Array == nil {
+			continue
+		}
+		a := s.pipe.arrays[job.ArrayJobID]
+		if a == nil {
+			a = newArrayJob(job.ArrayJobID, job.Spec.Array)
+			s.addArrayLocked(a)
+		}
+		if !job.State.Terminal() {
+			a.live++
+		}
+	}
+	return nil
+}
+
+// materialiseLocked gives the pending task index of a its own job, not yet
+// installed: the commit that carries its first change installs it and
+// takes it out of the remainder.
+func (s *Server) materialiseLocked(a *arrayJob, index int) *job {
+	id, _ := a.idOf(index)
+	rec := store.JobRecord{Job: a.rem.Job, Home: a.rem.Home}
+	rec.Job.ID, rec.Job.ArrayJobID, rec.Job.ArrayTaskID, rec.Job.ArrayTasks = id, a.base, &index, ""
+	rec.Job.History = slices.Clone(a.rem.Job.History)
+	rec.Job.PlannedStart, rec.Job.PlannedNodes = nil, nil
+	return &job{rec: rec, fromArray: a}
+}
+
+// pendingTaskLocked is the not yet materialised task with job ID id,
+// materialised; nil unless it is pending in its array's remainder.
+func (s *Server) pendingTaskLocked(id uint64) *job {
+	if s.jobs[id] != nil {
+		return nil
+	}
+	a := s.arrayOfLocked(id)
+	if a == nil || a.rem == nil || a.rem.Job.State != api.StatePending {
+		return nil
+	}
+	index, _ := a.indexOf(id)
+	if !a.pendingIndex(index) {
+		return nil
+	}
+	return s.materialiseLocked(a, index)
+}
+
+// remChange is an array remainder's next record; next nil deletes it.
+type remChange struct {
+	a    *arrayJob
+	next *store.ArrayRecord
+}
+
+// remaindersAfterLocked adds to rems the remainders that changes take
+// tasks out of (tasks getting their own job), merged with any explicit
+// change of the same remainder.
+func (s *Server) remaindersAfterLocked(changes []change, rems []remChange) []remChange {
+	taken := make(map[*arrayJob][]int)
+	for _, c := range changes {
+		if a := c.j.fromArray; a != nil {
+			taken[a] = append(taken[a], *c.next.Job.ArrayTaskID)
+		}
+	}
+	if len(taken) == 0 {
+		return rems
+	}
+	out := slices.Clone(rems)
+	for a, indexes := range taken {
+		i := slices.IndexFunc(out, func(r remChange) bool { return r.a == a })
+		base := a.rem
+		if i >= 0 {
+			base = out[i].next
+		} else {
+			out = append(out, remChange{a: a})
+			i = len(out) - 1
+		}
+		if base == nil {
+			continue
+		}
+		next := *base
+		next.Pending = withoutIndexes(base.Pending, indexes)
+		out[i].next = &next
+		if len(next.Pending) == 0 {
+			out[i].next = nil // every task has a job of its own now
+		}
+	}
+	return out
+}
+
+// persist writes a commit: job records alone in the common case, with
+// array remainders when any changed.
+func (s *Server) persist(recs []*store.JobRecord, rems []remChange) error {
+	if len(rems) == 0 {
+		return s.store.PutJobs(recs...)
+	}
+	u := store.Update{Jobs: recs}
+	for _, r := range rems {
+		if r.next == nil {
+			u.DeleteArrays = append(u.DeleteArrays, r.a.base)
+		} else {
+			u.Arrays = append(u.Arrays, r.next)
+		}
+	}
+	return s.store.Apply(u)
+}
+
+// trackChangeLocked keeps what the pipelines derive from job changes
+// right, before c is installed: arrayJob.live, and the node a requeued
+// job must not restart on until it stops reporting the old run.
+func (s *Server) trackChangeLocked(c change) {
+	old, next := &c.j.rec.Job, &c.next.Job
+	switch {
+	case next.Restarts > old.Restarts && len(old.Nodes) > 0:
+		s.pipe.avoid[next.ID] = old.Nodes[0]
+	case next.State.Terminal():
+		delete(s.pipe.avoid, next.ID)
+	}
+	a := s.pipe.arrays[next.ArrayJobID]
+	if a == nil || next.ArrayJobID == 0 {
+		return
+	}
+	if c.j.fromArray == nil && !old.State.Terminal() {
+		a.live--
+	}
+	if !next.State.Terminal() {
+		a.live++
+	}
+}
+
+// reportedLocked notes a node's registration: a requeued job it no longer
+// lists may start there again, so the scheduler is woken.
+func (s *Server) reportedLocked(node string, running []uint64) {
+	for id, n := range s.pipe.avoid {
+		if n == node && !containsID(running, id) {
+			delete(s.pipe.avoid, id)
+			s.Kick()
+		}
+	}
+}
+
+func (s *Server) installRemaindersLocked(rems []remChange) {
+	for _, r := range rems {
+		r.a.rem, r.a.remCount = r.next, 0
+		if r.next != nil {
+			r.a.remCount = countRanges(r.next.Pending)
+		}
+	}
+}
+
+// remEnded is the change that ends an array's remainder: every task in it
+// ends, never having run.
+func remEnded(a *arrayJob, st api.JobState, reason api.Reason, at time.Time, msg string) remChange {
+	next := *a.rem
+	next.Job = endedJob(a.rem.Job, st, reason, at, msg)
+	return remChange{a: a, next: &next}
+}
+
+// remView is the listing entry that stands for a remainder's tasks.
+func remView(a *arrayJob) api.Job {
+	j := a.rem.Job
+	if idx := firstIndexes(a.rem.Pending, 1); len(idx) == 1 {
+		j.ID, _ = a.idOf(idx[0])
+	}
+	j.ArrayJobID = a.base
+	j.ArrayTasks = jobspec.FormatArray(api.JobArray{Ranges: a.rem.Pending, MaxRunning: a.maxRunning})
+	return j
+}
+
+// taskView is how a task that has no job of its own yet is shown.
+func taskView(a *arrayJob, index int) api.Job {
+	j := a.rem.Job
+	j.ID, _ = a.idOf(index)
+	j.ArrayJobID, j.ArrayTaskID, j.ArrayTasks = a.base, &index, ""
+	return j
+}
+
+// appendArrayTasksLocked adds array tasks to the planner's pending jobs
+// (end of the snapshot). A remainder offers only as many tasks as the free
+// CPUs of its partition could start now, plus one for its estimate, within
+// its %N limit: a 10,000-task array costs the planner what a few jobs do. A blocked remainder offers one task carrying the
+// reason. The first task offered stands for the remainder in apply.
+func (s *Server) appendArrayTasksLocked(pending []sched.Pending, now time.Time) []sched.Pending {
+	c := &s.pipe.cycle
+	clear(c.first)
+	if c.first == nil {
+		c.first = make(map[uint64]*arrayJob)
+	}
+	if len(s.pipe.arrays) == 0 {
+		return pending
+	}
+	running := make(map[uint64]int)
+	for _, j := range s.active {
+		if id := j.rec.Job.ArrayJobID; id != 0 && j.state() == api.StateRunning {
+			running[id]++
+		}
+	}
+	free := make(map[string]int) // free CPUs of each partition's nodes that are up
+	alloc := s.allocationLocked()
+	for name, n := range s.nodes {
+		if n.up {
+			for _, p := range n.parts {
+				free[p] += max(n.rec.CPUs-alloc[name].CPUs, 0)
+			}
+		}
+	}
+	for _, base := range s.pipe.bases {
+		a := s.pipe.arrays[base]
+		if a.rem == nil || a.remCount == 0 || a.rem.Job.State != api.StatePending {
+			continue
+		}
+		job := &a.rem.Job
+		tmpl := sched.Pending{Partition: job.Partition, NodeCount: job.NodeCount, PerNode: perNode(job),
+			TimeLimit: time.Duration(job.TimeLimit) * time.Second, Priority: s.jobPriority(job, now), Submit: job.SubmitTime}
+		if _, ok := s.parts.byName[job.Partition]; !ok {
+			tmpl.Blocked = reasonPartitionDown
+		}
+		n := min(a.remCount, 1+free[job.Partition]/max(job.CPUs, 1))
+		if a.maxRunning > 0 {
+			n = min(n, a.maxRunning-running[base])
+		}
+		if n <= 0 {
+			tmpl.Blocked = api.ReasonJobArrayTaskLimit
+		}
+		offered := 0
+		for _, index := range firstIndexes(a.rem.Pending, max(n, 1)) {
+			p := tmpl
+			p.ID, _ = a.idOf(index)
+			view := taskView(a, index)
+			s.pipelinePendingLocked(&view, &p, now)
+			if p.Blocked == api.ReasonDependencyNeverSatisfied && offered == 0 && !hasAfterCorr(job.Spec.Dependency) {
+				// The whole remainder can never run: kill (or show) it once.
+				c.kills = slices.DeleteFunc(c.kills, func(k killOrder) bool { return k.id == p.ID })
+				if s.killOnInvalidDep(job) {
+					c.kills = append(c.kills, killOrder{id: p.ID, array: a})
+				}
+			}
+			if p.Blocked != "" && offered > 0 {
+				continue // only the first task speaks for a blocked remainder
+			}
+			if offered == 0 {
+				c.first[p.ID] = a
+			}
+			pending = append(pending, p)
+			offered++
+			if p.Blocked != "" && !hasAfterCorr(job.Spec.Dependency) {
+				break // every task is blocked alike
+			}
+		}
+	}
+	return pending
+}

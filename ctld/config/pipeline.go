@@ -1,0 +1,93 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Pipeline is what corral.conf says about job pipelines (arrays,
+// dependencies, requeue, accounting), on lines of its own:
+//
+//	KillOnInvalidDep=NO JobRequeue=1 MaxArrayTasks=10001 AcctRetention=90-0
+//
+// Nil and zero fields were not given; the controller has the defaults.
+type Pipeline struct {
+	// KillOnInvalidDep=YES|NO: cancel a job whose dependency can never be
+	// satisfied (--kill-on-invalid-dep's default; the controller's is YES).
+	KillOnInvalidDep *bool
+	// JobRequeue=1|0: requeue a job whose node fails (--requeue's
+	// default; the controller's is 0).
+	JobRequeue *bool
+	// MaxArrayTasks=N bounds the tasks of one array job.
+	MaxArrayTasks int
+	// AcctRetention=TIME keeps finished jobs this long (Slurm time:
+	// 30-0 is 30 days); UNLIMITED keeps them forever (-1).
+	AcctRetention time.Duration
+}
+
+// pipelineKeys lists the keys of pipeline lines, in the order documented.
+var pipelineKeys = []string{"KillOnInvalidDep", "JobRequeue", "MaxArrayTasks", "AcctRetention"}
+
+// set applies one pipeline line; settings remembers where each key was
+// set (shared with the scheduling lines) so a second setting is refused.
+func (p *Pipeline) set(fields []string, lineNo int, settings map[string]int) error {
+	for _, f := range fields {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok {
+			return fmt.Errorf("%q is not KEY=VALUE", f)
+		}
+		key := canonicalIn(k, pipelineKeys)
+		if key == "" {
+			return fmt.Errorf("unknown key %s on a pipeline line (valid: %s)", k, strings.Join(pipelineKeys, ", "))
+		}
+		if prev, dup := settings[key]; dup {
+			if prev == lineNo {
+				return fmt.Errorf("%s is given twice", key)
+			}
+			return fmt.Errorf("%s is already set on line %d", key, prev)
+		}
+		settings[key] = lineNo
+		if err := p.setKey(key, v); err != nil {
+			return fmt.Errorf("%s=%s: %w", key, v, err)
+		}
+	}
+	return nil
+}
+
+func (p *Pipeline) setKey(key, v string) error {
+	switch key {
+	case "KillOnInvalidDep", "JobRequeue":
+		var b bool
+		switch strings.ToUpper(v) {
+		case "YES", "1":
+			b = true
+		case "NO", "0":
+		default:
+			return errors.New("use YES or NO (1 or 0)")
+		}
+		if key == "JobRequeue" {
+			p.JobRequeue = &b
+		} else {
+			p.KillOnInvalidDep = &b
+		}
+	case "MaxArrayTasks":
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return errors.New("give a whole number of tasks from 1")
+		}
+		p.MaxArrayTasks = n
+	case "AcctRetention":
+		secs, err := ParseTime(v)
+		if err != nil {
+			return err
+		}
+		p.AcctRetention = time.Duration(secs) * time.Second
+		if secs == 0 {
+			p.AcctRetention = -1 // UNLIMITED: never purge
+		}
+	}
+	return nil
+}

@@ -1,0 +1,524 @@
+package ctld
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/config"
+	"github.com/corral-hpc/corral/ctld/store"
+)
+
+// Hold, release, requeue and update: scontrol's job verbs. Users may act
+// on their own jobs, root on any. A request names jobs as users do: an
+// array job ID acts on every task of it (its pending remainder included),
+// 123_4 on one task, which then gets a job of its own.
+
+func (s *Server) handleControl(action string) callerHandler {
+	return func(w http.ResponseWriter, r *http.Request, caller peer) {
+		var req api.JobsRequest
+		if err := decodeBody(r.Body, &req, true); err != nil {
+			writeError(w, err)
+			return
+		}
+		if len(req.IDs)+len(req.Tasks) == 0 {
+			writeError(w, errorf(http.StatusBadRequest, "nothing to %s: give job IDs", action))
+			return
+		}
+		resp, err := s.control(caller, action, req)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, resp)
+	}
+}
+
+// jobRef is one job a request names.
+type jobRef struct {
+	id   uint64
+	task *int
+}
+
+func (r jobRef) String() string { return describeRef(r.id, r.task) }
+
+func refsOf(req api.JobsRequest) []jobRef {
+	var refs []jobRef
+	for _, id := range req.IDs {
+		refs = append(refs, jobRef{id: id})
+	}
+	for _, t := range req.Tasks {
+		task := t.Task
+		refs = append(refs, jobRef{id: t.JobID, task: &task})
+	}
+	slices.SortStableFunc(refs, func(a, b jobRef) int { return strings.Compare(a.String(), b.String()) })
+	return slices.CompactFunc(refs, func(a, b jobRef) bool { return a.String() == b.String() })
+}
+
+// resolveLocked finds what a reference names: jobs (a task that had no
+// job of its own gets one, installed by the commit that changes it) and,
+// for an array job, its pending remainder.
+func (s *Server) resolveLocked(ref jobRef) (jobs []*job, rem *arrayJob, msg string) {
+	id, task := ref.id, ref.task
+	if task == nil {
+		if a := s.pipe.arrays[id]; a != nil {
+			for pos := 0; pos < a.count; pos++ {
+				if j := s.jobs[a.base+uint64(pos)]; j != nil {
+					jobs = append(jobs, j)
+				}
+			}
+			return jobs, a, ""
+		}
+		if a := s.arrayOfLocked(id); a != nil {
+			index, _ := a.indexOf(id)
+			id, task = a.base, &index
+		} else if j := s.jobs[id]; j != nil {
+			return []*job{j}, nil, ""
+		} else {
+			return nil, nil, fmt.Sprintf("job %d does not exist", id)
+		}
+	}
+	a := s.pipe.arrays[id]
+	if a == nil {
+		if s.jobs[id] != nil {
+			return nil, nil, fmt.Sprintf("job %d is not an array job", id)
+		}
+		return nil, nil, fmt.Sprintf("job %d does not exist", id)
+	}
+	tid, ok := a.idOf(*task)
+	if !ok {
+		return nil, nil, fmt.Sprintf("array job %d has no task %d", id, *task)
+	}
+	if j := s.jobs[tid]; j != nil {
+		return []*job{j}, nil, ""
+	}
+	if a.pendingIndex(*task) && a.rem.Job.State == api.StatePending {
+		return []*job{s.materialiseLocked(a, *task)}, nil, ""
+	}
+	if a.pendingIndex(*task) {
+		return nil, nil, fmt.Sprintf("job %s already finished (%s)", ref, a.rem.Job.State)
+	}
+	return nil, nil, fmt.Sprintf("job %s is no longer in the history", ref)
+}
+
+func mayAct(caller peer, job *api.Job) bool { return caller.UID == 0 || caller.UID == job.UID }
+
+// controlOp is one request's pending work.
+type controlOp struct {
+	changes  []change
+	rems     []remChange
+	requeues []signalOrder
+	seen     map[uint64]bool
+}
+
+func (op *controlOp) add(j *job, next store.JobRecord) {
+	op.seen[next.Job.ID] = true
+	op.changes = append(op.changes, change{j, next})
+}
+
+// control holds, releases or requeues the named jobs.
+func (s *Server) control(caller peer, action string, req api.JobsRequest) (api.JobsResponse, error) {
+	resp := api.JobsResponse{Done: []string{}}
+	errs := make(map[string]string)
+	op := &controlOp{seen: make(map[uint64]bool)}
+	now := time.Now()
+	s.mu.Lock()
+	for _, ref := range refsOf(req) {
+		jobs, rem, msg := s.resolveLocked(ref)
+		if msg == "" {
+			msg = s.controlOneLocked(caller, action, ref, jobs, rem, op, now)
+		}
+		if msg != "" {
+			errs[ref.String()] = msg
+		} else {
+			resp.Done = append(resp.Done, ref.String())
+		}
+	}
+	err := s.commitAllLocked(op.changes, op.rems)
+	s.mu.Unlock()
+	if err != nil {
+		return api.JobsResponse{}, err
+	}
+	by := s.users.name(caller.UID)
+	for _, c := range op.changes {
+		s.log.Printf("%s job %s by %s (%s)", action, api.JobRefText(&c.next.Job), by, c.next.Job.State)
+	}
+	for _, r := range op.rems {
+		s.log.Printf("%s array job %d pending tasks by %s", action, r.a.base, by)
+	}
+	for _, o := range op.requeues {
+		s.signalRequeue(o, by)
+	}
+	if len(errs) > 0 {
+		resp.Errors = errs
+	}
+	if len(op.changes)+len(op.rems) > 0 {
+		s.Kick()
+	}
+	return resp, nil
+}
+
+// controlOneLocked applies action to what one reference resolved to and
+// returns why not, "" when something was done.
+func (s *Server) controlOneLocked(caller peer, action string, ref jobRef, jobs []*job, rem *arrayJob, op *controlOp, now time.Time) string {
+	whole := rem != nil // a whole array: tasks in the wrong state are skipped
+	did := 0
+	var why string
+	for _, j := range jobs {
+		if op.seen[j.rec.Job.ID] {
+			continue
+		}
+		job := &j.rec.Job
+		if !mayAct(caller, job) {
+			return fmt.Sprintf("job %s belongs to %s", ref, job.User)
+		}
+		next, msg := s.controlJobLocked(caller, action, j, op, now)
+		if msg != "" {
+			why = msg
+			if !whole {
+				return msg
+			}
+			continue
+		}
+		if next != nil {
+			op.add(j, *next)
+		}
+		did++
+	}
+	if rem != nil && rem.rem != nil && rem.rem.Job.State == api.StatePending && action != "requeue" {
+		if !mayAct(caller, &rem.rem.Job) {
+			return fmt.Sprintf("job %s belongs to %s", ref, rem.rem.Job.User)
+		}
+		next := *rem.rem
+		if msg := holdOrRelease(caller, action, &next.Job); msg != "" {
+			return msg
+		}
+		op.rems = append(op.rems, remChange{a: rem, next: &next})
+		did++
+	}
+	if did == 0 {
+		if why == "" {
+			why = fmt.Sprintf("job %s has no task to %s", ref, action)
+		}
+		return why
+	}
+	return ""
+}
+
+// controlJobLocked decides one job's change; next nil with no message
+// means the change is made by a signal (a running job's requeue).
+func (s *Server) controlJobLocked(caller peer, action string, j *job, op *controlOp, now time.Time) (*store.JobRecord, string) {
+	job := &j.rec.Job
+	ref := api.JobRefText(job)
+	switch action {
+	case "hold", "release":
+		if job.State != api.StatePending {
+			return nil, fmt.Sprintf("job %s is not pending (%s)", ref, job.State)
+		}
+		next := j.rec
+		if msg := holdOrRelease(caller, action, &next.Job); msg != "" {
+			return nil, msg
+		}
+		return &next, ""
+	case "requeue":
+		switch {
+		case job.State == api.StatePending:
+			return nil, fmt.Sprintf("job %s is pending: only running and finished jobs can be requeued", ref)
+		case job.Spec.Requeue != nil && !*job.Spec.Requeue:
+			return nil, fmt.Sprintf("job %s was submitted with --no-requeue", ref)
+		case j.rec.RequeueRequested || j.cancelRequested:
+			return nil, fmt.Sprintf("job %s is already ending", ref)
+		case job.State.Terminal():
+			next := requeued(j.rec, job.State, now, "")
+			return &next, ""
+		case s.nodeUpLocked(j.batchHost()):
+			// The node ends the run; its end event requeues the job.
+			next := j.rec
+			next.RequeueRequested = true
+			op.requeues = append(op.requeues, signalOrder{id: job.ID, node: j.batchHost(), client: s.nodes[j.batchHost()].client})
+			return &next, ""
+		default:
+			next := requeued(j.rec, api.StateRequeued, now, "requeued while node "+j.batchHost()+" was down")
+			return &next, ""
+		}
+	}
+	return nil, "unknown action " + action
+}
+
+// holdOrRelease changes job's hold as caller asks; "" when done.
+func holdOrRelease(caller peer, action string, job *api.Job) string {
+	ref := api.JobRefText(job)
+	if action == "hold" {
+		switch {
+		case caller.UID == 0:
+			job.Hold, job.Reason = holdAdmin, api.ReasonJobHeldAdmin
+		case job.Hold == holdAdmin:
+			return fmt.Sprintf("job %s is already held by root", ref)
+		default:
+			job.Hold, job.Reason = holdUser, api.ReasonJobHeld
+		}
+		return ""
+	}
+	switch {
+	case job.Hold == "":
+		return fmt.Sprintf("job %s is not held", ref)
+	case job.Hold == holdAdmin && caller.UID != 0:
+		return fmt.Sprintf("job %s was held by root; only root may release it", ref)
+	}
+	job.Hold, job.Reason = "", api.ReasonNone
+	return ""
+}
+
+// signalRequeue asks the node to end a run being requeued; a node that
+// cannot be reached has the job requeued at once.
+func (s *Server) signalRequeue(o signalOrder, by string) {
+	ctx, cancel := context.WithTimeout(s.bgCtx, signalTimeout)
+	err := o.client.Do(ctx, http.MethodPost, "/v1/signal", api.SignalRequest{JobID: o.id}, nil)
+	cancel()
+	if err == nil {
+		s.log.Printf("requeue job %d by %s: signalled node %s", o.id, by, o.node)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j := s.jobs[o.id]
+	if j == nil || j.state() != api.StateRunning || !j.rec.RequeueRequested || s.bgCtx.Err() != nil {
+		return
+	}
+	next := requeued(j.rec, api.StateRequeued, time.Now(), "node "+o.node+" could not be signalled: "+err.Error())
+	if err := s.commitLocked([]change{{j, next}}); err != nil {
+		s.log.Printf("requeue job %d: %v", o.id, err)
+		return
+	}
+	s.log.Printf("requeue job %d by %s: node %s unreachable (%v)", o.id, by, o.node, err)
+	s.Kick()
+}
+
+// requeued returns rec back in PENDING. Its run (ended at its EndTime if
+// it has one, else at) is kept in Runs as runState, and History shows the
+// run's end when the job was still running.
+func requeued(rec store.JobRecord, runState api.JobState, at time.Time, msg string) store.JobRecord {
+	job := &rec.Job
+	end := at
+	if job.EndTime != nil {
+		end = *job.EndTime
+	}
+	run := api.JobRun{State: runState, EndTime: end, ExitCode: job.ExitCode, Signal: job.Signal, Nodes: job.Nodes,
+		PeakMemBytes: job.PeakMemBytes, CPUTimeUsec: job.CPUTimeUsec, Message: job.Message}
+	if msg != "" {
+		run.Message = msg
+	}
+	if job.StartTime != nil {
+		run.StartTime = *job.StartTime
+	}
+	next := rec
+	if !job.State.Terminal() {
+		next = transition(next, runState, api.ReasonNone, end)
+	}
+	next = transition(next, api.StatePending, api.ReasonNone, at)
+	next.Job.Runs = append(slices.Clip(job.Runs), run)
+	next.Job.Restarts++
+	next.Job.StartTime, next.Job.EndTime, next.Job.ExitCode, next.Job.Nodes = nil, nil, nil, nil
+	next.Job.Signal, next.Job.PeakMemBytes, next.Job.CPUTimeUsec, next.Job.Message = 0, 0, 0, ""
+	next.RequeueRequested, next.EnforceTimeLimit = false, false
+	return next
+}
+
+// requeueOnNodeFail: a job whose node failed is requeued when it was being
+// requeued anyway, asked for --requeue, or the cluster requeues by default.
+func (s *Server) requeueOnNodeFail(j *job) bool {
+	if j.rec.RequeueRequested {
+		return true
+	}
+	if r := j.rec.Job.Spec.Requeue; r != nil {
+		return *r
+	}
+	return s.cfg.Pipeline.RequeueOnNodeFail
+}
+
+// endedOnNode is the job's record after its node reported its end: a run
+// being requeued goes back to PENDING, and a run the controller stopped at
+// a lowered time limit ends TIMEOUT.
+func (s *Server) endedOnNode(j *job, ev api.JobEvent, now time.Time) store.JobRecord {
+	next := endedByNode(j, ev, now)
+	switch {
+	case j.cancelRequested:
+	case j.rec.RequeueRequested:
+		run := j.rec
+		run.Job.EndTime, run.Job.ExitCode, run.Job.Signal = next.Job.EndTime, next.Job.ExitCode, next.Job.Signal
+		run.Job.PeakMemBytes, run.Job.CPUTimeUsec, run.Job.Message = next.Job.PeakMemBytes, next.Job.CPUTimeUsec, next.Job.Message
+		return requeued(run, api.StateRequeued, now, "")
+	case j.rec.EnforceTimeLimit && next.Job.State == api.StateCancelled && next.Job.StartTime != nil &&
+		!next.Job.EndTime.Before(next.Job.StartTime.Add(time.Duration(next.Job.TimeLimit)*time.Second)):
+		next.Job.State = api.StateTimeout
+		next.Job.History[len(next.Job.History)-1].State = api.StateTimeout
+	}
+	return next
+}
+
+// enforceTimeLimits stops running jobs at a time limit lowered while they
+// ran (the node enforces only the limit it was launched with).
+func (s *Server) enforceTimeLimits(now time.Time) {
+	s.mu.Lock()
+	var orders []signalOrder
+	for _, j := range s.active {
+		job := &j.rec.Job
+		if !j.rec.EnforceTimeLimit || job.State != api.StateRunning || j.limitSignalled || j.cancelRequested ||
+			job.StartTime == nil || now.Before(job.StartTime.Add(time.Duration(job.TimeLimit)*time.Second)) ||
+			!s.nodeUpLocked(j.batchHost()) {
+			continue
+		}
+		j.limitSignalled = true
+		orders = append(orders, signalOrder{id: job.ID, node: j.batchHost(), client: s.nodes[j.batchHost()].client})
+	}
+	s.mu.Unlock()
+	for _, o := range orders {
+		ctx, cancel := context.WithTimeout(s.bgCtx, signalTimeout)
+		err := o.client.Do(ctx, http.MethodPost, "/v1/signal", api.SignalRequest{JobID: o.id}, nil)
+		cancel()
+		if err == nil {
+			s.log.Printf("job %d reached its lowered time limit: signalled node %s", o.id, o.node)
+			continue
+		}
+		s.mu.Lock()
+		if j := s.jobs[o.id]; j != nil {
+			j.limitSignalled = false // try again next time
+		}
+		s.mu.Unlock()
+	}
+}
+
+func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, caller peer) {
+	var req api.UpdateRequest
+	if err := decodeBody(r.Body, &req, true); err != nil {
+		writeError(w, err)
+		return
+	}
+	resp, err := s.update(caller, req)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// update changes the time limit, nice or name of a pending or running job
+// (every unfinished task of an array job).
+func (s *Server) update(caller peer, req api.UpdateRequest) (api.JobsResponse, error) {
+	bad := func(format string, args ...any) error { return errorf(http.StatusBadRequest, format, args...) }
+	switch {
+	case req.ID == 0:
+		return api.JobsResponse{}, bad("update: give a job ID")
+	case req.TimeLimit == nil && req.Nice == nil && req.Name == nil:
+		return api.JobsResponse{}, bad("update: nothing to change: give TimeLimit, Nice or Name")
+	case req.TimeLimit != nil && *req.TimeLimit < 0:
+		return api.JobsResponse{}, bad("update: TimeLimit must not be negative")
+	case req.Name != nil && (strings.TrimSpace(*req.Name) == "" || strings.ContainsAny(*req.Name, "\x00\n\r")):
+		return api.JobsResponse{}, bad("update: Name must be a non-empty line")
+	case req.Nice != nil && (*req.Nice < -2147483645 || *req.Nice > 2147483645):
+		return api.JobsResponse{}, bad("update: Nice must be within ±2147483645")
+	case req.Nice != nil && *req.Nice < 0 && caller.UID != 0:
+		return api.JobsResponse{}, errorf(http.StatusForbidden, "update: only root may set a negative Nice")
+	}
+	ref := jobRef{id: req.ID, task: req.Task}
+	resp := api.JobsResponse{Done: []string{}}
+	s.mu.Lock()
+	jobs, rem, msg := s.resolveLocked(ref)
+	var changes []change
+	var rems []remChange
+	for _, j := range jobs {
+		if msg != "" {
+			break
+		}
+		if j.state().Terminal() {
+			if rem == nil {
+				msg = fmt.Sprintf("job %s already finished (%s)", ref, j.state())
+			}
+			continue
+		}
+		next := j.rec
+		if msg = s.updateJobLocked(caller, req, &next.Job); msg == "" {
+			if req.TimeLimit != nil && j.state() == api.StateRunning {
+				next.EnforceTimeLimit = true
+			}
+			changes = append(changes, change{j, next})
+		}
+	}
+	if msg == "" && rem != nil && rem.rem != nil && rem.rem.Job.State == api.StatePending {
+		next := *rem.rem
+		if msg = s.updateJobLocked(caller, req, &next.Job); msg == "" {
+			rems = append(rems, remChange{a: rem, next: &next})
+		}
+	}
+	if msg == "" && len(changes)+len(rems) == 0 {
+		msg = fmt.Sprintf("job %s has nothing left to update", ref)
+	}
+	var err error
+	if msg == "" {
+		err = s.commitAllLocked(changes, rems)
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return api.JobsResponse{}, err
+	}
+	if msg != "" {
+		resp.Errors = map[string]string{ref.String(): msg}
+		return resp, nil
+	}
+	resp.Done = append(resp.Done, ref.String())
+	s.log.Printf("update job %s by %s: %s", ref, s.users.name(caller.UID), describeUpdate(req))
+	s.Kick()
+	return resp, nil
+}
+
+// updateJobLocked applies req to job, or says why not.
+func (s *Server) updateJobLocked(caller peer, req api.UpdateRequest, job *api.Job) string {
+	ref := api.JobRefText(job)
+	if !mayAct(caller, job) {
+		return fmt.Sprintf("job %s belongs to %s", ref, job.User)
+	}
+	if req.TimeLimit != nil {
+		limit := *req.TimeLimit
+		lower := job.TimeLimit == 0 && limit > 0 || limit <= job.TimeLimit && limit > 0
+		switch {
+		case caller.UID != 0 && !lower:
+			return fmt.Sprintf("job %s: you may only lower the time limit (it is %s)", ref, formatLimit(job.TimeLimit))
+		case job.State == api.StateRunning && !lower:
+			return fmt.Sprintf("job %s is running: its time limit can only be lowered", ref)
+		}
+		job.TimeLimit = limit
+		job.Spec.TimeLimit, job.Spec.TimeUnlimited = limit, limit == 0
+	}
+	if req.Nice != nil {
+		job.Spec.Nice = *req.Nice
+	}
+	if req.Name != nil {
+		job.Name, job.Spec.Name = *req.Name, *req.Name
+	}
+	return ""
+}
+
+func formatLimit(s int64) string {
+	if s == 0 {
+		return "UNLIMITED"
+	}
+	return config.FormatTime(s)
+}
+
+func describeUpdate(req api.UpdateRequest) string {
+	var parts []string
+	if req.TimeLimit != nil {
+		parts = append(parts, "TimeLimit="+formatLimit(*req.TimeLimit))
+	}
+	if req.Nice != nil {
+		parts = append(parts, fmt.Sprintf("Nice=%d", *req.Nice))
+	}
+	if req.Name != nil {
+		parts = append(parts, "Name="+*req.Name)
+	}
+	return strings.Join(parts, " ")
+}

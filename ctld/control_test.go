@@ -1,0 +1,364 @@
+package ctld
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+)
+
+func TestHoldAndRelease(t *testing.T) {
+	tc := MustServer(t, eventsOnly)
+	node := newFakeNode(tc, "n1", 1, 8<<30) // full once the first job runs
+	node.register()
+	spec := script("held")
+	spec.Hold = true
+	held := tc.submit(spec)
+	tc.waitJob(held, "JobHeld", reasonIs(api.ReasonJobHeld))
+	node.noLaunch()
+	if resp := tc.control("release", held); len(resp.Done) != 1 || len(resp.Errors) != 0 {
+		t.Fatalf("release: %+v", resp)
+	}
+	if l := node.waitLaunch(); l.JobID != held {
+		t.Fatalf("launched %d, want %d", l.JobID, held)
+	}
+	if resp := tc.control("hold", held); resp.Errors[fmt.Sprint(held)] != fmt.Sprintf("job %d is not pending (RUNNING)", held) {
+		t.Fatalf("hold of a running job: %+v", resp)
+	}
+
+	// Root's hold is an admin hold; the owner cannot lift it.
+	owner := uint32(nobody)
+	theirs := script("theirs")
+	theirs.Hold = true
+	id, err := tc.client.Submit(context.Background(), api.SubmitRequest{Spec: theirs, OnBehalfOf: &owner})
+	if err != nil {
+		t.Skipf("needs root and a nobody account: %v", err)
+	}
+	ref := api.JobsRequest{IDs: []uint64{id}}
+	tc.control("hold", id)
+	tc.waitJob(id, "JobHeldAdmin", reasonIs(api.ReasonJobHeldAdmin))
+	if resp := controlAs(t, tc, nobody, "release", ref); !strings.Contains(resp.Errors[fmt.Sprint(id)], "only root may release it") {
+		t.Fatalf("owner released an admin hold: %+v", resp)
+	}
+	tc.control("release", id)
+	// Users hold and release their own jobs, not others'.
+	if resp := controlAs(t, tc, nobody, "hold", ref); len(resp.Done) != 1 || tc.job(id).Hold != holdUser {
+		t.Fatalf("owner's hold: %+v", resp)
+	}
+	if resp := controlAs(t, tc, nobody, "hold", api.JobsRequest{IDs: []uint64{held}}); !strings.Contains(resp.Errors[fmt.Sprint(held)], "belongs to") {
+		t.Fatalf("hold of another's job: %+v", resp)
+	}
+	if resp := controlAs(t, tc, nobody, "release", ref); len(resp.Done) != 1 || tc.job(id).Hold != "" {
+		t.Fatalf("owner's release: %+v", resp)
+	}
+}
+
+func TestHoldArrayTasks(t *testing.T) {
+	tc := MustServer(t, eventsOnly)
+	spec := arraySpec(t, "arr", "1-4")
+	spec.Hold = true
+	base := tc.submit(spec)
+	// Releasing one task gives it a job of its own; the rest stay held.
+	resp, err := tc.client.Control(context.Background(), "release", api.JobsRequest{Tasks: []api.TaskRef{{JobID: base, Task: 2}}})
+	if err != nil || len(resp.Done) != 1 {
+		t.Fatalf("release 2: %+v, %v", resp, err)
+	}
+	node := newFakeNode(tc, "n1", 4, 8<<30)
+	node.register()
+	if l := node.waitLaunch(); l.JobID != base+1 || l.Array.TaskID != 2 {
+		t.Fatalf("launched %d, want task 2 (%d)", l.JobID, base+1)
+	}
+	tc.control("release", base)
+	if got := node.launchedIDs(3); fmt.Sprint(got) != fmt.Sprint([]uint64{base, base + 2, base + 3}) {
+		t.Fatalf("launched %v after releasing the array", got)
+	}
+}
+
+func TestBeginTime(t *testing.T) {
+	tc := MustServer(t, eventsOnly) // only housekeeping's wake-up can start it
+	node := newFakeNode(tc, "n1", 2, 8<<30)
+	node.register()
+	spec := script("later")
+	begin := time.Now().Add(700 * time.Millisecond)
+	spec.Begin = &begin
+	id := tc.submit(spec)
+	tc.waitJob(id, "BeginTime", reasonIs(api.ReasonBeginTime))
+	l := node.waitLaunch()
+	if l.JobID != id || time.Now().Before(begin) {
+		t.Fatalf("launched %d at %s, want %d after %s", l.JobID, time.Now(), id, begin)
+	}
+}
+
+func TestRequeue(t *testing.T) {
+	tc := MustServer(t, eventsOnly)
+	node := newFakeNode(tc, "n1", 2, 8<<30)
+	node.register()
+	id := tc.submit(script("again"))
+	node.waitLaunch()
+	tc.waitAcked(id)
+	if resp := tc.control("requeue", id); len(resp.Done) != 1 {
+		t.Fatalf("requeue: %+v", resp)
+	}
+	if sig := node.signalled(); len(sig) != 1 || sig[0] != id {
+		t.Fatalf("signals %v", sig)
+	}
+	// Until the node reports the end, the job runs; then it is pending
+	// again, with the run kept.
+	if j := tc.job(id); j.State != api.StateRunning {
+		t.Fatalf("before the end: %s", j.State)
+	}
+	node.set(func(f *fakeNode) { f.running = append(f.running, id) }) // the node still lists it
+	if err := node.end(id, api.StateCancelled, 0); err != nil {
+		t.Fatal(err)
+	}
+	node.set(func(f *fakeNode) { f.running = append(f.running, id) })
+	node.register() // a heartbeat sent before the node dropped the run
+	j := tc.job(id)
+	if j.State != api.StatePending || j.Restarts != 1 || len(j.Runs) != 1 || j.Runs[0].State != api.StateRequeued ||
+		j.Runs[0].StartTime.IsZero() || j.StartTime != nil {
+		t.Fatalf("after requeue: %s restarts %d runs %+v", j.State, j.Restarts, j.Runs)
+	}
+	// Not relaunched while the node still lists the old run.
+	tc.srv.Kick()
+	time.Sleep(50 * time.Millisecond)
+	node.noLaunch()
+	node.set(func(f *fakeNode) { f.running = nil })
+	node.register()
+	l := node.waitLaunch()
+	if l.JobID != id || l.Restarts != 1 {
+		t.Fatalf("relaunch: job %d restarts %d", l.JobID, l.Restarts)
+	}
+	// A finished job goes back at once; pending and --no-requeue jobs
+	// cannot be requeued.
+	if err := node.end(id, api.StateCompleted, 0); err != nil {
+		t.Fatal(err)
+	}
+	tc.control("requeue", id)
+	if j := tc.job(id); j.State != api.StatePending || j.Restarts != 2 || j.Runs[1].State != api.StateCompleted {
+		t.Fatalf("requeue of a finished job: %s %d %+v", j.State, j.Restarts, j.Runs)
+	}
+	no := false
+	spec := script("never")
+	spec.Requeue = &no
+	spec.Hold = true
+	never := tc.submit(spec)
+	resp := tc.control("requeue", never)
+	if !strings.Contains(resp.Errors[fmt.Sprint(never)], "is pending") {
+		t.Fatalf("requeue of a pending job: %+v", resp)
+	}
+}
+
+func TestRequeueOnNodeFail(t *testing.T) {
+	tc := MustServer(t, eventsOnly, func(c *Config) { c.NodeTimeout = 300 * time.Millisecond })
+	node := newFakeNode(tc, "n1", 2, 8<<30)
+	node.register()
+	yes := true
+	spec := script("resilient")
+	spec.Requeue = &yes
+	keep := tc.submit(spec)
+	lose := tc.submit(script("fragile"))
+	node.launchedIDs(2)
+	// The node falls silent: the --requeue job goes back to PENDING, the
+	// other ends NODE_FAIL.
+	j := tc.waitJob(keep, "requeued", func(j api.Job) bool { return j.Restarts == 1 })
+	if j.State != api.StatePending || j.Runs[0].State != api.StateNodeFail {
+		t.Fatalf("requeued job: %s %+v", j.State, j.Runs)
+	}
+	tc.waitJob(lose, "NODE_FAIL", inState(api.StateNodeFail))
+}
+
+func TestUpdate(t *testing.T) {
+	tc := MustServer(t, eventsOnly)
+	owner := uint32(nobody)
+	spec := script("mine")
+	spec.TimeLimit = 3600
+	spec.Hold = true
+	id, err := tc.client.Submit(context.Background(), api.SubmitRequest{Spec: spec, OnBehalfOf: &owner})
+	if err != nil {
+		t.Skipf("needs root and a nobody account: %v", err)
+	}
+	other := tc.submit(spec)
+	tests := []struct {
+		name string
+		uid  uint32
+		req  api.UpdateRequest
+		code int
+		want string // error text; "" for success
+	}{
+		{"lower own", nobody, api.UpdateRequest{ID: id, TimeLimit: ptr[int64](1800)}, 200, ""},
+		{"raise own", nobody, api.UpdateRequest{ID: id, TimeLimit: ptr[int64](7200)}, 200, "you may only lower the time limit (it is 00:30:00)"},
+		{"unlimited", nobody, api.UpdateRequest{ID: id, TimeLimit: ptr[int64](0)}, 200, "you may only lower"},
+		{"another's", nobody, api.UpdateRequest{ID: other, Name: ptr("x")}, 200, "belongs to root"},
+		{"negative nice", nobody, api.UpdateRequest{ID: id, Nice: ptr(-5)}, 403, "only root may set a negative Nice"},
+		{"nice and name", nobody, api.UpdateRequest{ID: id, Nice: ptr(10), Name: ptr("renamed")}, 200, ""},
+		{"root raises", 0, api.UpdateRequest{ID: id, TimeLimit: ptr[int64](7200), Nice: ptr(-5)}, 200, ""},
+		{"nothing", 0, api.UpdateRequest{ID: id}, 400, "nothing to change"},
+		{"missing", 0, api.UpdateRequest{ID: 999999, Nice: ptr(1)}, 200, "job 999999 does not exist"},
+	}
+	for _, tt := range tests {
+		code, body := callAs(t, tc, tt.uid, http.MethodPost, "/v1/jobs/update", tt.req)
+		if code != tt.code {
+			t.Errorf("%s: %d %s, want %d", tt.name, code, body, tt.code)
+			continue
+		}
+		var resp api.JobsResponse
+		if code != 200 {
+			if !strings.Contains(errorText(t, body), tt.want) {
+				t.Errorf("%s: %s, want %q", tt.name, body, tt.want)
+			}
+			continue
+		}
+		json.Unmarshal(body, &resp)
+		if got := strings.Join(mapValues(resp.Errors), ";"); tt.want == "" && (got != "" || len(resp.Done) != 1) || !strings.Contains(got, tt.want) {
+			t.Errorf("%s: %+v, want %q", tt.name, resp, tt.want)
+		}
+	}
+	j := tc.job(id)
+	if j.TimeLimit != 7200 || j.Spec.Nice != -5 || j.Name != "renamed" || j.Spec.Name != "renamed" {
+		t.Fatalf("after updates: limit %d nice %d name %q", j.TimeLimit, j.Spec.Nice, j.Name)
+	}
+}
+
+func mapValues(m map[string]string) []string {
+	var out []string
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
+}
+
+// A time limit lowered while the job runs is enforced by the controller:
+// it signals the node, and the end is recorded TIMEOUT.
+func TestLoweredTimeLimitWhileRunning(t *testing.T) {
+	tc := MustServer(t, eventsOnly)
+	node := newFakeNode(tc, "n1", 2, 8<<30)
+	node.register()
+	spec := script("long")
+	spec.TimeLimit = 3600
+	id := tc.submit(spec)
+	node.waitLaunch()
+	tc.waitAcked(id)
+	if _, err := tc.client.Update(context.Background(), api.UpdateRequest{ID: id, TimeLimit: ptr[int64](1)}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the controller's signal", func() bool { return len(node.signalled()) == 1 })
+	if err := node.end(id, api.StateCancelled, 0); err != nil {
+		t.Fatal(err)
+	}
+	if j := tc.job(id); j.State != api.StateTimeout || j.History[len(j.History)-1].State != api.StateTimeout {
+		t.Fatalf("ended %s", j.State)
+	}
+}
+
+func TestNiceLowersPriority(t *testing.T) {
+	tc := MustServer(t, eventsOnly)
+	node := newFakeNode(tc, "n1", 1, 8<<30)
+	node.register()
+	first := tc.submit(script("first"))
+	node.waitLaunch()
+	nice := script("nice")
+	nice.Nice = 100
+	niceID := tc.submit(nice)
+	plain := tc.submit(script("plain"))
+	// Both have the same multifactor priority but for nice.
+	tc.waitJob(niceID, "priority", func(j api.Job) bool { return tc.job(plain).Priority-j.Priority == 100 })
+	if err := node.end(first, api.StateCompleted, 0); err != nil {
+		t.Fatal(err)
+	}
+	if l := node.waitLaunch(); l.JobID != plain {
+		t.Fatalf("launched %d, want the job without nice (%d) first", l.JobID, plain)
+	}
+	nice.Nice = -1
+	if code, body := callAs(t, tc, nobody, http.MethodPost, "/v1/jobs", api.SubmitRequest{Spec: nice}); code != 403 ||
+		!strings.Contains(errorText(t, body), "only root may give a negative --nice") {
+		t.Fatalf("negative nice by a user: %d %s", code, body)
+	}
+}
+
+func TestWaitForEnd(t *testing.T) {
+	tc := MustServer(t, eventsOnly)
+	node := newFakeNode(tc, "n1", 2, 8<<30)
+	node.register()
+	id := tc.submit(script("exit3"))
+	node.waitLaunch()
+	if resp, err := tc.client.Wait(context.Background(), fmt.Sprint(id), 0); err != nil || resp.Done {
+		t.Fatalf("wait with timeout 0 on a running job: %+v, %v", resp, err)
+	}
+	got := make(chan *api.WaitResponse, 1)
+	go func() {
+		resp, err := tc.client.Wait(context.Background(), fmt.Sprint(id), 30*time.Second)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- resp
+	}()
+	time.Sleep(30 * time.Millisecond)
+	if err := node.end(id, api.StateFailed, 3); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case resp := <-got:
+		if !resp.Done || resp.ExitStatus != 3 || resp.State != api.StateFailed {
+			t.Fatalf("wait: %+v", resp)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the long poll did not answer when the job ended")
+	}
+	// An array: done when every task has ended, with the highest status.
+	base := tc.submit(arraySpec(t, "arr", "0-1"))
+	node.launchedIDs(2)
+	node.end(base, api.StateFailed, 2)
+	if resp, _ := tc.client.Wait(context.Background(), fmt.Sprint(base), 0); resp.Done {
+		t.Fatalf("array done with a task running: %+v", resp)
+	}
+	node.end(base+1, api.StateCompleted, 0)
+	if resp, err := tc.client.Wait(context.Background(), fmt.Sprint(base), time.Second); err != nil || !resp.Done || resp.ExitStatus != 2 {
+		t.Fatalf("array wait: %+v, %v", resp, err)
+	}
+	if _, err := tc.client.Wait(context.Background(), "999999", 0); statusOf(err) != 404 {
+		t.Fatalf("wait for a missing job: %v", err)
+	}
+}
+
+func TestTestOnlyStoresNothing(t *testing.T) {
+	tc := MustServer(t, withPartitions("PartitionName=batch Nodes=ALL Default=YES\nPartitionName=debug Nodes=n9\n"))
+	node := newFakeNode(tc, "n1", 2, 8<<30)
+	node.register()
+	before, _ := tc.srv.store.LastJobID()
+	resp, err := tc.client.TestSubmit(context.Background(), api.SubmitRequest{Spec: script("try")})
+	if err != nil || resp.Start == nil || len(resp.Nodes) != 1 || resp.Nodes[0] != "n1" || resp.Job.Partition != "batch" || resp.Job.ID != 0 {
+		t.Fatalf("test-only: %+v, %v", resp, err)
+	}
+	held := script("held")
+	held.Hold = true
+	if resp, err := tc.client.TestSubmit(context.Background(), api.SubmitRequest{Spec: held}); err != nil || resp.Reason != api.ReasonJobHeld || resp.Start != nil {
+		t.Fatalf("test-only of a held job: %+v, %v", resp, err)
+	}
+	for _, tt := range []struct {
+		edit func(*api.JobSpec)
+		want string
+	}{
+		{func(s *api.JobSpec) { s.Partition = "gpu" }, "partition gpu does not exist (partitions: batch, debug)"},
+		{func(s *api.JobSpec) { s.CPUs = 64 }, "job asks for 64 CPUs per node but the largest node in partition batch has 2"},
+		{func(s *api.JobSpec) { s.QOS = "high" }, "--qos"},
+		{func(s *api.JobSpec) { s.Account = "nosuch" }, "account nosuch does not exist"},
+		{func(s *api.JobSpec) { s.Dependency = dependent(t, "", "afterok:424242").Dependency }, "job 424242 does not exist"},
+	} {
+		spec := script("bad")
+		tt.edit(&spec)
+		if _, err := tc.client.TestSubmit(context.Background(), api.SubmitRequest{Spec: spec}); statusOf(err) != 400 || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%v, want 400 %q", err, tt.want)
+		}
+	}
+	after, _ := tc.srv.store.LastJobID()
+	recs, _ := tc.srv.store.Jobs()
+	if after != before || len(recs) != 0 {
+		t.Fatalf("test-only stored something: sequence %d -> %d, %d jobs", before, after, len(recs))
+	}
+	node.noLaunch()
+}

@@ -1,0 +1,344 @@
+package ctld
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/jobspec"
+)
+
+// Dependencies are evaluated afresh in every scheduling cycle from the
+// states of the jobs they name, so they follow requeues and restarts
+// without state of their own. A condition on an array job (123) waits for
+// every task of it; on a task (123_4), for that task.
+//
+//	after       every named job started (then Delay passed) or was cancelled before starting
+//	afterany    every named job ended
+//	afterok     every named job ended COMPLETED; never once one ended otherwise
+//	afternotok  every named job ended and one not COMPLETED; never once all completed
+//	aftercorr   the task of the named array with this task's index, as afterok
+//	            (a job outside an array: the whole array, as afterok)
+//	singleton   no job of this user and name runs, and none starts in the same cycle
+//
+// "," needs every condition, "?" any one. A job named in a condition that
+// no longer exists (purged from the history) counts as satisfied.
+
+// depState is a dependency's (or a condition's) standing.
+type depState int
+
+const (
+	depWait  depState = iota // may still be satisfied
+	depOK                    // satisfied
+	depNever                 // can never be satisfied
+)
+
+// killOrder is a job whose dependency can never be satisfied, to be
+// cancelled in apply; with array set, the whole remainder of that array.
+type killOrder struct {
+	id    uint64
+	array *arrayJob
+}
+
+// targetSummary adds up the jobs one condition names.
+type targetSummary struct {
+	found                   bool
+	total, ended, completed int
+	// startedOrGone counts jobs that started (running or ended after
+	// running) or ended without starting: what after waits for.
+	startedOrGone int
+	lastStart     time.Time
+}
+
+func (t *targetSummary) add(j *api.Job) {
+	t.found = true
+	t.total++
+	if j.State.Terminal() {
+		t.ended++
+		if j.State == api.StateCompleted {
+			t.completed++
+		}
+	}
+	switch {
+	case j.StartTime != nil:
+		t.startedOrGone++
+		if j.StartTime.After(t.lastStart) {
+			t.lastStart = *j.StartTime
+		}
+	case j.State.Terminal():
+		t.startedOrGone++
+	}
+}
+
+// addRemainder adds n tasks that never had a job of their own.
+func (t *targetSummary) addRemainder(n int, st api.JobState) {
+	t.found = true
+	t.total += n
+	if st.Terminal() {
+		t.ended += n
+		t.startedOrGone += n
+	}
+}
+
+// dependencyLocked evaluates a job's dependency. task is the job's array
+// index (aftercorr), nil outside arrays. The caller holds s.mu and
+// cycleMu.
+func (s *Server) dependencyLocked(job *api.Job, d *api.Dependency, task *int, now time.Time) depState {
+	all, anyOK, never := true, false, 0
+	for i := range d.Conditions {
+		switch s.conditionLocked(job, &d.Conditions[i], task, now) {
+		case depOK:
+			anyOK = true
+		case depNever:
+			never++
+			all = false
+		default:
+			all = false
+		}
+	}
+	switch {
+	case d.Any && anyOK, !d.Any && all:
+		return depOK
+	case d.Any && never == len(d.Conditions), !d.Any && never > 0:
+		return depNever
+	}
+	return depWait
+}
+
+func (s *Server) conditionLocked(job *api.Job, c *api.DependencyCondition, task *int, now time.Time) depState {
+	if c.Type == api.DependSingleton {
+		if s.runningNamesLocked()[job.User+"\x00"+job.Name] > 0 {
+			return depWait
+		}
+		return depOK
+	}
+	var corr *int
+	if c.Type == api.DependAfterCorr {
+		corr = task
+	}
+	t := s.summaryLocked(c.JobID, c.ArrayTask, corr)
+	if !t.found {
+		return depOK
+	}
+	switch c.Type {
+	case api.DependAfter:
+		if t.startedOrGone < t.total {
+			return depWait
+		}
+		if at := t.lastStart.Add(time.Duration(c.Delay) * time.Second); c.Delay > 0 && now.Before(at) {
+			s.pipe.cycle.wakeAtLeast(at)
+			return depWait
+		}
+		return depOK
+	case api.DependAfterAny:
+		if t.ended == t.total {
+			return depOK
+		}
+	case api.DependAfterOK, api.DependAfterCorr:
+		if t.ended > t.completed {
+			return depNever
+		}
+		if t.completed == t.total {
+			return depOK
+		}
+	case api.DependAfterNotOK:
+		if t.ended < t.total {
+			return depWait
+		}
+		if t.completed < t.total {
+			return depOK
+		}
+		return depNever
+	}
+	return depWait
+}
+
+// summaryLocked adds up what a condition names: task of array id, the
+// task with index corr (aftercorr), every task of array id, the single
+// task whose own ID is id, or job id.
+func (s *Server) summaryLocked(id uint64, task, corr *int) targetSummary {
+	var t targetSummary
+	a := s.pipe.arrays[id]
+	if task == nil && corr != nil && a != nil {
+		task = corr
+	}
+	switch {
+	case task != nil:
+		if a == nil {
+			return t
+		}
+		if tid, ok := a.idOf(*task); ok {
+			s.addTaskLocked(&t, a, tid, *task)
+		}
+	case a != nil:
+		for pos := 0; pos < a.count; pos++ {
+			if j := s.jobs[a.base+uint64(pos)]; j != nil {
+				t.add(&j.rec.Job)
+			}
+		}
+		if a.rem != nil {
+			t.addRemainder(a.remCount, a.rem.Job.State)
+		}
+	default:
+		if a := s.arrayOfLocked(id); a != nil {
+			index, _ := a.indexOf(id)
+			s.addTaskLocked(&t, a, id, index)
+		} else if j := s.jobs[id]; j != nil {
+			t.add(&j.rec.Job)
+		}
+	}
+	return t
+}
+
+func (s *Server) addTaskLocked(t *targetSummary, a *arrayJob, id uint64, index int) {
+	if j := s.jobs[id]; j != nil {
+		t.add(&j.rec.Job)
+	} else if a.pendingIndex(index) {
+		t.addRemainder(1, a.rem.Job.State)
+	}
+}
+
+// runningNamesLocked counts running jobs by user and name, once a cycle.
+func (s *Server) runningNamesLocked() map[string]int {
+	c := &s.pipe.cycle
+	if c.runningNames == nil {
+		c.runningNames = make(map[string]int)
+		for _, j := range s.active {
+			if j.state() == api.StateRunning {
+				c.runningNames[j.rec.Job.User+"\x00"+j.rec.Job.Name]++
+			}
+		}
+	}
+	return c.runningNames
+}
+
+func isSingleton(d *api.Dependency) bool  { return hasCondition(d, api.DependSingleton) }
+func hasAfterCorr(d *api.Dependency) bool { return hasCondition(d, api.DependAfterCorr) }
+
+func hasCondition(d *api.Dependency, typ api.DependencyType) bool {
+	if d == nil {
+		return false
+	}
+	for _, c := range d.Conditions {
+		if c.Type == typ {
+			return true
+		}
+	}
+	return false
+}
+
+// checkDependencyLocked refuses a dependency naming jobs this controller
+// does not have, at submit.
+func (s *Server) checkDependencyLocked(d *api.Dependency, isArray bool) error {
+	bad := func(format string, args ...any) error {
+		return errorf(http.StatusBadRequest, "invalid --dependency: "+format, args...)
+	}
+	if len(d.Conditions) == 0 {
+		return bad("no conditions")
+	}
+	for _, c := range d.Conditions {
+		switch c.Type {
+		case api.DependSingleton:
+			if c.JobID != 0 || c.ArrayTask != nil {
+				return bad("singleton names no job")
+			}
+			continue
+		case api.DependAfter, api.DependAfterAny, api.DependAfterOK, api.DependAfterNotOK, api.DependAfterCorr:
+		default:
+			return bad("unknown type %q (valid: after, afterany, afterok, afternotok, aftercorr, singleton)", c.Type)
+		}
+		switch {
+		case c.JobID == 0:
+			return bad("%s needs a job ID", c.Type)
+		case c.Delay < 0 || c.Delay > 0 && c.Type != api.DependAfter:
+			return bad("a delay (+minutes) is only allowed with after, and must not be negative")
+		case c.ArrayTask != nil:
+			a := s.pipe.arrays[c.JobID]
+			if a == nil {
+				if s.jobs[c.JobID] != nil || s.arrayOfLocked(c.JobID) != nil {
+					return bad("job %d is not an array job, so %d_%d names nothing", c.JobID, c.JobID, *c.ArrayTask)
+				}
+				return bad("job %d does not exist", c.JobID)
+			}
+			if _, ok := a.idOf(*c.ArrayTask); !ok {
+				return bad("array job %d has no task %d", c.JobID, *c.ArrayTask)
+			}
+		case s.jobs[c.JobID] == nil && s.arrayOfLocked(c.JobID) == nil:
+			return bad("job %d does not exist", c.JobID)
+		}
+	}
+	return nil
+}
+
+// killInvalidDepsLocked cancels the jobs the snapshot found with a
+// dependency that can never be satisfied (and kill-on-invalid-dep),
+// after checking again: the world may have changed since.
+func (s *Server) killInvalidDepsLocked(now time.Time) {
+	var changes []change
+	var rems []remChange
+	for _, k := range s.pipe.cycle.kills {
+		if a := k.array; a != nil {
+			if a.rem == nil || a.rem.Job.State != api.StatePending || s.pipe.arrays[a.base] != a ||
+				s.dependencyLocked(&a.rem.Job, a.rem.Job.Spec.Dependency, nil, now) != depNever {
+				continue
+			}
+			rems = append(rems, remEnded(a, api.StateCancelled, api.ReasonDependencyNeverSatisfied, now,
+				neverMessage(a.rem.Job.Spec.Dependency)))
+			continue
+		}
+		j := s.active[k.id]
+		if j == nil {
+			j = s.pendingTaskLocked(k.id)
+		}
+		if j == nil || j.state() != api.StatePending || j.rec.Job.Spec.Dependency == nil ||
+			s.dependencyLocked(&j.rec.Job, j.rec.Job.Spec.Dependency, j.rec.Job.ArrayTaskID, now) != depNever {
+			continue
+		}
+		next := j.rec
+		next.Job = endedJob(j.rec.Job, api.StateCancelled, api.ReasonDependencyNeverSatisfied, now, neverMessage(j.rec.Job.Spec.Dependency))
+		changes = append(changes, change{j, next})
+	}
+	if len(changes)+len(rems) == 0 {
+		return
+	}
+	if err := s.commitAllLocked(changes, rems); err != nil {
+		s.log.Printf("cancelling %d jobs whose dependency can never be satisfied: %v", len(changes)+len(rems), err)
+		return
+	}
+	for _, c := range changes {
+		s.log.Printf("end job %s CANCELLED: %s", api.JobRefText(&c.next.Job), c.next.Job.Message)
+	}
+	for _, r := range rems {
+		s.log.Printf("end array job %d pending tasks CANCELLED: %s", r.a.base, neverMessage(r.a.rem.Job.Spec.Dependency))
+	}
+	s.Kick()
+}
+
+func neverMessage(d *api.Dependency) string {
+	return "dependency " + jobspec.FormatDependency(d) + " can never be satisfied"
+}
+
+// dependedOnLocked lists the jobs that pending jobs' dependencies name:
+// they are kept past retention while anything waits on them.
+func (s *Server) dependedOnLocked() map[uint64]bool {
+	out := make(map[uint64]bool)
+	add := func(job *api.Job) {
+		if job.State != api.StatePending || job.Spec.Dependency == nil {
+			return
+		}
+		for _, c := range job.Spec.Dependency.Conditions {
+			if c.JobID != 0 {
+				out[c.JobID] = true
+			}
+		}
+	}
+	for _, j := range s.active {
+		add(&j.rec.Job)
+	}
+	for _, a := range s.pipe.arrays {
+		if a.rem != nil {
+			add(&a.rem.Job)
+		}
+	}
+	return out
+}

@@ -1,0 +1,301 @@
+package ctld
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/config"
+	"github.com/corral-hpc/corral/ctld/store"
+)
+
+// MustFairshare builds the controller's fairshare state from corral.conf
+// scheduling lines (a partition line is added).
+func MustFairshare(t testing.TB, lines string) *fairshare {
+	t.Helper()
+	file, err := config.ParseFile(strings.NewReader("PartitionName=batch Nodes=ALL\n"+lines), "corral.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := newFairshare(file.Scheduling)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+var fsEpoch = time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)
+
+func at(s int) time.Time { return fsEpoch.Add(time.Duration(s) * time.Second) }
+
+// usageSim replays job starts, ends, requeues, failed launches, cycles
+// and saves through the controller's charging code, keeping job records
+// as the store would.
+type usageSim struct {
+	t      *testing.T
+	s      *Server // only fs is set: what chargeEndLocked needs
+	jobs   map[uint64]*job
+	active map[uint64]*job
+	saved  *store.UsageRecord
+}
+
+func newUsageSim(t *testing.T, f *fairshare, specs map[uint64][2]int) *usageSim {
+	u := &usageSim{t: t, s: &Server{fs: f}, jobs: map[uint64]*job{}, active: map[uint64]*job{}}
+	for id, cn := range specs {
+		user := "alice"
+		if id%2 == 0 {
+			user = "bob"
+		}
+		j := &job{rec: store.JobRecord{Job: api.Job{ID: id, User: user, State: api.StatePending, CPUs: cn[0], NodeCount: cn[1],
+			MemBytes: 1 << 30, SubmitTime: fsEpoch, Spec: api.JobSpec{Account: "default"}}}}
+		u.jobs[id], u.active[id] = j, j
+	}
+	return u
+}
+
+// commit installs a job's next record as commitAllLocked does.
+func (u *usageSim) commit(j *job, next store.JobRecord) {
+	u.s.chargeEndLocked(change{j, next})
+	j.rec = next
+	if next.Job.State.Terminal() {
+		delete(u.active, next.Job.ID)
+	}
+}
+
+func (u *usageSim) apply(ev string, id uint64, t time.Time) {
+	f := u.s.fs
+	j := u.jobs[id]
+	switch ev {
+	case "start":
+		next := transition(j.rec, api.StateRunning, api.ReasonNone, t)
+		start := t
+		next.Job.StartTime = &start
+		next.Job.Nodes = nil
+		for i := range max(j.rec.Job.NodeCount, 1) {
+			next.Job.Nodes = append(next.Job.Nodes, fmt.Sprintf("n%d", i+1))
+		}
+		u.commit(j, next)
+	case "end":
+		u.commit(j, ended(j.rec, api.StateCompleted, t, new(int), ""))
+	case "requeue":
+		u.commit(j, requeued(j.rec, api.StateRequeued, t, ""))
+	case "fail": // a refused launch: back to PENDING, no run recorded
+		next := transition(j.rec, api.StatePending, api.ReasonLaunchFailed, t)
+		next.Job.StartTime, next.Job.Nodes = nil, nil
+		u.commit(j, next)
+	case "cycle":
+		f.mu.Lock()
+		f.chargeRunning(u.active, t)
+		f.mu.Unlock()
+	case "save":
+		f.mu.Lock()
+		rec, err := f.record(u.active, t, func(uint64) bool { return true })
+		f.mu.Unlock()
+		if err != nil {
+			u.t.Fatal(err)
+		}
+		u.saved = rec
+	default:
+		u.t.Fatalf("unknown event %s", ev)
+	}
+}
+
+// records is a copy of the job records, as a crash leaves them.
+func (u *usageSim) records() map[uint64]*job {
+	out := make(map[uint64]*job, len(u.jobs))
+	for id, j := range u.jobs {
+		out[id] = &job{rec: j.rec}
+	}
+	return out
+}
+
+// oracle is usage by user from the records alone: billing x the time each
+// recorded run overlapped (-inf, upTo), a running run lasting till upTo.
+// It holds only without decay.
+func oracle(f *fairshare, jobs map[uint64]*job, upTo time.Time) map[string]float64 {
+	out := map[string]float64{}
+	add := func(job *api.Job, nodes int, from, to time.Time) {
+		if to.After(upTo) {
+			to = upTo
+		}
+		if to.After(from) {
+			out[job.User] += f.billing(job, nodes) * to.Sub(from).Seconds()
+		}
+	}
+	for _, j := range jobs {
+		job := &j.rec.Job
+		for _, r := range job.Runs {
+			add(job, len(r.Nodes), r.StartTime, r.EndTime)
+		}
+		if job.StartTime != nil {
+			end := upTo
+			if job.EndTime != nil {
+				end = *job.EndTime
+			}
+			add(job, len(job.Nodes), *job.StartTime, end)
+		}
+	}
+	return out
+}
+
+func usageOf(f *fairshare, user string, t time.Time) float64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.ledger.Usage(user, "default", t)
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+
+// The rule of fairshare.go: a restart from the last save plus the job
+// records gives exactly the usage the records show, whenever the crash
+// came, and the same ledger as a controller that never stopped. A failed
+// launch between two cycles records no run and is charged nowhere.
+func TestUsageSurvivesCrashAtAnyPoint(t *testing.T) {
+	events := []struct {
+		at int
+		ev string
+		id uint64
+	}{
+		{0, "start", 1}, {3, "cycle", 0}, {5, "save", 0}, {10, "start", 2}, {12, "cycle", 0},
+		{15, "end", 1}, {17, "save", 0}, {20, "requeue", 2}, {22, "cycle", 0}, {25, "start", 2},
+		{26, "start", 3}, {27, "fail", 3}, {28, "start", 3}, {30, "cycle", 0}, {33, "save", 0},
+		{38, "end", 2}, {40, "cycle", 0}, {44, "end", 3},
+	}
+	specs := map[uint64][2]int{1: {2, 1}, 2: {1, 2}, 3: {4, 1}} // CPUs per node, nodes
+	const restartAt = 60
+	for _, decay := range []string{"PriorityDecayHalfLife=0", "PriorityDecayHalfLife=1:00:00"} {
+		conf := decay + "\nTRESBillingWeights=CPU=1,Mem=0.5G\n"
+		for crash := 0; crash <= len(events); crash++ {
+			// A controller that ran the first crash events, then died.
+			live := newUsageSim(t, MustFairshare(t, conf), specs)
+			for _, e := range events[:crash] {
+				live.apply(e.ev, e.id, at(e.at))
+			}
+			// Its successor: the last save and the records.
+			back := MustFairshare(t, conf)
+			back.mu.Lock()
+			err := back.restore(live.saved, live.records(), at(restartAt))
+			back.mu.Unlock()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Had it not died, the same runs up to the restart.
+			live.apply("cycle", 0, at(restartAt))
+			want := oracle(live.s.fs, live.jobs, at(restartAt))
+			for _, user := range []string{"alice", "bob"} {
+				got, same := usageOf(back, user, at(restartAt)), usageOf(live.s.fs, user, at(restartAt))
+				if !near(got, same) {
+					t.Errorf("%s, crash after %d events: %s's usage %v after restart, %v without one", decay, crash, user, got, same)
+				}
+				if decay == "PriorityDecayHalfLife=0" && !near(got, want[user]) {
+					t.Errorf("crash after %d events: %s's usage %v, records say %v", crash, user, got, want[user])
+				}
+			}
+		}
+	}
+	// The whole run: alice 2 CPUs + 0.5 GiB for 15 s, 4.5 billing/s for
+	// 16 s (28 to 44); bob 2 nodes x 1.5 for 10 s then 13 s.
+	f := MustFairshare(t, "PriorityDecayHalfLife=0\nTRESBillingWeights=CPU=1,Mem=0.5G\n")
+	u := newUsageSim(t, f, specs)
+	for _, e := range events {
+		u.apply(e.ev, e.id, at(e.at))
+	}
+	if a, b := usageOf(f, "alice", at(99)), usageOf(f, "bob", at(99)); !near(a, 2.5*15+4.5*16) || !near(b, 3*(10+13)) {
+		t.Errorf("usage alice %v bob %v", a, b)
+	}
+}
+
+// A save followed at once by a restart changes nothing: no double count.
+func TestCleanRestartChargesNothingTwice(t *testing.T) {
+	conf := "PriorityDecayHalfLife=0\n"
+	u := newUsageSim(t, MustFairshare(t, conf), map[uint64][2]int{1: {2, 1}})
+	u.apply("start", 1, at(0))
+	u.apply("cycle", 0, at(10))
+	u.apply("save", 0, at(20))
+	for _, restart := range []int{20, 30} {
+		back := MustFairshare(t, conf)
+		back.mu.Lock()
+		back.restore(u.saved, u.records(), at(restart))
+		back.mu.Unlock()
+		want := u.s.fs.billing(&u.jobs[1].rec.Job, 1) * float64(restart)
+		if got := usageOf(back, "alice", at(restart)); !near(got, want) {
+			t.Errorf("restart at %d: usage %v, want %v", restart, got, want)
+		}
+	}
+	// Without any record, every recorded run is charged from its start.
+	fresh := MustFairshare(t, conf)
+	fresh.mu.Lock()
+	fresh.restore(nil, u.records(), at(30))
+	fresh.mu.Unlock()
+	if got, want := usageOf(fresh, "alice", at(30)), u.s.fs.billing(&u.jobs[1].rec.Job, 1)*30; !near(got, want) {
+		t.Errorf("no record: %v, want %v", got, want)
+	}
+	// An unreadable record is reported and rebuilt the same way.
+	bad := MustFairshare(t, conf)
+	bad.mu.Lock()
+	err := bad.restore(&store.UsageRecord{ValidTo: at(20), Ledger: []byte(`{"version":7}`)}, u.records(), at(30))
+	bad.mu.Unlock()
+	if err == nil || !near(usageOf(bad, "alice", at(30)), usageOf(fresh, "alice", at(30))) {
+		t.Errorf("unreadable record: %v, usage %v", err, usageOf(bad, "alice", at(30)))
+	}
+}
+
+func TestEligibilitySkipsBlockedTime(t *testing.T) {
+	f := MustFairshare(t, "")
+	job := &api.Job{ID: 4, SubmitTime: at(0), History: []api.Transition{{State: api.StatePending, Time: at(0)}}}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if got := f.eligibleAt(job, at(10)); !got.Equal(at(0)) {
+		t.Errorf("never blocked: eligible %v", got)
+	}
+	f.noteEligibility(4, api.ReasonDependency, at(20))
+	if got := f.eligibleAt(job, at(30)); !got.IsZero() {
+		t.Errorf("blocked: eligible %v", got)
+	}
+	f.noteEligibility(4, api.ReasonPriority, at(40))
+	if got := f.eligibleAt(job, at(50)); !got.Equal(at(40)) {
+		t.Errorf("released at 40: eligible %v", got)
+	}
+	f.noteEligibility(4, api.ReasonResources, at(60)) // still eligible: unchanged
+	if got := f.eligibleAt(job, at(70)); !got.Equal(at(40)) {
+		t.Errorf("eligible %v, want 40", got)
+	}
+	// A held job and one whose begin time is ahead are not eligible yet,
+	// even before a cycle has seen them; a passed begin time counts from
+	// then; a failed launch does not restart the wait, a requeue does.
+	held := &api.Job{ID: 5, SubmitTime: at(0), Hold: holdUser}
+	begin := at(100)
+	early := &api.Job{ID: 6, SubmitTime: at(0), Spec: api.JobSpec{Begin: &begin}}
+	bounced := &api.Job{ID: 7, SubmitTime: at(0), History: []api.Transition{{State: api.StatePending, Time: at(0)},
+		{State: api.StateRunning, Time: at(5)}, {State: api.StatePending, Reason: api.ReasonLaunchFailed, Time: at(6)}}}
+	requeue := &api.Job{ID: 8, SubmitTime: at(0), History: []api.Transition{{State: api.StatePending, Time: at(0)},
+		{State: api.StateRunning, Time: at(5)}, {State: api.StateRequeued, Time: at(9)}, {State: api.StatePending, Time: at(9)}}}
+	for _, tc := range []struct {
+		job  *api.Job
+		now  int
+		want time.Time
+	}{
+		{held, 50, time.Time{}}, {early, 50, time.Time{}}, {early, 150, at(100)}, {bounced, 50, at(0)}, {requeue, 50, at(9)},
+	} {
+		if got := f.eligibleAt(tc.job, at(tc.now)); !got.Equal(tc.want) {
+			t.Errorf("job %d at %d: eligible %v, want %v", tc.job.ID, tc.now, got, tc.want)
+		}
+	}
+	if c := f.calc.AgeFactor(time.Time{}, at(50)); c != 0 {
+		t.Errorf("age of an ineligible job: %v", c)
+	}
+}
+
+func TestBillingCountsEveryNode(t *testing.T) {
+	f := MustFairshare(t, "TRESBillingWeights=CPU=1,Mem=0.25G\n")
+	job := &api.Job{CPUs: 4, MemBytes: 8 << 30}
+	if got := f.billing(job, 3); !near(got, 3*(4+0.25*8)) {
+		t.Errorf("billing %v", got)
+	}
+	if got := f.billing(job, 0); !near(got, 4+0.25*8) {
+		t.Errorf("billing of an unplaced job %v", got)
+	}
+}

@@ -1,0 +1,468 @@
+package ctld
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/config"
+	"github.com/corral-hpc/corral/sched"
+)
+
+// Pipelines are what sbatch's workflow options ask of the controller:
+// array jobs (array.go), dependencies (depend.go), hold, release, begin
+// times, requeue and update (control.go), waiting for an end and test-only
+// submits (wait.go), and the accounting history (acct.go). This file holds
+// their settings, shared state, scheduling hooks and housekeeping.
+
+// Defaults of PipelineConfig.
+const (
+	DefaultMaxArrayTasks = 100000
+	DefaultAcctRetention = 30 * 24 * time.Hour
+	DefaultPurgeInterval = time.Hour
+)
+
+// Hold levels (api.Job.Hold).
+const (
+	holdUser  = "user"
+	holdAdmin = "admin"
+)
+
+// PipelineConfig is the admin's say on job pipelines. Zero fields take the
+// defaults.
+type PipelineConfig struct {
+	// KillOnInvalidDep is the default of --kill-on-invalid-dep: cancel a
+	// pending job whose dependency can never be satisfied, rather than
+	// leave it pending (reason DependencyNeverSatisfied). nil means yes.
+	KillOnInvalidDep *bool
+	// RequeueOnNodeFail is the default of --requeue/--no-requeue: a job
+	// whose node fails goes back to PENDING instead of ending NODE_FAIL.
+	RequeueOnNodeFail bool
+	// MaxArrayTasks bounds the tasks of one array job (default 100000).
+	MaxArrayTasks int
+	// AcctRetention is how long finished jobs stay in the state file and
+	// in `corral acct` (default 30 days; negative: forever).
+	AcctRetention time.Duration
+	// PurgeInterval is how often finished jobs past retention are purged
+	// (default 1 hour).
+	PurgeInterval time.Duration
+}
+
+// fromFile fills what c leaves unset from corral.conf's pipeline lines,
+// then the rest from the defaults.
+func (c *PipelineConfig) fromFile(f config.Pipeline) {
+	if c.KillOnInvalidDep == nil {
+		c.KillOnInvalidDep = f.KillOnInvalidDep
+	}
+	if !c.RequeueOnNodeFail && f.JobRequeue != nil {
+		c.RequeueOnNodeFail = *f.JobRequeue
+	}
+	if c.MaxArrayTasks == 0 {
+		c.MaxArrayTasks = f.MaxArrayTasks
+	}
+	if c.AcctRetention == 0 {
+		c.AcctRetention = f.AcctRetention
+	}
+	c.setDefaults()
+}
+
+func (c *PipelineConfig) setDefaults() {
+	if c.KillOnInvalidDep == nil {
+		yes := true
+		c.KillOnInvalidDep = &yes
+	}
+	if c.MaxArrayTasks <= 0 {
+		c.MaxArrayTasks = DefaultMaxArrayTasks
+	}
+	if c.AcctRetention == 0 {
+		c.AcctRetention = DefaultAcctRetention
+	}
+	if c.PurgeInterval <= 0 {
+		c.PurgeInterval = DefaultPurgeInterval
+	}
+}
+
+// pipeline is the controller's pipeline state. arrays and bases are
+// guarded by Server.mu; cycle by Server.cycleMu.
+type pipeline struct {
+	arrays map[uint64]*arrayJob
+	bases  []uint64 // array job IDs, ascending, for finding a task's array
+	// ended is closed (and replaced) whenever a job or an array's pending
+	// tasks end, to wake waiters (wait.go).
+	ended chan struct{}
+	// stop ends long polls when the user plane shuts down.
+	stop     chan struct{}
+	stopOnce sync.Once
+	// avoid maps a requeued job to the node of its last run, until that
+	// node registers without it (its end is acknowledged there).
+	avoid map[uint64]string
+	// wakeAt (Unix nanoseconds, 0: none) is the next moment a blocked job
+	// becomes eligible (a --begin time, an after+delay); housekeeping
+	// kicks the scheduler then.
+	wakeAt atomic.Int64
+	cycle  cycleState
+}
+
+// cycleState is what one scheduling cycle's snapshot learns for its apply
+// step. Guarded by Server.cycleMu, which every snapshot holds.
+type cycleState struct {
+	// first maps an array's first candidate task ID to its array: that
+	// task's estimate becomes the remainder's reason.
+	first map[uint64]*arrayJob
+	// kills are jobs whose dependency can never be satisfied and that are
+	// to be cancelled.
+	kills []killOrder
+	// wake is the earliest future eligibility seen (Unix nanoseconds).
+	wake int64
+	// runningNames counts running jobs by user and name (singleton),
+	// built on first use in a cycle.
+	runningNames map[string]int
+	// running counts each array's running tasks during apply, and
+	// singletons the user-and-name keys started in it.
+	running    map[uint64]int
+	singletons map[string]bool
+}
+
+func (p *pipeline) init() {
+	p.arrays = make(map[uint64]*arrayJob)
+	p.avoid = make(map[uint64]string)
+	p.ended = make(chan struct{})
+	p.stop = make(chan struct{})
+}
+
+// shutdown ends every long poll (http.Server.RegisterOnShutdown).
+func (p *pipeline) shutdown() { p.stopOnce.Do(func() { close(p.stop) }) }
+
+// resetCycle forgets what a snapshot learnt once it has been used.
+func (c *cycleState) reset() {
+	c.kills = c.kills[:0]
+	c.runningNames = nil
+	c.wake = 0
+}
+
+// wakeAtLeast notes that a blocked job becomes eligible at t.
+func (c *cycleState) wakeAtLeast(t time.Time) {
+	if n := t.UnixNano(); c.wake == 0 || n < c.wake {
+		c.wake = n
+	}
+}
+
+// housekeeping intervals.
+const (
+	housekeepTick     = 250 * time.Millisecond
+	enforceLimitsTick = time.Second
+)
+
+// housekeep wakes the scheduler when a blocked job becomes eligible,
+// enforces time limits lowered while jobs ran, and purges finished jobs
+// past retention.
+func (s *Server) housekeep(ctx context.Context) {
+	t := time.NewTicker(housekeepTick)
+	defer t.Stop()
+	s.purgeFinished(time.Now())
+	lastPurge, lastEnforce := time.Now(), time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			if w := s.pipe.wakeAt.Load(); w != 0 && now.UnixNano() >= w {
+				s.pipe.wakeAt.CompareAndSwap(w, 0)
+				s.Kick()
+			}
+			if now.Sub(lastEnforce) >= enforceLimitsTick {
+				lastEnforce = now
+				s.enforceTimeLimits(now)
+			}
+			if now.Sub(lastPurge) >= s.cfg.Pipeline.PurgeInterval {
+				lastPurge = now
+				s.purgeFinished(now)
+			}
+		}
+	}
+}
+
+// pipelineRoutes adds the pipeline endpoints to the user plane.
+func (s *Server) pipelineRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("POST /v1/jobs/test", s.withCaller(s.handleTestSubmit))
+	mux.HandleFunc("POST /v1/jobs/hold", s.withCaller(s.handleControl("hold")))
+	mux.HandleFunc("POST /v1/jobs/release", s.withCaller(s.handleControl("release")))
+	mux.HandleFunc("POST /v1/jobs/requeue", s.withCaller(s.handleControl("requeue")))
+	mux.HandleFunc("POST /v1/jobs/update", s.withCaller(s.handleUpdate))
+	mux.HandleFunc("GET /v1/jobs/{id}/wait", s.withCaller(s.handleWait))
+	mux.HandleFunc("GET /v1/acct", s.withCaller(s.handleAcct))
+}
+
+// checkPipelineLocked checks the pipeline options of a submit. The caller
+// holds s.mu (read is enough).
+func (s *Server) checkPipelineLocked(caller peer, spec *api.JobSpec) error {
+	bad := func(format string, args ...any) error { return errorf(http.StatusBadRequest, format, args...) }
+	if spec.Nice < 0 && caller.UID != 0 {
+		return errorf(http.StatusForbidden, "only root may give a negative --nice (got %d)", spec.Nice)
+	}
+	if spec.Array != nil {
+		if err := checkArray(spec.Array, s.cfg.Pipeline.MaxArrayTasks); err != nil {
+			return err
+		}
+	}
+	if spec.Dependency != nil {
+		if err := s.checkDependencyLocked(spec.Dependency, spec.Array != nil); err != nil {
+			return err
+		}
+	}
+	if sig := spec.Signal; sig != nil && (sig.Signal < 1 || sig.Signal > 64 || sig.Before < 0 || sig.Before > 65535) {
+		return bad("invalid --signal: signal %d must be 1 to 64 and the time before the limit 0 to 65535 seconds (got %d)", sig.Signal, sig.Before)
+	}
+	if e := spec.Export; e != nil {
+		switch e.Mode {
+		case api.ExportAll, api.ExportNone, api.ExportNil, api.ExportList:
+		default:
+			return bad("invalid --export mode %q (valid: ALL, NONE, NIL, LIST)", e.Mode)
+		}
+		for _, v := range e.Vars {
+			if name, _, _ := strings.Cut(v, "="); !validEnvName(name) {
+				return bad("invalid --export entry %q: %q is not a variable name", v, name)
+			}
+		}
+	}
+	switch spec.OpenMode {
+	case "", "append", "truncate":
+	default:
+		return bad("invalid --open-mode %q (valid: append, truncate)", spec.OpenMode)
+	}
+	if spec.Input != "" && (strings.ContainsAny(spec.Input, "\x00\n") || strings.TrimSpace(spec.Input) == "") {
+		return bad("invalid --input %q: give a file name pattern", spec.Input)
+	}
+	if spec.Input != "" && !filepath.IsAbs(spec.Input) && spec.WorkDir == "" {
+		return bad("--input %s is relative but the job has no work directory", spec.Input)
+	}
+	return nil
+}
+
+func validEnvName(s string) bool {
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for _, c := range s {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// pipelinePendingLocked adjusts a pending job's planner entry: nice lowers
+// its priority, and hold, begin and dependencies may block it. Called for
+// every pending job while the snapshot is built (s.mu read, cycleMu held).
+func (s *Server) pipelinePendingLocked(job *api.Job, p *sched.Pending, now time.Time) {
+	p.Priority -= int64(job.Spec.Nice)
+	if p.Blocked != "" {
+		return
+	}
+	p.Blocked = s.blockedLocked(job, job.ArrayTaskID, now)
+	if p.Blocked == api.ReasonDependencyNeverSatisfied && s.killOnInvalidDep(job) {
+		s.pipe.cycle.kills = append(s.pipe.cycle.kills, killOrder{id: job.ID})
+	}
+}
+
+// blockedLocked is why a pending job may not start now, "" if nothing
+// stops it: a hold, a begin time still ahead, or its dependency. task is
+// the job's array index (for aftercorr), nil outside arrays.
+func (s *Server) blockedLocked(job *api.Job, task *int, now time.Time) api.Reason {
+	if r := heldOrEarly(job, now); r != "" {
+		if r == api.ReasonBeginTime {
+			s.pipe.cycle.wakeAtLeast(*job.Spec.Begin)
+		}
+		return r
+	}
+	if d := job.Spec.Dependency; d != nil {
+		switch s.dependencyLocked(job, d, task, now) {
+		case depWait:
+			return api.ReasonDependency
+		case depNever:
+			return api.ReasonDependencyNeverSatisfied
+		}
+	}
+	return ""
+}
+
+// heldOrEarly is the cheap part of blockedLocked: hold and begin time.
+func heldOrEarly(job *api.Job, now time.Time) api.Reason {
+	switch job.Hold {
+	case holdAdmin:
+		return api.ReasonJobHeldAdmin
+	case holdUser:
+		return api.ReasonJobHeld
+	}
+	if b := job.Spec.Begin; b != nil && now.Before(*b) {
+		return api.ReasonBeginTime
+	}
+	return ""
+}
+
+func (s *Server) killOnInvalidDep(job *api.Job) bool {
+	if k := job.Spec.KillOnInvalidDep; k != nil {
+		return *k
+	}
+	return *s.cfg.Pipeline.KillOnInvalidDep
+}
+
+// applyPipelineLocked runs first in applyLocked (s.mu write, cycleMu
+// held): array remainders take their first candidate's priority and
+// reason, the per-cycle start limits are reset, and jobs whose dependency
+// can never be satisfied are cancelled.
+func (s *Server) applyPipelineLocked(snap sched.Snapshot, plan sched.Plan, now time.Time) {
+	c := &s.pipe.cycle
+	defer c.reset()
+	if w := c.wake; w != 0 {
+		s.pipe.wakeAt.Store(w)
+	}
+	if len(c.first) > 0 {
+		for _, p := range snap.Pending {
+			if a := c.first[p.ID]; a != nil && a.rem != nil {
+				a.rem.Job.Priority = p.Priority
+				a.rem.Job.Reason, a.rem.Job.PlannedStart, a.rem.Job.PlannedNodes = api.ReasonNone, nil, nil
+			}
+		}
+		for _, e := range plan.Pending {
+			if a := c.first[e.JobID]; a != nil && a.rem != nil {
+				a.rem.Job.Reason = e.Reason
+				if !e.Start.IsZero() {
+					at := e.Start
+					a.rem.Job.PlannedStart, a.rem.Job.PlannedNodes = &at, append([]string(nil), e.Nodes...)
+				}
+			}
+		}
+	}
+	c.running = make(map[uint64]int)
+	c.singletons = make(map[string]bool)
+	for _, j := range s.active {
+		if id := j.rec.Job.ArrayJobID; id != 0 && j.state() == api.StateRunning {
+			c.running[id]++
+		}
+	}
+	s.killInvalidDepsLocked(now)
+}
+
+// startCandidateLocked returns the job a plan's start names if it may
+// start on nodes now: an active pending job, or an array task that then
+// leaves its array's remainder with the start's commit. nil refuses the
+// start for this cycle.
+func (s *Server) startCandidateLocked(id uint64, nodes []string) *job {
+	j := s.active[id]
+	if j == nil {
+		j = s.pendingTaskLocked(id)
+	}
+	if j == nil || j.state() != api.StatePending {
+		return nil
+	}
+	job := &j.rec.Job
+	// A hold or an update may have come after the snapshot.
+	if heldOrEarly(job, time.Now()) != "" {
+		return nil
+	}
+	// A requeued job is not started on a node that may still have its
+	// earlier run: one whose latest registration lists it, or that has
+	// not registered since the requeue (the node might take the launch
+	// for a repeat of the run whose end it has not yet had acknowledged).
+	for _, name := range nodes {
+		if n := s.nodes[name]; n != nil && containsID(n.reported, id) || s.pipe.avoid[id] == name {
+			return nil
+		}
+	}
+	// The planner knows neither %N nor singleton: two starts of one plan
+	// may break them. The refused job waits for the next cycle, which
+	// sees the other one running.
+	refuse := func(r api.Reason) {
+		if j.fromArray == nil {
+			job.Reason = r
+		}
+		s.Kick()
+	}
+	c := &s.pipe.cycle
+	if a := s.pipe.arrays[job.ArrayJobID]; a != nil && a.maxRunning > 0 {
+		if c.running[a.base] >= a.maxRunning {
+			refuse(api.ReasonJobArrayTaskLimit)
+			return nil
+		}
+		c.running[a.base]++
+	}
+	if isSingleton(job.Spec.Dependency) {
+		key := job.User + "\x00" + job.Name
+		if c.singletons[key] {
+			refuse(api.ReasonDependency)
+			return nil
+		}
+		c.singletons[key] = true
+	}
+	return j
+}
+
+func containsID(ids []uint64, id uint64) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// addPipelineLaunch adds what the pipeline options give the node.
+func addPipelineLaunch(j *job, req *api.LaunchRequest) {
+	job, spec := &j.rec.Job, &j.rec.Job.Spec
+	req.Restarts = job.Restarts
+	req.Export, req.OpenMode, req.Signal, req.Input = spec.Export, spec.OpenMode, spec.Signal, spec.Input
+	if job.ArrayJobID != 0 && job.ArrayTaskID != nil && spec.Array != nil {
+		req.Array = launchArray(job.ArrayJobID, *job.ArrayTaskID, spec.Array)
+	}
+}
+
+// notifyEndsLocked wakes waiters when a commit ended something.
+func (s *Server) notifyEndsLocked(changes []change, rems []remChange) {
+	for _, c := range changes {
+		if c.next.Job.State.Terminal() {
+			s.wakeWaitersLocked()
+			return
+		}
+	}
+	for _, r := range rems {
+		if r.next == nil || r.next.Job.State.Terminal() {
+			s.wakeWaitersLocked()
+			return
+		}
+	}
+}
+
+func (s *Server) wakeWaitersLocked() {
+	close(s.pipe.ended)
+	s.pipe.ended = make(chan struct{})
+}
+
+// endedJob is job ended in state st for reason at time at: the reason is
+// kept on the job and in its history (ended, for jobs the node ends, has
+// none).
+func endedJob(job api.Job, st api.JobState, reason api.Reason, at time.Time, msg string) api.Job {
+	next := job
+	next.State, next.Reason = st, reason
+	next.History = append(job.History[:len(job.History):len(job.History)], api.Transition{State: st, Reason: reason, Time: at})
+	next.PlannedStart, next.PlannedNodes = nil, nil
+	end := at
+	next.EndTime = &end
+	if msg != "" {
+		next.Message = msg
+	}
+	return next
+}
+
+func describeRef(id uint64, task *int) string {
+	if task != nil {
+		return api.TaskRef{JobID: id, Task: *task}.String()
+	}
+	return fmt.Sprint(id)
+}

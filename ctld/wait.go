@@ -1,0 +1,193 @@
+package ctld
+
+import (
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/jobspec"
+	"github.com/corral-hpc/corral/sched"
+)
+
+// Long polls: GET /v1/jobs/{id}/wait answers when the job ends or when
+// its timeout passes, whichever comes first; the client asks again.
+const (
+	defaultWaitTimeout = 30 * time.Second
+	maxWaitTimeout     = 5 * time.Minute
+)
+
+// handleWait serves GET /v1/jobs/{id}/wait?timeout_s=N.
+func (s *Server) handleWait(w http.ResponseWriter, r *http.Request, _ peer) {
+	raw := r.PathValue("id")
+	id, task, err := api.ParseJobRef(raw)
+	if err != nil {
+		writeError(w, errorf(http.StatusBadRequest, "%v", err))
+		return
+	}
+	timeout := defaultWaitTimeout
+	if v := r.URL.Query().Get("timeout_s"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			writeError(w, errorf(http.StatusBadRequest, "invalid timeout_s=%q: use whole seconds", v))
+			return
+		}
+		timeout = min(time.Duration(n)*time.Second, maxWaitTimeout)
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	ref := jobRef{id: id, task: task}
+	for {
+		s.mu.RLock()
+		resp, msg := s.waitStateLocked(ref)
+		ended := s.pipe.ended
+		s.mu.RUnlock()
+		if msg != "" {
+			writeError(w, errorf(http.StatusNotFound, "%s", msg))
+			return
+		}
+		if resp.Done {
+			writeJSON(w, http.StatusOK, resp)
+			return
+		}
+		select {
+		case <-ended:
+		case <-timer.C:
+			writeJSON(w, http.StatusOK, resp)
+			return
+		case <-s.pipe.stop:
+			writeJSON(w, http.StatusOK, resp)
+			return
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+// waitStateLocked is where the job a reference names stands. An array job
+// is done once its remainder is gone (or ended) and no task runs or waits.
+func (s *Server) waitStateLocked(ref jobRef) (api.WaitResponse, string) {
+	if ref.task == nil {
+		if a := s.pipe.arrays[ref.id]; a != nil {
+			return s.arrayWaitLocked(a), ""
+		}
+	}
+	id := ref.id
+	if ref.task != nil {
+		a := s.pipe.arrays[ref.id]
+		if a == nil {
+			return api.WaitResponse{}, "array job " + strconv.FormatUint(ref.id, 10) + " does not exist"
+		}
+		tid, ok := a.idOf(*ref.task)
+		if !ok {
+			return api.WaitResponse{}, "array job " + strconv.FormatUint(ref.id, 10) + " has no task " + strconv.Itoa(*ref.task)
+		}
+		id = tid
+	}
+	if j := s.jobs[id]; j != nil {
+		return jobWait(&j.rec.Job), ""
+	}
+	if a := s.arrayOfLocked(id); a != nil && a.rem != nil {
+		if index, _ := a.indexOf(id); a.pendingIndex(index) {
+			return api.WaitResponse{Done: a.rem.Job.State.Terminal(), State: a.rem.Job.State, ExitStatus: 1}, ""
+		}
+	}
+	return api.WaitResponse{}, "job " + ref.String() + " does not exist"
+}
+
+func jobWait(j *api.Job) api.WaitResponse {
+	return api.WaitResponse{Done: j.State.Terminal(), State: j.State, ExitStatus: exitStatus(j)}
+}
+
+func (s *Server) arrayWaitLocked(a *arrayJob) api.WaitResponse {
+	remLive := a.rem != nil && !a.rem.Job.State.Terminal()
+	if remLive || a.live > 0 {
+		return api.WaitResponse{State: api.StatePending}
+	}
+	resp := api.WaitResponse{Done: true, State: api.StateCompleted}
+	worst := func(st api.JobState, status int) {
+		if status > resp.ExitStatus || resp.State == api.StateCompleted && st != api.StateCompleted {
+			resp.State, resp.ExitStatus = st, max(status, resp.ExitStatus)
+		}
+	}
+	if a.rem != nil && a.remCount > 0 {
+		worst(a.rem.Job.State, 1)
+	}
+	for pos := 0; pos < a.count; pos++ {
+		if j := s.jobs[a.base+uint64(pos)]; j != nil {
+			worst(j.rec.Job.State, exitStatus(&j.rec.Job))
+		}
+	}
+	return resp
+}
+
+// exitStatus is what sbatch --wait exits with for a finished job: its
+// exit code, or 1 when it ended without one of its own (a signal, a
+// cancel, a lost node).
+func exitStatus(j *api.Job) int {
+	switch {
+	case j.State == api.StateCompleted:
+		return 0
+	case j.ExitCode != nil && j.Signal == 0 && *j.ExitCode > 0:
+		return *j.ExitCode
+	}
+	return 1
+}
+
+// testOnlyID names the job a test-only submit plans; no real job has it.
+const testOnlyID = math.MaxUint64
+
+// handleTestSubmit serves POST /v1/jobs/test: every check a submit gets,
+// then a planning pass with the job added; nothing is stored.
+func (s *Server) handleTestSubmit(w http.ResponseWriter, r *http.Request, caller peer) {
+	var req api.SubmitRequest
+	if err := decodeBody(r.Body, &req, true); err != nil {
+		writeError(w, err)
+		return
+	}
+	rec, err := s.checkSubmit(caller, req)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	job := rec.Job
+	if a := job.Spec.Array; a != nil {
+		job.ArrayTasks = jobspec.FormatArray(*a)
+	}
+	writeJSON(w, http.StatusOK, s.planTest(job))
+}
+
+// planTest asks the planner when job would start, as if it were queued
+// now. It holds cycleMu like a scheduling cycle: snapshots share buffers.
+func (s *Server) planTest(job api.Job) api.TestSubmitResponse {
+	resp := api.TestSubmitResponse{Job: job}
+	now := time.Now()
+	s.cycleMu.Lock()
+	defer s.cycleMu.Unlock()
+	defer s.pipe.cycle.reset()
+	s.mu.RLock()
+	snap := s.snapshotLocked(now)
+	p := sched.Pending{ID: testOnlyID, Partition: job.Partition, NodeCount: job.NodeCount, PerNode: perNode(&job),
+		TimeLimit: time.Duration(job.TimeLimit) * time.Second, Priority: s.jobPriority(&job, now), Submit: now}
+	s.pipelinePendingLocked(&job, &p, now)
+	s.mu.RUnlock()
+	snap.Pending = append(snap.Pending, p)
+	plan := s.planner.Plan(snap)
+	for _, st := range plan.Starts {
+		if st.JobID == testOnlyID {
+			resp.Start, resp.Nodes = &now, st.Nodes
+			return resp
+		}
+	}
+	for _, e := range plan.Pending {
+		if e.JobID == testOnlyID {
+			resp.Reason, resp.Nodes = e.Reason, e.Nodes
+			if !e.Start.IsZero() {
+				at := e.Start
+				resp.Start = &at
+			}
+		}
+	}
+	return resp
+}
