@@ -43,6 +43,9 @@ type Partition struct {
 	MaxTime     int64    `json:"max_time_s"`     // seconds; 0 = unlimited
 	// DefaultMemPerCPU is used when a job gives no --mem (bytes per CPU).
 	DefaultMemPerCPU int64 `json:"default_mem_per_cpu,omitempty"`
+	// FGPUPerGPUHundredths is FGPUPerGPU=: what one GPU of the
+	// partition's nodes is worth, for nodes that do not say (0: 1 fGPU).
+	FGPUPerGPUHundredths int `json:"fgpu_per_gpu_hundredths,omitempty"`
 }
 
 // ---- node plane: noded -> ctld ----

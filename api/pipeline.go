@@ -28,6 +28,9 @@ type JobRun struct {
 	PeakMemBytes int64     `json:"peak_mem_bytes,omitempty"`
 	CPUTimeUsec  int64     `json:"cpu_time_usec,omitempty"`
 	Message      string    `json:"message,omitempty"`
+	// GPUs is the physical GPUs the run held on all its nodes (0.5 is
+	// half of one), for accounting.
+	GPUs float64 `json:"gpus,omitempty"`
 }
 
 // TaskRef names one task of an array job: 123_4 is {JobID: 123, Task: 4}.
@@ -152,7 +155,8 @@ type AcctRecord struct {
 	// TotalCPUUsec is the CPU time the job's processes used (sacct's TotalCPU).
 	TotalCPUUsec int64 `json:"total_cpu_usec"`
 	MaxRSSBytes  int64 `json:"max_rss_bytes"`
-	// GPUTimeS is elapsed time x allocated GPUs; 0 until jobs get GPUs.
+	// GPUTimeS is elapsed time x the physical GPUs the run held (half of
+	// one counts 0.5).
 	GPUTimeS int64    `json:"gpu_time_s,omitempty"`
 	Nodes    []string `json:"nodes"`
 	Message  string   `json:"message,omitempty"`

@@ -38,6 +38,7 @@ func App() *ucli.App {
 			prioCommand(), shareCommand(), // prio.go, share.go
 			simCommand(),
 			nodesCommand(),
+			imageCommand(), logCommand(), usageCommand(), policyCommand(), // image.go, log.go, usage.go, policy.go
 			devCommand(),
 			completionCommand(), docsCommand(),
 		},

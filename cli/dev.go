@@ -216,7 +216,7 @@ func (d *devCluster) startNoded(name, ctldURL string) (*child, error) {
 	if d.mem != "" {
 		args = append(args, "--mem", d.mem)
 	}
-	args = append(args, d.gpuArgs...)
+	args = append(args, d.nodeGPUArgs(name)...) // devgpu.go
 	return startChild("corral-noded "+name, d.nodedBin, args, filepath.Join(d.logs, name+".log"))
 }
 

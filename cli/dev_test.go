@@ -115,6 +115,10 @@ func fakeNodedMain(args []string) int {
 	cpus := fs.Int("cpus", 1, "")
 	mem := fs.String("mem", "1G", "")
 	killWait := fs.Duration("kill-wait", 30*time.Second, "")
+	var gpuArgs []string
+	for _, f := range []string{"gpu-mock", "gpu-mock-count", "gpu-mock-mig", "fgpu-per-gpu", "mps-control", "mps-dir"} {
+		fs.Func(f, "", func(v string) error { gpuArgs = append(gpuArgs, "--"+f+"="+v); return nil })
+	}
 	if err := fs.Parse(args); err != nil || *name == "" || *ctld == "" || *state == "" || fs.NArg() != 0 {
 		fmt.Fprintln(os.Stderr, "fake noded: bad arguments", args)
 		return 2
@@ -143,6 +147,9 @@ func fakeNodedMain(args []string) int {
 		return 1
 	}
 	if err := os.MkdirAll(*state, 0o755); err != nil {
+		return 1
+	}
+	if err := os.WriteFile(filepath.Join(*state, "gpu-args"), []byte(strings.Join(gpuArgs, " ")), 0o644); err != nil {
 		return 1
 	}
 	return awaitSIGTERM(*state, nil)

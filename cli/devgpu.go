@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -63,7 +64,21 @@ func devGPUArgs(c *ucli.Context) ([]string, error) {
 		args = append(args, "--fgpu-per-gpu", s)
 	}
 	if s := c.String("mps-control"); s != "" {
-		args = append(args, "--mps-control", s)
+		abs, err := filepath.Abs(s) // the daemons run elsewhere
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "--mps-control", abs)
 	}
 	return args, nil
+}
+
+// nodeGPUArgs are one node's GPU flags: the options, and with them an MPS
+// directory of its own inside the cluster's state (where a stopped
+// cluster leaves nothing behind in /run).
+func (d *devCluster) nodeGPUArgs(name string) []string {
+	if len(d.gpuArgs) == 0 {
+		return nil
+	}
+	return append(slices.Clone(d.gpuArgs), "--mps-dir", filepath.Join(d.state, "mps", name))
 }

@@ -14,9 +14,10 @@ func nodesCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:      "nodes",
 		Usage:     "list the cluster's nodes (like sinfo -N)",
-		UsageText: "corral nodes [--json]",
+		UsageText: "corral nodes [--gpus] [--json]",
 		Flags: []ucli.Flag{
 			&ucli.BoolFlag{Name: "json", Usage: "print a JSON array of nodes"},
+			&ucli.BoolFlag{Name: "gpus", Usage: "one line per GPU: model, memory, MIG mode, fGPU allocated/total, jobs"},
 			socketFlag(),
 		},
 		Action: listNodes,
@@ -40,7 +41,16 @@ func listNodes(c *ucli.Context) error {
 	if c.Bool("json") {
 		return writeJSON(out(c), nodes)
 	}
-	header := []string{"NODE", "STATE", "CPUS(A/T)", "MEMORY(A/T)", "PARTITIONS"}
+	if c.Bool("gpus") {
+		header, rows := gpuRows(nodes) // gpuview.go
+		return writeTable(out(c), header, rows)
+	}
+	withGPUs := anyNodeGPUs(nodes)
+	header := []string{"NODE", "STATE", "CPUS(A/T)", "MEMORY(A/T)"}
+	if withGPUs {
+		header = append(header, "FGPU(A/T)")
+	}
+	header = append(header, "PARTITIONS")
 	withReason := false
 	for _, n := range nodes {
 		withReason = withReason || n.Reason != ""
@@ -55,8 +65,11 @@ func listNodes(c *ucli.Context) error {
 			strings.ToLower(string(n.State)),
 			fmt.Sprintf("%d/%d", n.AllocCPUs, n.CPUs),
 			formatSize(n.AllocMemBytes) + "/" + formatSize(n.MemBytes),
-			dash(strings.Join(n.Partitions, ",")),
 		}
+		if withGPUs {
+			row = append(row, nodeFGPUText(&n))
+		}
+		row = append(row, dash(strings.Join(n.Partitions, ",")))
 		if withReason {
 			row = append(row, n.Reason)
 		}

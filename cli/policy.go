@@ -3,6 +3,7 @@ package cli
 import (
 	"sort"
 	"strconv"
+	"strings"
 
 	ucli "github.com/urfave/cli/v2"
 
@@ -28,7 +29,7 @@ func policyCommand() *ucli.Command {
 		Subcommands: []*ucli.Command{
 			{Name: "list", Aliases: []string{"ls"}, Usage: "list the policies", UsageText: "corral policy list [--json]",
 				Flags: []ucli.Flag{&ucli.BoolFlag{Name: "json", Usage: "print JSON"}, socketFlag()}, Action: listPolicies},
-			{Name: "set", Usage: "set limits (0 removes one; limits not named are kept)",
+			{Name: "set", Usage: "set limits (0 removes one; limits not named are kept; none left removes the policy)",
 				UsageText: "corral policy set user|account NAME [--max-cpus N] [--max-mem SIZE] ...",
 				Flags:     limitFlags, Action: setPolicy},
 			{Name: "rm", Usage: "remove a policy", UsageText: "corral policy rm user|account NAME",
@@ -96,6 +97,17 @@ func setPolicy(c *ucli.Context) error {
 	p, err := policyTarget(c)
 	if err != nil {
 		return err
+	}
+	var probe api.Limits // the flags are checked before anything is sent
+	if err := applyLimitFlags(c, &probe); err != nil {
+		return err
+	}
+	named := false
+	for _, f := range c.FlagNames() {
+		named = named || strings.HasPrefix(f, "max-")
+	}
+	if !named {
+		return usageErrorf("no limits given; name at least one (--max-cpus N, ...) or use corral policy rm")
 	}
 	ctx, cancel := requestContext(c)
 	defer cancel()
@@ -173,9 +185,6 @@ func applyLimitFlags(c *ucli.Context, l *api.Limits) error {
 		if err != nil {
 			return err
 		}
-	}
-	if *l == (api.Limits{}) {
-		return usageErrorf("no limits set; name at least one (--max-cpus N, ...) or use corral policy rm")
 	}
 	return nil
 }

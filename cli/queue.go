@@ -66,7 +66,9 @@ func queue(c *ucli.Context) error {
 	for i := range jobs {
 		rows = append(rows, queueRow(&jobs[i], now))
 	}
-	return writeTable(out(c), []string{"JOBID", "PARTITION", "NAME", "USER", "ST", "TIME", "NODES", "NODELIST(REASON)"}, rows)
+	header := []string{"JOBID", "PARTITION", "NAME", "USER", "ST", "TIME", "NODES", "NODELIST(REASON)"}
+	header, rows = withFGPUColumn(jobs, header, rows) // gpuview.go
+	return writeTable(out(c), header, rows)
 }
 
 // jobFilter turns the filter options into the API's filter.

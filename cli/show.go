@@ -109,6 +109,7 @@ func writeJobDetails(w io.Writer, j *api.Job, now time.Time) error {
 		{kv("History", list(history))},
 	}
 	lines = append(lines[:2], append(pipelineLines(j, now.Location()), lines[2:]...)...) // pipeline fields, when the job has any
+	lines = withGPULines(j, lines)                                                       // gpuview.go
 	var b strings.Builder
 	for i, l := range lines {
 		if i > 0 {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/corral-hpc/corral/cgroup"
@@ -15,8 +16,9 @@ import (
 )
 
 // mustStoredImage puts a busybox image with /VERSION = version into a
-// store and returns its unpacked root file system.
-func mustStoredImage(t *testing.T, version string) string {
+// new store and returns the store, the image's name and its unpacked root
+// file system.
+func mustStoredImage(t *testing.T, version string) (*images.Store, string, string) {
 	t.Helper()
 	dir := imagetest.MustLayout(t, version, imagetest.MustImage(t, version, nil))
 	s, err := images.Open(containertest.MustStateDir(t))
@@ -27,7 +29,7 @@ func mustStoredImage(t *testing.T, version string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s.RootfsPath(im.ID)
+	return s, im.Ref, s.RootfsPath(im.ID)
 }
 
 // TestRunInImage runs a shell from a busybox image as nobody: it sees the
@@ -36,7 +38,7 @@ func mustStoredImage(t *testing.T, version string) string {
 func TestRunInImage(t *testing.T) {
 	containertest.MustRoot(t)
 	imagetest.MustBusybox(t)
-	lower := mustStoredImage(t, "7.1")
+	_, _, lower := mustStoredImage(t, "7.1")
 	h, err := cgroup.Detect()
 	if err != nil {
 		t.Fatal(err)
@@ -107,5 +109,61 @@ echo x > /tmp/t && echo tmp-writable
 	}
 	if leaks := containertest.Leaks(p.Dirs, []string{state, work}, cgroup.JobName("itest", uint64(os.Getpid()))); len(leaks) > 0 {
 		t.Errorf("left behind: %v", leaks)
+	}
+}
+
+// TestImageInUseIsKept: an image a running job has mounted cannot be
+// removed; once the job is gone it can.
+func TestImageInUseIsKept(t *testing.T) {
+	containertest.MustRoot(t)
+	imagetest.MustBusybox(t)
+	store, ref, lower := mustStoredImage(t, "8.0")
+	h, err := cgroup.Detect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Prepare(cgroup.LeafName("iuse")); err != nil {
+		t.Fatal(err)
+	}
+	p, err := h.Job("iuse", uint64(os.Getpid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := containertest.MustStateDir(t)
+	rootfs := filepath.Join(state, "rootfs")
+	os.Mkdir(rootfs, 0o755)
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devnull.Close()
+	c, err := container.Start(&container.Spec{
+		ID: "iuse", StateRoot: filepath.Join(state, "runc"), Rootfs: rootfs,
+		Image:      &container.Image{Lower: lower, Layer: filepath.Join(state, "layer")},
+		CgroupPath: p.Path,
+		Resources:  h.Resources(cgroup.Limits{Cpuset: "0", CPUs: 1, MemBytes: 64 << 20, MaxPids: 16}),
+		Args:       []string{"/bin/sleep", "60"}, Env: []string{"PATH=/bin"}, Cwd: "/",
+		UID: containertest.Nobody, GID: containertest.Nobody, Stdout: devnull, Stderr: devnull,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rmErr := store.Remove(ref)
+	c.Signal(syscall.SIGKILL)
+	c.Wait()
+	if err := c.Destroy(); err != nil {
+		t.Fatal(err)
+	}
+	if rmErr == nil || !strings.Contains(rmErr.Error(), "in use by a running job") {
+		t.Errorf("removing a mounted image: %v", rmErr)
+	}
+	if _, err := store.Get(ref); err != nil {
+		t.Errorf("the refused removal dropped the name: %v", err)
+	}
+	if _, err := store.Remove(ref); err != nil {
+		t.Errorf("removing it after the job: %v", err)
+	}
+	if _, err := os.Stat(lower); !os.IsNotExist(err) {
+		t.Errorf("its files are still there (%v)", err)
 	}
 }

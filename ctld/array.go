@@ -441,6 +441,7 @@ func (s *Server) appendArrayTasksLocked(pending []sched.Pending, now time.Time) 
 		if _, ok := s.parts.byName[job.Partition]; !ok {
 			tmpl.Blocked = reasonPartitionDown
 		}
+		gpuPending(job, &tmpl) // gpus.go
 		n := min(a.remCount, 1+free[job.Partition]/max(job.CPUs, 1))
 		if a.maxRunning > 0 {
 			n = min(n, a.maxRunning-running[base])

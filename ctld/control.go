@@ -11,6 +11,7 @@ import (
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/ctld/config"
 	"github.com/corral-hpc/corral/ctld/store"
+	"github.com/corral-hpc/corral/jobspec"
 )
 
 // Hold, release, requeue and update: scontrol's job verbs. Users may act
@@ -309,6 +310,9 @@ func requeued(rec store.JobRecord, runState api.JobState, at time.Time, msg stri
 	}
 	run := api.JobRun{State: runState, EndTime: end, ExitCode: job.ExitCode, Signal: job.Signal, Nodes: job.Nodes,
 		PeakMemBytes: job.PeakMemBytes, CPUTimeUsec: job.CPUTimeUsec, Message: job.Message}
+	if len(job.GPUAlloc) > 0 {
+		run.GPUs = physicalGPUs(job, len(job.Nodes)) // gpus.go
+	}
 	if msg != "" {
 		run.Message = msg
 	}
@@ -323,6 +327,7 @@ func requeued(rec store.JobRecord, runState api.JobState, at time.Time, msg stri
 	next.Job.Runs = append(slices.Clip(job.Runs), run)
 	next.Job.Restarts++
 	next.Job.StartTime, next.Job.EndTime, next.Job.ExitCode, next.Job.Nodes = nil, nil, nil, nil
+	next.Job.GPUAlloc = nil
 	next.Job.Signal, next.Job.PeakMemBytes, next.Job.CPUTimeUsec, next.Job.Message = 0, 0, 0, ""
 	next.RequeueRequested, next.EnforceTimeLimit = false, false
 	return next
@@ -417,8 +422,8 @@ func (s *Server) update(caller peer, req api.UpdateRequest) (api.JobsResponse, e
 		return api.JobsResponse{}, bad("update: nothing to change: give TimeLimit, Nice or Name")
 	case req.TimeLimit != nil && *req.TimeLimit < 0:
 		return api.JobsResponse{}, bad("update: TimeLimit must not be negative")
-	case req.Name != nil && (strings.TrimSpace(*req.Name) == "" || strings.ContainsAny(*req.Name, "\x00\n\r")):
-		return api.JobsResponse{}, bad("update: Name must be a non-empty line")
+	case req.Name != nil && !jobspec.ValidJobName(*req.Name):
+		return api.JobsResponse{}, bad("update: %v", jobspec.CheckJobName(*req.Name))
 	case req.Nice != nil && (*req.Nice < -2147483645 || *req.Nice > 2147483645):
 		return api.JobsResponse{}, bad("update: Nice must be within ±2147483645")
 	case req.Nice != nil && *req.Nice < 0 && caller.UID != 0:

@@ -154,7 +154,7 @@ func (s *Server) checkAccount(owner string, spec *api.JobSpec) error {
 // billing is what a run of job on nodes nodes costs per second.
 func (f *fairshare) billing(job *api.Job, nodes int) float64 {
 	n := max(nodes, 1)
-	return f.calc.Billing(priority.Alloc{CPUs: job.CPUs * n, MemBytes: job.MemBytes * int64(n)})
+	return f.calc.Billing(priority.Alloc{CPUs: job.CPUs * n, MemBytes: job.MemBytes * int64(n), GPUs: physicalGPUs(job, n)})
 }
 
 // chargeSpan charges the part of a run [start, end) after chargedTo.

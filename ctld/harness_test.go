@@ -209,6 +209,8 @@ type fakeNode struct {
 	dropReply  bool          // accept launches but cut the connection instead of answering
 	forget     bool          // do not keep launched jobs (as if the launch never arrived)
 	holdLaunch chan struct{} // when set, launches wait for it to close
+	gpus       []api.GPU     // reported in registrations (gpus_test.go)
+	perGPU     int           // its --fgpu-per-gpu in hundredths; 0: unset
 }
 
 func newFakeNode(tc *testCluster, name string, cpus int, mem int64) *fakeNode {
@@ -294,9 +296,11 @@ func (f *fakeNode) register() api.RegisterResponse {
 	f.t.Helper()
 	f.mu.Lock()
 	running := slices.Clone(f.running)
+	gpus, perGPU := f.gpus, f.perGPU
 	f.mu.Unlock()
 	var resp api.RegisterResponse
-	req := api.RegisterRequest{Name: f.name, Addr: f.addr(), CPUs: f.cpus, MemBytes: f.mem, Running: running, BootID: "boot-" + f.name}
+	req := api.RegisterRequest{Name: f.name, Addr: f.addr(), CPUs: f.cpus, MemBytes: f.mem, Running: running, BootID: "boot-" + f.name,
+		GPUs: gpus, FGPUPerGPUHundredths: perGPU}
 	if err := f.ctld().Do(context.Background(), http.MethodPost, "/v1/node/register", req, &resp); err != nil {
 		f.t.Fatalf("register %s: %v", f.name, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/ctld/config"
 	"github.com/corral-hpc/corral/ctld/store"
+	"github.com/corral-hpc/corral/gpu"
 	"github.com/corral-hpc/corral/hostlist"
 )
 
@@ -46,7 +47,7 @@ func checkRegister(req *api.RegisterRequest) error {
 	case req.MemBytes < 0:
 		return fmt.Errorf("node %s reports negative memory", req.Name)
 	}
-	return nil
+	return checkRegisterGPUs(req) // gpus.go
 }
 
 // register handles a registration or heartbeat: the node record is stored
@@ -56,12 +57,12 @@ func (s *Server) register(req api.RegisterRequest) (api.RegisterResponse, error)
 	now := time.Now()
 	resp := api.RegisterResponse{HeartbeatInterval: s.cfg.Heartbeat.Milliseconds()}
 	rec := store.NodeRecord{Name: req.Name, Addr: req.Addr, CPUs: req.CPUs, MemBytes: req.MemBytes,
-		BootID: req.BootID, LastSeen: now}
+		BootID: req.BootID, LastSeen: now, GPUs: req.GPUs, FGPUPerGPUHundredths: req.FGPUPerGPUHundredths}
 
 	s.mu.RLock()
 	old := s.nodes[req.Name]
 	persist := old == nil || old.rec.Addr != rec.Addr || old.rec.CPUs != rec.CPUs ||
-		old.rec.MemBytes != rec.MemBytes || old.rec.BootID != rec.BootID ||
+		old.rec.MemBytes != rec.MemBytes || old.rec.BootID != rec.BootID || gpusChanged(&old.rec, &rec) ||
 		(!old.up && !now.Before(old.holdUntil)) || now.Sub(old.persistedSeen) > persistSeenEvery
 	s.mu.RUnlock()
 	if persist {
@@ -83,7 +84,10 @@ func (s *Server) register(req api.RegisterRequest) (api.RegisterResponse, error)
 		n.persistedSeen = now
 	}
 	rebooted := n.rec.BootID != "" && n.rec.BootID != rec.BootID
-	capChanged := n.rec.CPUs != rec.CPUs || n.rec.MemBytes != rec.MemBytes
+	capChanged := n.rec.CPUs != rec.CPUs || n.rec.MemBytes != rec.MemBytes || gpusChanged(&n.rec, &rec)
+	if capChanged || n.gpus == nil && len(rec.GPUs) > 0 {
+		n.gpus = gpu.DevicesFromAPI(rec.GPUs)
+	}
 	n.rec, n.seen, n.reported = rec, now, req.Running
 	s.reportedLocked(req.Name, req.Running) // pipeline.go
 	cameUp := false
@@ -263,6 +267,7 @@ func (s *Server) listNodes() []api.Node {
 			}
 		}
 	}
+	held, gpuJobs := s.heldGPUsLocked(), s.gpuJobsLocked() // gpus.go
 	out := make([]api.Node, 0, len(s.nodes))
 	for name, n := range s.nodes {
 		a := alloc[name]
@@ -281,6 +286,8 @@ func (s *Server) listNodes() []api.Node {
 		out = append(out, api.Node{Name: name, Addr: n.rec.Addr, State: st, Reason: n.reason,
 			CPUs: n.rec.CPUs, MemBytes: n.rec.MemBytes, AllocCPUs: a.CPUs, AllocMemBytes: a.MemBytes,
 			Partitions: append([]string{}, n.parts...), LastHeartbeat: n.rec.LastSeen, RunningJobs: ids})
+		o := &out[len(out)-1]
+		o.FGPUHundredths, o.AllocFGPUHundredths, o.FGPUPerGPUHundredths, o.GPUs = s.nodeGPUViewLocked(name, n, held, gpuJobs)
 	}
 	sort.Slice(out, func(a, b int) bool { return hostlist.Less(out[a].Name, out[b].Name) })
 	return out

@@ -49,6 +49,7 @@ func (s *Server) scheduleLoop(ctx context.Context) {
 		}
 		start := time.Now()
 		s.scheduleOnce(start)
+		s.metrics.observeCycle(time.Since(start))
 		if rest := min(restFactor*time.Since(start), maxRest); rest > time.Millisecond {
 			select {
 			case <-ctx.Done():
@@ -89,6 +90,7 @@ func (s *Server) snapshotLocked(now time.Time) sched.Snapshot {
 	for name, n := range s.nodes {
 		snap.Nodes = append(snap.Nodes, sched.Node{Name: name,
 			Capacity: sched.Resources{CPUs: n.rec.CPUs, MemBytes: n.rec.MemBytes}, Up: n.up})
+		s.addNodeGPUsLocked(&snap.Nodes[len(snap.Nodes)-1], n) // gpus.go
 	}
 	for _, p := range s.parts.list {
 		sp := sched.Partition{Name: p.Name, DefaultTime: time.Duration(p.DefaultTime) * time.Second,
@@ -113,6 +115,7 @@ func (s *Server) snapshotLocked(now time.Time) sched.Snapshot {
 			if job.StartTime != nil && job.TimeLimit > 0 {
 				r.End = job.StartTime.Add(time.Duration(job.TimeLimit) * time.Second)
 			}
+			addRunningGPUs(&r, job) // gpus.go
 			snap.Running = append(snap.Running, r)
 		case api.StatePending:
 			pending = append(pending, id)
@@ -122,6 +125,7 @@ func (s *Server) snapshotLocked(now time.Time) sched.Snapshot {
 	s.idBuf = pending
 	snap.Pending = slices.Grow(s.pendingBuf[:0], len(pending))[:len(pending)]
 	s.pendingBuf = snap.Pending
+	tally := s.policyTallyIfAnyLocked() // policies.go; nil without policies
 	for i, id := range pending {
 		job := &s.active[id].rec.Job
 		p := sched.Pending{ID: id, Partition: job.Partition, NodeCount: job.NodeCount,
@@ -131,6 +135,10 @@ func (s *Server) snapshotLocked(now time.Time) sched.Snapshot {
 			p.Blocked = reasonPartitionDown
 		}
 		s.pipelinePendingLocked(job, &p, now) // nice, hold, begin, dependencies
+		if p.Blocked == "" {
+			p.Blocked = s.policyHoldLocked(tally, job) // over a policy's running limit
+		}
+		gpuPending(job, &p) // gpus.go
 		snap.Pending[i] = p
 	}
 	snap.Pending = s.appendArrayTasksLocked(snap.Pending, now)
@@ -183,16 +191,18 @@ func (s *Server) applyLocked(snap sched.Snapshot, plan sched.Plan, now time.Time
 	alloc := s.allocationLocked()
 	for name, n := range s.nodes {
 		if n.up {
-			free[name] = sched.Resources{CPUs: n.rec.CPUs, MemBytes: n.rec.MemBytes}.Sub(alloc[name])
+			free[name] = withoutFGPU(sched.Resources{CPUs: n.rec.CPUs, MemBytes: n.rec.MemBytes}.Sub(alloc[name]))
 		}
 	}
+	heldGPUs := s.heldGPUsLocked() // gpus.go: devices are checked per share
 	var changes []change
+	tally := s.policyTallyIfAnyLocked() // what owners run, counting this cycle's starts
 	for _, st := range plan.Starts {
 		j := s.startCandidateLocked(st.JobID, st.Nodes) // an active job or an array task
 		if j == nil || j.state() != api.StatePending || len(st.Nodes) == 0 {
 			continue
 		}
-		need := perNode(&j.rec.Job)
+		need := withoutFGPU(perNode(&j.rec.Job))
 		ok := true
 		for _, name := range st.Nodes {
 			f, up := free[name]
@@ -200,8 +210,15 @@ func (s *Server) applyLocked(snap sched.Snapshot, plan sched.Plan, now time.Time
 				ok = false
 			}
 		}
+		if !ok || s.policyHoldLocked(tally, &j.rec.Job) != "" {
+			continue
+		}
+		gpuAlloc, ok := s.startGPUsLocked(&j.rec.Job, st, heldGPUs)
 		if !ok {
 			continue
+		}
+		if tally != nil {
+			tally.AddRunning(j.rec.Job.User, j.rec.Job.Spec.Account, jobRequest(&j.rec.Job))
 		}
 		for _, name := range st.Nodes {
 			free[name] = free[name].Sub(need)
@@ -211,6 +228,7 @@ func (s *Server) applyLocked(snap sched.Snapshot, plan sched.Plan, now time.Time
 		next.Job.StartTime = &start
 		next.Job.EndTime, next.Job.ExitCode = nil, nil
 		next.Job.Nodes = append([]string(nil), st.Nodes...)
+		next.Job.GPUAlloc = gpuAlloc
 		next.Job.Message = ""
 		next.RequeueRequested, next.EnforceTimeLimit = false, false
 		changes = append(changes, change{j, next})
@@ -241,7 +259,9 @@ func launchRequest(j *job) api.LaunchRequest {
 		CPUs: job.CPUs, MemBytes: job.MemBytes, ShmBytes: spec.ShmBytes, TimeLimit: job.TimeLimit,
 		Output: spec.Output, Error: spec.Error, NodeList: job.Nodes,
 	}
-	addPipelineLaunch(j, &req) // array, restarts, export, open mode, signal, input
+	addPipelineLaunch(j, &req)    // array, restarts, export, open mode, signal, input
+	addEnvironmentLaunch(j, &req) // environments.go: image, mounts
+	addGPULaunch(j, &req)         // gpus.go: the batch host's shares
 	return req
 }
 
@@ -281,7 +301,7 @@ func (s *Server) launch(l launchOrder) {
 	if j.cancelRequested {
 		next = ended(j.rec, api.StateCancelled, now, nil, "cancelled; "+msg)
 	} else {
-		next.Job.StartTime, next.Job.Nodes = nil, nil
+		next.Job.StartTime, next.Job.Nodes, next.Job.GPUAlloc = nil, nil, nil
 		next.Job.Message = msg
 	}
 	if err := s.commitLocked([]change{{j, next}}); err != nil {

@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/config"
 	"github.com/corral-hpc/corral/ctld/store"
+	"github.com/corral-hpc/corral/policy"
 	"github.com/corral-hpc/corral/sched"
 )
 
@@ -60,6 +62,10 @@ type Config struct {
 
 	// Pipeline settings (see pipeline.go); zero fields take the defaults.
 	Pipeline PipelineConfig
+
+	// MetricsListen is the TCP address of the Prometheus endpoint
+	// (/metrics, see metrics.go); "" serves none.
+	MetricsListen string
 }
 
 func (c *Config) setDefaults() {
@@ -108,6 +114,11 @@ type Server struct {
 	nodes  map[string]*node
 	pipe   pipeline   // array jobs, waiters, cycle buffers (pipeline.go)
 	fs     *fairshare // priority, usage ledger, eligibility (fairshare.go)
+	// policies are the resource policies (policies.go); they lock
+	// themselves.
+	policies *policy.Set
+	metrics  *metrics // nil without Config.MetricsListen
+	access   config.Access
 
 	kick chan struct{}
 	// cycleMu serializes scheduling cycles; idBuf and pendingBuf are the
@@ -148,6 +159,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.parts = newPartitions(file.Partitions)
+	s.access = file.Access                 // environments.go: administrators, shared view
 	s.cfg.Pipeline.fromFile(file.Pipeline) // pipeline.go: Config, then the file, then defaults
 	if s.fs, err = newFairshare(file.Scheduling); err != nil {
 		return nil, err
@@ -163,6 +175,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("cluster key: %w", err)
 	}
 	s.key = key
+	if s.policies, err = policy.Load(filepath.Join(cfg.StateDir, PoliciesFile)); err != nil {
+		return nil, err
+	}
 	if s.store, err = store.Open(filepath.Join(cfg.StateDir, store.FileName), store.Options{}); err != nil {
 		return nil, err
 	}
@@ -175,6 +190,12 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if err := s.listen(); err != nil {
+		s.store.Close()
+		return nil, err
+	}
+	if s.metrics, err = newMetrics(s, cfg.MetricsListen); err != nil {
+		s.userLn.Close()
+		s.nodeLn.Close()
 		s.store.Close()
 		return nil, err
 	}
@@ -284,6 +305,8 @@ func (s *Server) run(ctx context.Context) error {
 	go func() { defer wg.Done(); s.housekeep(loops) }()
 	wg.Add(1)
 	go func() { defer wg.Done(); s.usageLoop(loops) }() // fairshare.go
+	wg.Add(1)
+	go func() { defer wg.Done(); s.metrics.serve(loops) }() // metrics.go; returns at once without metrics
 
 	s.mu.RLock()
 	s.log.Printf("serving users on %s, nodes on %s (%d jobs, %d active, %d nodes known)",

@@ -7,6 +7,7 @@ import (
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/ctld/store"
+	"github.com/corral-hpc/corral/gpu"
 	"github.com/corral-hpc/corral/hostlist"
 	"github.com/corral-hpc/corral/sched"
 )
@@ -140,6 +141,7 @@ type node struct {
 	// reported is what its latest registration listed as running: a
 	// requeued job is not started again on a node that still has it.
 	reported []uint64
+	gpus     []gpu.Device // rec.GPUs, converted once (gpus.go)
 }
 
 const reasonNotResponding = "not responding"
@@ -237,7 +239,8 @@ func (s *Server) load(now time.Time) error {
 	}
 	for _, rec := range nodes {
 		s.nodes[rec.Name] = &node{rec: rec, reason: reasonNotResponding, seen: now,
-			persistedSeen: rec.LastSeen, client: s.nodeClient(rec.Addr), parts: s.parts.of(rec.Name)}
+			persistedSeen: rec.LastSeen, client: s.nodeClient(rec.Addr), parts: s.parts.of(rec.Name),
+			gpus: gpu.DevicesFromAPI(rec.GPUs)}
 	}
 	return nil
 }
@@ -256,7 +259,8 @@ func (s *Server) allocationLocked() map[string]sched.Resources {
 	return alloc
 }
 
-// perNode is what a job needs on each of its nodes.
+// perNode is what a job needs on each of its nodes; FGPU is what it holds
+// (or asks for) per node (gpus.go).
 func perNode(j *api.Job) sched.Resources {
-	return sched.Resources{CPUs: j.CPUs, MemBytes: j.MemBytes}
+	return sched.Resources{CPUs: j.CPUs, MemBytes: j.MemBytes, FGPU: jobFGPUPerNode(j)}
 }

@@ -23,7 +23,11 @@ func (s *Server) submit(caller peer, req api.SubmitRequest) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return s.storeSubmit(rec)
+	id, err := s.storeSubmit(rec)
+	if err == nil {
+		s.metrics.submitted()
+	}
+	return id, err
 }
 
 // checkSubmit does every check a submit gets and fills the defaults: it
@@ -47,9 +51,16 @@ func (s *Server) checkSubmit(caller peer, req api.SubmitRequest) (*store.JobReco
 	if err == nil {
 		err = s.checkPipelineLocked(caller, &spec)
 	}
+	var gpus gpuRequest
+	if err == nil {
+		gpus, err = s.checkGPUsLocked(&spec, owner.UID) // gpus.go
+	}
 	s.mu.RUnlock()
 	if err == nil {
 		err = s.checkAccount(owner.Name, &spec) // fairshare.go: -A, or the owner's default account
+	}
+	if err == nil {
+		err = s.checkEnvironment(owner, &spec) // environments.go: name, image, mounts, policies
 	}
 	if err != nil {
 		return nil, err
@@ -65,6 +76,7 @@ func (s *Server) checkSubmit(caller peer, req api.SubmitRequest) (*store.JobReco
 		},
 		Home: owner.Home,
 	}
+	gpus.apply(&rec.Job)
 	if spec.Hold {
 		rec.Job.Hold, rec.Job.Reason = holdUser, api.ReasonJobHeld
 	}

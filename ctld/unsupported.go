@@ -9,19 +9,13 @@ import (
 
 // notYetHonoured names the sbatch options the CLI parses but this
 // controller does not act on yet. A job using one is refused at submit
-// rather than run as if the option were absent: a job must never run on
-// a node without the GPU it asked for. Each entry goes away when the
-// controller implements the option (the pipeline options did: see
-// pipeline.go).
+// rather than run as if the option were absent. Each entry goes away when
+// the controller implements the option (the pipeline options did: see
+// pipeline.go; the GPU options did: see gpus.go).
 var notYetHonoured = []struct {
 	option string
 	used   func(*api.JobSpec) bool
 }{
-	{"--gres/--gpus", func(s *api.JobSpec) bool {
-		return len(s.Gres)+len(s.GPUs)+len(s.GPUsPerNode)+len(s.GPUsPerTask) > 0
-	}},
-	{"--container-image", func(s *api.JobSpec) bool { return s.ContainerImage != "" }},
-	{"--mount", func(s *api.JobSpec) bool { return len(s.Mounts) > 0 }},
 	{"--exclusive", func(s *api.JobSpec) bool { return s.Exclusive != "" }},
 	{"--constraint", func(s *api.JobSpec) bool { return s.Constraint != "" }},
 	{"--qos", func(s *api.JobSpec) bool { return s.QOS != "" }},

@@ -20,7 +20,8 @@ func (s *Server) userHandler() http.Handler {
 	mux.HandleFunc("GET /v1/partitions", s.withCaller(s.handlePartitions))
 	mux.HandleFunc("GET /v1/ping", s.withCaller(s.handlePing))
 	s.pipelineRoutes(mux)
-	s.schedulingRoutes(mux) // prio.go
+	s.schedulingRoutes(mux)  // prio.go
+	s.environmentRoutes(mux) // environments.go: images, logs, policies, usage
 	mux.HandleFunc("/", notFound)
 	return mux
 }
@@ -59,7 +60,7 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request, caller pee
 // parameter are ORed (repeated or comma-separated), parameters are ANDed.
 // Without state or id, only pending and running jobs are listed unless
 // all=1; naming a finished state or a finished job's id lists it.
-func (s *Server) handleListJobs(w http.ResponseWriter, r *http.Request, _ peer) {
+func (s *Server) handleListJobs(w http.ResponseWriter, r *http.Request, caller peer) {
 	q := r.URL.Query()
 	var f api.JobFilter
 	for key, vals := range q {
@@ -101,7 +102,7 @@ func (s *Server) handleListJobs(w http.ResponseWriter, r *http.Request, _ peer) 
 			}
 		}
 	}
-	writeJSON(w, http.StatusOK, s.listJobs(f))
+	writeJSON(w, http.StatusOK, s.visibleJobs(caller, s.listJobs(f))) // environments.go: own jobs unless shared
 }
 
 func splitList(vals []string) []string {
@@ -171,7 +172,7 @@ func compareIDs(a, b uint64) int {
 
 // handleGetJob serves GET /v1/jobs/{id}: a job by its ID, or an array
 // task as 123_4 (a task that has not started is shown as it would run).
-func (s *Server) handleGetJob(w http.ResponseWriter, r *http.Request, _ peer) {
+func (s *Server) handleGetJob(w http.ResponseWriter, r *http.Request, caller peer) {
 	id, task, err := api.ParseJobRef(r.PathValue("id"))
 	if err != nil {
 		writeError(w, errorf(http.StatusBadRequest, "%v", err))
@@ -182,6 +183,10 @@ func (s *Server) handleGetJob(w http.ResponseWriter, r *http.Request, _ peer) {
 	s.mu.RUnlock()
 	if msg != "" {
 		writeError(w, errorf(http.StatusNotFound, "%s", msg))
+		return
+	}
+	if !s.mayView(caller, out.UID) { // environments.go
+		writeError(w, errorf(http.StatusForbidden, "job %s belongs to %s: you may see only your own jobs", r.PathValue("id"), out.User))
 		return
 	}
 	writeJSON(w, http.StatusOK, out)

@@ -340,7 +340,8 @@ func TestListFilters(t *testing.T) {
 		{"?user=ghost", []uint64{}},
 	}
 	for _, tt := range tests {
-		code, body := callAs(t, tc, nobody, http.MethodGet, "/v1/jobs"+tt.query, nil)
+		// As root: a user sees only their own jobs (see TestVisibility).
+		code, body := callAs(t, tc, 0, http.MethodGet, "/v1/jobs"+tt.query, nil)
 		var jobs []api.Job
 		if code != 200 || json.Unmarshal(body, &jobs) != nil {
 			t.Fatalf("%s: %d %s", tt.query, code, body)
@@ -363,9 +364,7 @@ func TestListFilters(t *testing.T) {
 func TestSubmitRefusesOptionsNotYetHonoured(t *testing.T) {
 	yes := true
 	for name, mut := range map[string]func(*api.JobSpec){
-		"--qos":             func(s *api.JobSpec) { s.QOS = "high" },
-		"--container-image": func(s *api.JobSpec) { s.ContainerImage = "ubuntu:24.04" },
-		"--gres/--gpus":     func(s *api.JobSpec) { s.Gres = []api.GresRequest{{Name: "gpu", Count: 1}} },
+		"--qos": func(s *api.JobSpec) { s.QOS = "high" },
 	} {
 		spec := api.JobSpec{Script: "#!/bin/sh\ntrue\n", CPUs: 1, WorkDir: "/tmp"}
 		mut(&spec)
@@ -374,8 +373,11 @@ func TestSubmitRefusesOptionsNotYetHonoured(t *testing.T) {
 			t.Errorf("%s: got %v, want a refusal naming it", name, err)
 		}
 	}
-	// The pipeline options are honoured now (pipeline.go).
+	// The pipeline options are honoured now (pipeline.go), images and
+	// mounts too (environments.go), GPUs too (gpus.go).
 	plain := api.JobSpec{Script: "#!/bin/sh\ntrue\n", CPUs: 1, WorkDir: "/tmp", Hold: true, Requeue: &yes,
+		Gres: []api.GresRequest{{Name: "gpu", Count: 1}}, FGPUHundredths: 50,
+		ContainerImage: "ubuntu:24.04", Mounts: []api.Mount{{Source: "/data", Target: "/data"}},
 		Array: &api.JobArray{Ranges: []api.ArrayRange{{First: 0, Last: 3, Step: 1}}}}
 	if err := refuseNotYetHonoured(&plain); err != nil {
 		t.Errorf("plain job refused: %v", err)

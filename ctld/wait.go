@@ -171,6 +171,7 @@ func (s *Server) planTest(job api.Job) api.TestSubmitResponse {
 	p := sched.Pending{ID: testOnlyID, Partition: job.Partition, NodeCount: job.NodeCount, PerNode: perNode(&job),
 		TimeLimit: time.Duration(job.TimeLimit) * time.Second, Priority: s.jobPriority(&job, now), Submit: now}
 	s.pipelinePendingLocked(&job, &p, now)
+	gpuPending(&job, &p) // gpus.go
 	s.mu.RUnlock()
 	snap.Pending = append(snap.Pending, p)
 	plan := s.planner.Plan(snap)

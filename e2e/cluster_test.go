@@ -82,6 +82,7 @@ type NodeOpts struct {
 	Name string
 	CPUs int
 	Mem  string
+	Args []string // more corral-noded flags
 }
 
 // ClusterOpts describes a test cluster.
@@ -206,6 +207,7 @@ func (c *Cluster) StartNode(n NodeOpts) {
 		"--key", filepath.Join(c.Dir, "ctld", "cluster.key"),
 		"--state", filepath.Join(c.Dir, "node-"+n.Name),
 		"--cpus", strconv.Itoa(n.CPUs), "--mem", n.Mem, "--kill-wait", c.opts.KillWait}
+	args = append(args, n.Args...)
 	cmd := exec.Command(filepath.Join(binDir, "corral-noded"), args...)
 	log := c.logFile("noded-" + n.Name)
 	cmd.Stdout, cmd.Stderr = log, log
@@ -260,7 +262,13 @@ func (c *Cluster) Stop() {
 		c.ctld = nil
 	}
 	if c.t.Failed() {
-		for _, name := range []string{"ctld", "noded-n1", "noded-n2"} {
+		names := []string{"ctld", "noded-n1", "noded-n2"}
+		for _, n := range c.opts.Nodes {
+			if n.Name != "n1" && n.Name != "n2" {
+				names = append(names, "noded-"+n.Name)
+			}
+		}
+		for _, name := range names {
 			if l := c.Logs(name); l != "" {
 				c.t.Logf("--- %s log ---\n%s", name, l)
 			}

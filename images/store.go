@@ -112,12 +112,18 @@ func lookup(idx map[string]Image, ref string) (Image, error) {
 	hex := strings.TrimPrefix(ref, "sha256:")
 	if len(hex) >= 12 {
 		var found []Image
+		ids := map[string]bool{}
 		for _, im := range idx {
 			if strings.HasPrefix(strings.TrimPrefix(im.ID, "sha256:"), hex) {
 				found = append(found, im)
+				ids[im.ID] = true
 			}
 		}
+		if len(ids) > 1 {
+			return Image{}, fmt.Errorf("%s is ambiguous: %d images match", ref, len(ids))
+		}
 		if len(found) > 0 {
+			sort.Slice(found, func(i, j int) bool { return found[i].Ref < found[j].Ref })
 			return found[0], nil
 		}
 	}

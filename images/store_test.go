@@ -267,3 +267,21 @@ func writeTar(t *testing.T, path, dir string) {
 		t.Fatal(err)
 	}
 }
+
+func TestGetByID(t *testing.T) {
+	s := mustStore(t)
+	ctx := context.Background()
+	a, err := s.Import(ctx, "a:1", imagetest.MustLayout(t, "1", imagetest.MustImage(t, "1", nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hex := strings.TrimPrefix(a.ID, "sha256:")
+	for _, ref := range []string{a.ID, hex[:12], "sha256:" + hex[:16]} {
+		if im, err := s.Get(ref); err != nil || im.ID != a.ID {
+			t.Errorf("Get(%s) = %+v, %v", ref, im, err)
+		}
+	}
+	if _, err := s.Get(hex[:8]); !errors.Is(err, ErrNotFound) {
+		t.Errorf("an 8-character prefix: %v, want not found (too short to trust)", err)
+	}
+}

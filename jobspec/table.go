@@ -119,6 +119,14 @@ var options = []option{
 	{long: "hold", short: 'H', help: "submit the job held; it runs once released",
 		apply: func(r *Request, _ string) error { r.Spec.Hold = true; return nil }},
 	{long: "ignore-pbs", ignore: "corral never reads #PBS or #BSUB lines"},
+	{long: "image", arg: "IMAGE", corral: true, help: "same as --container-image",
+		apply: func(r *Request, v string) error {
+			if !validImage(v) {
+				return badValue("image", v, "use an image reference like ubuntu:24.04 or registry.example.com/team/app:1.2")
+			}
+			r.Spec.ContainerImage = v
+			return nil
+		}},
 	{long: "input", short: 'i', arg: "PATTERN", help: "stdin file (default /dev/null); same patterns as --output",
 		apply: func(r *Request, v string) error { return setText(&r.Spec.Input, "input", v) }},
 	{long: "job-name", short: 'J', arg: "NAME", help: "name of the job: 1 to 64 of A-Z a-z 0-9 . _ - (default: the script's file name, or a random name)",

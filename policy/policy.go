@@ -163,3 +163,10 @@ func (s *Set) saveLocked() error {
 	}
 	return err
 }
+
+// Empty reports whether there is no policy at all.
+func (s *Set) Empty() bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.m) == 0
+}

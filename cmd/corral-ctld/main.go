@@ -39,6 +39,7 @@ func newApp(logTo io.Writer) *cli.App {
 			&cli.StringFlag{Name: "config", Value: config.DefaultPath, Usage: "partitions config `FILE` (optional unless given)"},
 			&cli.DurationFlag{Name: "node-timeout", Value: ctld.DefaultNodeTimeout, Usage: "a node silent this long is DOWN"},
 			&cli.DurationFlag{Name: "heartbeat", Value: ctld.DefaultHeartbeat, Usage: "heartbeat interval told to nodes"},
+			&cli.StringFlag{Name: "metrics-listen", Usage: "serve Prometheus metrics on this TCP `ADDR` (/metrics; default: none; see docs/metrics.md)"},
 		},
 		// One line per error, no usage dump.
 		OnUsageError:   func(_ *cli.Context, err error, _ bool) error { return err },
@@ -73,6 +74,7 @@ func configFromFlags(c *cli.Context) (ctld.Config, error) {
 		NodeTimeout: c.Duration("node-timeout"),
 		Heartbeat:   c.Duration("heartbeat"),
 	}
+	cfg.MetricsListen = c.String("metrics-listen")
 	if cfg.NodeTimeout <= 0 || cfg.Heartbeat <= 0 {
 		return cfg, errors.New("--node-timeout and --heartbeat must be positive durations")
 	}

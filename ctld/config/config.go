@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/gpu"
 	"github.com/corral-hpc/corral/hostlist"
 )
 
@@ -17,7 +18,7 @@ const DefaultPath = "/etc/corral/corral.conf"
 const DefaultPartitionName = "batch"
 
 // keys lists the keys a partition line may have, in the order documented.
-var keys = []string{"PartitionName", "Nodes", "Default", "DefaultTime", "MaxTime", "DefMemPerCPU"}
+var keys = []string{"PartitionName", "Nodes", "Default", "DefaultTime", "MaxTime", "DefMemPerCPU", "FGPUPerGPU"}
 
 // Default is the configuration without a file: one default partition
 // "batch" holding every node.
@@ -121,6 +122,10 @@ func setKey(p *api.Partition, key, v string) error {
 		if err == nil && p.DefaultMemPerCPU == 0 {
 			err = errors.New("DefMemPerCPU must be more than 0")
 		}
+	case "FGPUPerGPU":
+		var h gpu.Hundredths
+		h, err = gpu.ParsePerGPU(v)
+		p.FGPUPerGPUHundredths = int(h)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", key, err)

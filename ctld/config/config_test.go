@@ -47,6 +47,14 @@ func TestParseGood(t *testing.T) {
 				{Name: "b", AllNodes: true, Default: true, DefaultMemPerCPU: 512 << 20},
 			},
 		},
+		{
+			name: "fGPU per GPU",
+			text: "PartitionName=gpu Nodes=g[1-2] FGPUPerGPU=2\nPartitionName=five Nodes=ALL fgpuPerGPU=2.5\n",
+			want: []api.Partition{
+				{Name: "gpu", Nodes: []string{"g1", "g2"}, Default: true, FGPUPerGPUHundredths: 200},
+				{Name: "five", AllNodes: true, FGPUPerGPUHundredths: 250},
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -61,7 +69,9 @@ func TestParseErrors(t *testing.T) {
 	tests := []struct{ text, wantErr string }{
 		{"", "corral.conf: no partitions defined"},
 		{"# only a comment\n", "no partitions defined"},
-		{"PartitionName=a Nodes=ALL Colour=red\n", "corral.conf:1: unknown key Colour (valid: PartitionName, Nodes, Default, DefaultTime, MaxTime, DefMemPerCPU)"},
+		{"PartitionName=a Nodes=ALL Colour=red\n", "corral.conf:1: unknown key Colour (valid: PartitionName, Nodes, Default, DefaultTime, MaxTime, DefMemPerCPU, FGPUPerGPU)"},
+		{"PartitionName=a Nodes=ALL FGPUPerGPU=0.5\n", `FGPUPerGPU: invalid fgpu_per_gpu "0.5": must be at least 1 fGPU per GPU`},
+		{"PartitionName=a Nodes=ALL FGPUPerGPU=two\n", `FGPUPerGPU: invalid fgpu_per_gpu "two": not a number`},
 		{"\n\nNodes=ALL PartitionName=a\n", "corral.conf:3: a line must start with PartitionName=, not Nodes"},
 		{"PartitionName=a Nodes=ALL junk\n", `corral.conf:1: "junk" is not KEY=VALUE`},
 		{"PartitionName=a Nodes=ALL Nodes=n1\n", "Nodes is given twice"},

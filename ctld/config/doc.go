@@ -4,7 +4,7 @@
 // tree, one KEY=VALUE line each (docs/scheduling.md lists every key):
 //
 //	# name, nodes, limits
-//	PartitionName=gpu Nodes=node[1-4],big01 Default=YES DefaultTime=1:00:00 MaxTime=7-00:00:00 DefMemPerCPU=2G
+//	PartitionName=gpu Nodes=node[1-4],big01 Default=YES DefaultTime=1:00:00 MaxTime=7-00:00:00 DefMemPerCPU=2G FGPUPerGPU=2
 //	PartitionName=debug Nodes=ALL MaxTime=30
 //	PriorityWeightFairshare=10000 PriorityWeightAge=1000 SchedulerType=backfill BackfillMode=conservative
 //	AccountName=physics Parent=root Fairshare=2

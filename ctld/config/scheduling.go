@@ -22,6 +22,7 @@ type File struct {
 	Partitions []api.Partition
 	Scheduling Scheduling
 	Pipeline   Pipeline // arrays, dependencies, requeue, accounting (pipeline.go)
+	Access     Access   // administrators and shared view (access.go)
 }
 
 // Scheduling is the priority and planner configuration.
@@ -104,6 +105,11 @@ func ParseFile(r io.Reader, source string) (*File, error) {
 			continue
 		case canonicalIn(first, pipelineKeys) != "":
 			if err := f.Pipeline.set(fields, lineNo, settings); err != nil {
+				return nil, at(err)
+			}
+			continue
+		case canonicalIn(first, accessKeys) != "":
+			if err := f.Access.set(fields, lineNo, settings); err != nil {
 				return nil, at(err)
 			}
 			continue

@@ -52,6 +52,10 @@ type NodeRecord struct {
 	MemBytes int64     `json:"mem_bytes"`
 	BootID   string    `json:"boot_id,omitempty"`
 	LastSeen time.Time `json:"last_seen"`
+	// GPUs and FGPUPerGPUHundredths are the node's devices and its own
+	// --fgpu-per-gpu (0: not set), as it last registered.
+	GPUs                 []api.GPU `json:"gpus,omitempty"`
+	FGPUPerGPUHundredths int       `json:"fgpu_per_gpu_hundredths,omitempty"`
 }
 
 // Options tune Open; the zero value is sensible.

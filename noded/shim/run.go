@@ -88,6 +88,9 @@ func run(dir string, job *Job, ctl Controls) (res *Result, err error) {
 		return &Result{}, err
 	}
 	if err := pullImage(job, ctl.Cancel, stderr); err != nil {
+		if cancelled(ctl.Cancel) { // cancelled while pulling
+			return &Result{State: api.StateCancelled, End: time.Now()}, nil
+		}
 		return &Result{}, err
 	}
 

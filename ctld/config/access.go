@@ -1,0 +1,72 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Access is what corral.conf says about who administers the cluster and
+// who sees whose jobs, on a line of its own:
+//
+//	AdminUsers=alice,bob SharedView=NO
+//
+// Root is always an administrator. Without SharedView=YES users see only
+// their own jobs in queue, show and log; administrators see all.
+type Access struct {
+	Admins     []string
+	SharedView bool
+}
+
+// accessKeys lists the keys of access lines, in the order documented.
+var accessKeys = []string{"AdminUsers", "SharedView"}
+
+// IsAdmin reports whether user is listed in AdminUsers.
+func (a Access) IsAdmin(user string) bool {
+	for _, u := range a.Admins {
+		if u == user {
+			return true
+		}
+	}
+	return false
+}
+
+// set applies one access line; settings is shared with the other lines
+// so a key set twice is refused.
+func (a *Access) set(fields []string, lineNo int, settings map[string]int) error {
+	for _, f := range fields {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok {
+			return fmt.Errorf("%q is not KEY=VALUE", f)
+		}
+		key := canonicalIn(k, accessKeys)
+		if key == "" {
+			return fmt.Errorf("unknown key %s on an access line (valid: %s)", k, strings.Join(accessKeys, ", "))
+		}
+		if prev, dup := settings[key]; dup {
+			if prev == lineNo {
+				return fmt.Errorf("%s is given twice", key)
+			}
+			return fmt.Errorf("%s is already set on line %d", key, prev)
+		}
+		settings[key] = lineNo
+		switch key {
+		case "AdminUsers":
+			for _, u := range strings.Split(v, ",") {
+				if u = strings.TrimSpace(u); u == "" {
+					return fmt.Errorf("AdminUsers=%s: give user names separated by commas", v)
+				}
+				a.Admins = append(a.Admins, strings.TrimSpace(u))
+			}
+		case "SharedView":
+			switch strings.ToUpper(v) {
+			case "YES", "1":
+				a.SharedView = true
+			case "NO", "0":
+				a.SharedView = false
+			default:
+				return fmt.Errorf("SharedView=%s: use YES or NO", v)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,306 @@
+package ctld
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/images"
+	"github.com/corral-hpc/corral/jobspec"
+)
+
+// imageCallTimeout bounds a pull or import on a node.
+const imageCallTimeout = 30 * time.Minute
+
+// environmentRoutes serves images, logs, policies and usage.
+func (s *Server) environmentRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /v1/images", s.withCaller(s.handleImages))
+	mux.HandleFunc("POST /v1/images", s.withCaller(s.handleImageOp))
+	mux.HandleFunc("GET /v1/jobs/{id}/log", s.withCaller(s.handleLog))
+	mux.HandleFunc("GET /v1/policies", s.withCaller(s.handlePolicies))
+	mux.HandleFunc("POST /v1/policies", s.withCaller(s.handleSetPolicy))
+	mux.HandleFunc("GET /v1/usage", s.withCaller(s.handleUsage))
+}
+
+// isAdmin: root and the users named by AdminUsers in corral.conf.
+func (s *Server) isAdmin(caller peer) bool {
+	return caller.UID == 0 || len(s.access.Admins) > 0 && s.access.IsAdmin(s.users.name(caller.UID))
+}
+
+// mayView says whether caller may see a job of uid in queue, show and
+// log: their own, everyone's for admins, or all with SharedView=YES.
+func (s *Server) mayView(caller peer, uid uint32) bool {
+	return caller.UID == uid || s.access.SharedView || s.isAdmin(caller)
+}
+
+// seesAll says whether caller sees every user's jobs.
+func (s *Server) seesAll(caller peer) bool { return s.access.SharedView || s.isAdmin(caller) }
+
+// visibleJobs keeps the jobs caller may see.
+func (s *Server) visibleJobs(caller peer, jobs []api.Job) []api.Job {
+	if s.seesAll(caller) {
+		return jobs
+	}
+	out := jobs[:0]
+	for _, j := range jobs {
+		if j.UID == caller.UID {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// checkEnvironment checks what a job asks of its environment at submit:
+// its name (a random one when it has none), its image reference, its
+// mounts' shape (the node checks access as the user) and its policies.
+func (s *Server) checkEnvironment(owner account, spec *api.JobSpec) error {
+	bad := func(format string, args ...any) error { return errorf(http.StatusBadRequest, format, args...) }
+	if spec.Name == "" {
+		spec.Name = jobspec.RandomJobName()
+	}
+	if err := jobspec.CheckJobName(spec.Name); err != nil {
+		return bad("%v", err)
+	}
+	if spec.ContainerImage != "" {
+		if _, err := images.Canonical(spec.ContainerImage); err != nil {
+			return bad("--container-image: %v", err)
+		}
+	}
+	for _, m := range spec.Mounts {
+		if !filepath.IsAbs(m.Source) || !filepath.IsAbs(m.Target) || filepath.Clean(m.Target) == "/" {
+			return bad("invalid --mount %s:%s: use absolute paths, not the container's root", m.Source, m.Target)
+		}
+	}
+	return s.checkPolicySubmit(owner.Name, spec) // policies.go
+}
+
+// addEnvironmentLaunch passes the image and mounts to the node.
+func addEnvironmentLaunch(j *job, req *api.LaunchRequest) {
+	spec := &j.rec.Job.Spec
+	req.Image = spec.ContainerImage
+	req.Mounts = spec.Mounts
+}
+
+// ---- images ----
+
+// upNodeClients lists the nodes that are up (or the named ones, which
+// must exist) with a client whose timeout suits image work.
+func (s *Server) upNodeClients(names []string, timeout time.Duration) (map[string]*api.NodeClient, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := map[string]*api.NodeClient{}
+	if len(names) == 0 {
+		for name, n := range s.nodes {
+			if n.up && n.client != nil {
+				out[name] = api.NewNodeClient(n.client.BaseURL, s.key, timeout)
+			}
+		}
+		return out, nil
+	}
+	for _, name := range names {
+		n := s.nodes[name]
+		if n == nil || n.client == nil {
+			return nil, errorf(http.StatusBadRequest, "node %s does not exist", name)
+		}
+		if !n.up {
+			return nil, errorf(http.StatusConflict, "node %s is down", name)
+		}
+		out[name] = api.NewNodeClient(n.client.BaseURL, s.key, timeout)
+	}
+	return out, nil
+}
+
+// fanOut calls fn for every node at once and returns the answers by node.
+func fanOut[T any](clients map[string]*api.NodeClient, fn func(name string, c *api.NodeClient) T) map[string]T {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	out := make(map[string]T, len(clients))
+	for name, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v := fn(name, c)
+			mu.Lock()
+			out[name] = v
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// handleImages lists every up node's images, one entry per name and
+// content, with the nodes holding it.
+func (s *Server) handleImages(w http.ResponseWriter, r *http.Request, _ peer) {
+	clients, err := s.upNodeClients(nil, nodeCallTimeout)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	lists := fanOut(clients, func(name string, c *api.NodeClient) []api.Image {
+		var list []api.Image
+		if err := c.Do(r.Context(), http.MethodGet, "/v1/images", nil, &list); err != nil {
+			s.log.Printf("listing the images of node %s: %v", name, err)
+		}
+		return list
+	})
+	merged := map[string]*api.Image{}
+	for node, list := range lists {
+		for _, im := range list {
+			k := im.Ref + " " + im.ID
+			if merged[k] == nil {
+				c := im
+				c.Nodes = nil
+				merged[k] = &c
+			}
+			merged[k].Nodes = append(merged[k].Nodes, node)
+		}
+	}
+	out := make([]api.Image, 0, len(merged))
+	for _, im := range merged {
+		slices.Sort(im.Nodes)
+		out = append(out, *im)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].Ref < out[j].Ref || out[i].Ref == out[j].Ref && out[i].ID < out[j].ID
+	})
+	writeJSON(w, http.StatusOK, out)
+}
+
+// handleImageOp pulls, imports or removes an image on nodes (root only).
+func (s *Server) handleImageOp(w http.ResponseWriter, r *http.Request, caller peer) {
+	var req api.ImageRequest
+	if err := decodeBody(r.Body, &req, true); err != nil {
+		writeError(w, err)
+		return
+	}
+	if !s.isAdmin(caller) {
+		writeError(w, errorf(http.StatusForbidden, "only an administrator may %s images", req.Op))
+		return
+	}
+	switch req.Op {
+	case api.ImagePull, api.ImageRemove:
+	case api.ImageImport:
+		if !filepath.IsAbs(req.Source) {
+			writeError(w, errorf(http.StatusBadRequest, "import source %q must be an absolute path on the nodes", req.Source))
+			return
+		}
+	default:
+		writeError(w, errorf(http.StatusBadRequest, "unknown image operation %q (pull, import or rm)", req.Op))
+		return
+	}
+	if _, err := images.Canonical(req.Ref); err != nil {
+		writeError(w, errorf(http.StatusBadRequest, "%v", err))
+		return
+	}
+	clients, err := s.upNodeClients(req.Nodes, imageCallTimeout)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if len(clients) == 0 {
+		writeError(w, errorf(http.StatusConflict, "no node is up"))
+		return
+	}
+	nodeReq := api.ImageRequest{Op: req.Op, Ref: req.Ref, Source: req.Source}
+	answers := fanOut(clients, func(name string, c *api.NodeClient) api.ImageResult {
+		var im api.Image
+		if err := c.Do(r.Context(), http.MethodPost, "/v1/images", nodeReq, &im); err != nil {
+			var se *api.StatusError
+			if errors.As(err, &se) {
+				return api.ImageResult{Node: name, Error: se.Message}
+			}
+			return api.ImageResult{Node: name, Error: err.Error()}
+		}
+		return api.ImageResult{Node: name, Image: &im}
+	})
+	out := make([]api.ImageResult, 0, len(answers))
+	for _, a := range answers {
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
+	s.log.Printf("image %s %s on %d nodes by uid %d", req.Op, req.Ref, len(out), caller.UID)
+	writeJSON(w, http.StatusOK, out)
+}
+
+// ---- logs ----
+
+// handleLog serves a piece of a job's stdout or stderr, read on its node
+// (owner or admin only). Done is decided before the read, so a reader
+// that sees Done has seen everything once it reaches Size.
+func (s *Server) handleLog(w http.ResponseWriter, r *http.Request, caller peer) {
+	id, err := strconv.ParseUint(r.PathValue("id"), 10, 64)
+	if err != nil || id == 0 {
+		writeError(w, errorf(http.StatusBadRequest, "invalid job id %q", r.PathValue("id")))
+		return
+	}
+	offset, err := strconv.ParseInt(r.URL.Query().Get("offset"), 10, 64)
+	if r.URL.Query().Get("offset") == "" {
+		offset, err = 0, nil
+	}
+	if err != nil || offset < 0 {
+		writeError(w, errorf(http.StatusBadRequest, "invalid offset %q", r.URL.Query().Get("offset")))
+		return
+	}
+	stderr := r.URL.Query().Get("err") == "1"
+	s.mu.RLock()
+	j := s.jobs[id]
+	if j == nil {
+		s.mu.RUnlock()
+		writeError(w, errorf(http.StatusNotFound, "job %d does not exist", id))
+		return
+	}
+	if j.rec.Job.UID != caller.UID && !s.isAdmin(caller) {
+		s.mu.RUnlock()
+		writeError(w, errorf(http.StatusForbidden, "job %d belongs to %s: only its owner or an administrator may read its log", id, j.rec.Job.User))
+		return
+	}
+	out := api.LogChunk{State: j.state(), Done: j.state().Terminal()}
+	out.Offset, out.Next = offset, offset
+	host := j.batchHost()
+	var client *api.NodeClient
+	if n := s.nodes[host]; n != nil {
+		client = n.client
+	}
+	req := api.OutputRequest{Launch: launchRequest(j), Stderr: stderr, Offset: offset}
+	s.mu.RUnlock()
+	req.Launch.Script = "" // the node needs the patterns, not the script
+	out.Node = host
+	if host == "" {
+		if out.Done {
+			writeError(w, errorf(http.StatusNotFound, "job %d never ran: it has no log", id))
+			return
+		}
+		writeJSON(w, http.StatusOK, out) // pending: nothing yet
+		return
+	}
+	if client == nil {
+		writeError(w, errorf(http.StatusNotFound, "job %d ran on node %s, which is no longer known", id, host))
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), nodeCallTimeout)
+	defer cancel()
+	var chunk api.OutputChunk
+	if err := client.Do(ctx, http.MethodPost, "/v1/output", req, &chunk); err != nil {
+		var se *api.StatusError
+		if errors.As(err, &se) {
+			if se.Code == http.StatusNotFound && !out.Done {
+				writeJSON(w, http.StatusOK, out) // starting: the file is not there yet
+				return
+			}
+			writeError(w, errorf(se.Code, "%s", se.Message))
+			return
+		}
+		writeError(w, errorf(http.StatusBadGateway, "reading job %d's log on node %s: %v", id, host, err))
+		return
+	}
+	out.OutputChunk = chunk
+	writeJSON(w, http.StatusOK, out)
+}

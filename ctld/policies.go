@@ -1,0 +1,182 @@
+package ctld
+
+import (
+	"net/http"
+	"sort"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/policy"
+	"github.com/corral-hpc/corral/sched"
+)
+
+// PoliciesFile in the state directory holds the resource policies.
+const PoliciesFile = "policies.json"
+
+// jobRequest is what a job holds while it runs, on all its nodes.
+func jobRequest(job *api.Job) policy.Request {
+	n := job.NodeCount
+	if len(job.Nodes) > 0 {
+		n = len(job.Nodes)
+	}
+	if n < 1 {
+		n = 1
+	}
+	per := perNode(job)
+	return policy.Request{CPUs: per.CPUs * n, MemBytes: per.MemBytes * int64(n), FGPU: per.FGPU * n}
+}
+
+// checkPolicySubmit refuses a job over a per-job maximum or the
+// pending-jobs maximum of its user's or account's policy.
+func (s *Server) checkPolicySubmit(user string, spec *api.JobSpec) error {
+	ul, al := s.policies.Limits(user, spec.Account)
+	if ul == (api.Limits{}) && al == (api.Limits{}) {
+		return nil
+	}
+	nodes := max(spec.Nodes, 1)
+	per := perNode(&api.Job{CPUs: spec.CPUs, MemBytes: spec.MemBytes, Spec: *spec})
+	r := policy.Request{CPUs: per.CPUs * nodes, MemBytes: per.MemBytes * int64(nodes), FGPU: per.FGPU * nodes}
+	adds := 1
+	if spec.Array != nil {
+		adds = spec.Array.Count()
+	}
+	var tally *policy.Tally
+	if ul.MaxPendingJobs > 0 || al.MaxPendingJobs > 0 {
+		s.mu.RLock()
+		tally = s.policyTallyLocked(true)
+		s.mu.RUnlock()
+	} else {
+		tally = policy.NewTally()
+	}
+	if err := policy.CheckSubmit("user "+user, ul, r, tally.Users[user].Pending, adds); err != nil {
+		return errorf(http.StatusBadRequest, "%v; nothing was submitted", err)
+	}
+	if spec.Account != "" {
+		if err := policy.CheckSubmit("account "+spec.Account, al, r, tally.Accounts[spec.Account].Pending, adds); err != nil {
+			return errorf(http.StatusBadRequest, "%v; nothing was submitted", err)
+		}
+	}
+	return nil
+}
+
+// policyTallyLocked counts what every user and account runs (and, with
+// pending, has pending). The caller holds s.mu.
+func (s *Server) policyTallyLocked(pending bool) *policy.Tally {
+	t := policy.NewTally()
+	for _, j := range s.active {
+		job := &j.rec.Job
+		switch job.State {
+		case api.StateRunning:
+			t.AddRunning(job.User, job.Spec.Account, jobRequest(job))
+		case api.StatePending:
+			if pending {
+				t.AddPending(job.User, job.Spec.Account)
+			}
+		}
+	}
+	return t
+}
+
+// policyHoldLocked is the reason a pending job may not start now under
+// its policies ("" if it may); tally is nil when there are no policies.
+func (s *Server) policyHoldLocked(tally *policy.Tally, job *api.Job) api.Reason {
+	if tally == nil {
+		return ""
+	}
+	return tally.Check(s.policies, job.User, job.Spec.Account, jobRequest(job))
+}
+
+// policyTallyIfAnyLocked is policyTallyLocked(false), or nil when no
+// policy exists (the common case costs nothing per cycle).
+func (s *Server) policyTallyIfAnyLocked() *policy.Tally {
+	if s.policies.Empty() {
+		return nil
+	}
+	return s.policyTallyLocked(false)
+}
+
+// ---- user plane ----
+
+func (s *Server) handlePolicies(w http.ResponseWriter, r *http.Request, _ peer) {
+	writeJSON(w, http.StatusOK, s.policies.List())
+}
+
+func (s *Server) handleSetPolicy(w http.ResponseWriter, r *http.Request, caller peer) {
+	var p api.Policy
+	if err := decodeBody(r.Body, &p, true); err != nil {
+		writeError(w, err)
+		return
+	}
+	if !s.isAdmin(caller) {
+		writeError(w, errorf(http.StatusForbidden, "only an administrator may change policies"))
+		return
+	}
+	if err := policy.Validate(p); err != nil {
+		writeError(w, errorf(http.StatusBadRequest, "%v", err))
+		return
+	}
+	if err := s.policies.Put(p); err != nil {
+		writeError(w, err)
+		return
+	}
+	s.log.Printf("policy %s %s set to %+v by uid %d", p.Kind, p.Name, p.Limits, caller.UID)
+	s.Kick() // a raised limit may let jobs start
+	writeJSON(w, http.StatusOK, struct{}{})
+}
+
+// handleUsage serves GET /v1/usage[?user=NAME|all=1]: every partition's
+// allocated and total resources, and the caller's (or, for admins, the
+// named user's or everyone's) running resources against their policy.
+func (s *Server) handleUsage(w http.ResponseWriter, r *http.Request, caller peer) {
+	who := r.URL.Query().Get("user")
+	all := r.URL.Query().Get("all") == "1"
+	me := s.users.name(caller.UID)
+	if (all || who != "" && who != me) && !s.isAdmin(caller) {
+		writeError(w, errorf(http.StatusForbidden, "only an administrator may see other users' usage"))
+		return
+	}
+	if who == "" {
+		who = me
+	}
+	writeJSON(w, http.StatusOK, s.usage(who, all))
+}
+
+// usage reads the partitions from the node view (the numbers of `corral
+// nodes`, fGPU included) and the users from the jobs.
+func (s *Server) usage(who string, all bool) api.Usage {
+	out := api.Usage{Partitions: []api.PartitionUsage{}, Users: []api.UserUsage{}}
+	nodes := s.listNodes()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, p := range s.parts.list {
+		pu := api.PartitionUsage{Partition: p.Name}
+		for _, n := range nodes {
+			if !s.parts.contains(p.Name, n.Name) {
+				continue
+			}
+			pu.Allocated = addAmounts(pu.Allocated, sched.Resources{CPUs: n.AllocCPUs, MemBytes: n.AllocMemBytes, FGPU: n.AllocFGPUHundredths})
+			pu.Total = addAmounts(pu.Total, sched.Resources{CPUs: n.CPUs, MemBytes: n.MemBytes, FGPU: n.FGPUHundredths})
+		}
+		out.Partitions = append(out.Partitions, pu)
+	}
+	t := s.policyTallyLocked(true)
+	users := []string{who}
+	if all {
+		users = users[:0]
+		for u := range t.Users {
+			users = append(users, u)
+		}
+		sort.Strings(users)
+	}
+	for _, u := range users {
+		in := t.Users[u]
+		ul, _ := s.policies.Limits(u, "")
+		out.Users = append(out.Users, api.UserUsage{User: u, RunningJobs: in.Running, PendingJobs: in.Pending,
+			Allocated: api.UsageAmounts{CPUs: in.CPUs, MemBytes: in.MemBytes, FGPU: in.FGPU},
+			Allowed:   api.UsageAmounts{CPUs: ul.MaxCPUs, MemBytes: ul.MaxMemBytes, FGPU: ul.MaxFGPU}})
+	}
+	return out
+}
+
+func addAmounts(a api.UsageAmounts, r sched.Resources) api.UsageAmounts {
+	return api.UsageAmounts{CPUs: a.CPUs + r.CPUs, MemBytes: a.MemBytes + r.MemBytes, FGPU: a.FGPU + r.FGPU}
+}
