@@ -98,6 +98,9 @@ const (
 	ReasonJobHeld            Reason = "JobHeld"
 	ReasonNodeDown           Reason = "NodeDown"
 	ReasonLaunchFailed       Reason = "LaunchFailed"
+	// ReasonImagePull marks a RUNNING job whose node is still pulling its
+	// image; queue shows it as CF (Slurm's CONFIGURING).
+	ReasonImagePull Reason = "ImagePull"
 	// ReasonDependencyNeverSatisfied: a job it depends on ended so that
 	// the dependency can no longer hold (see JobSpec.KillOnInvalidDep).
 	ReasonDependencyNeverSatisfied Reason = "DependencyNeverSatisfied"
@@ -414,4 +417,13 @@ type JobFilter struct {
 	Tasks []TaskRef
 	// All includes finished jobs; by default listings show pending and running.
 	All bool
+}
+
+// DisplayState is the job's squeue-style code, with Slurm's CF
+// (CONFIGURING) for a running job whose node is still preparing it.
+func (j *Job) DisplayState() string {
+	if j.State == StateRunning && j.Reason == ReasonImagePull {
+		return "CF"
+	}
+	return j.State.Short()
 }

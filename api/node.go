@@ -80,6 +80,9 @@ type JobEventKind string
 const (
 	EventStarted JobEventKind = "started"
 	EventEnded   JobEventKind = "ended"
+	// EventConfiguring: the node is preparing the job before its script
+	// runs (pulling its image); Message says what. EventStarted ends it.
+	EventConfiguring JobEventKind = "configuring"
 )
 
 // JobEvent reports a start or an end (POST /v1/node/events). noded keeps an

@@ -122,7 +122,7 @@ func queueRow(j *api.Job, now time.Time) []string {
 		where = strings.Join(j.Nodes, ",")
 	}
 	return []string{
-		api.JobRefText(j), j.Partition, j.Name, j.User, j.State.Short(),
+		api.JobRefText(j), j.Partition, j.Name, j.User, j.DisplayState(),
 		jobspec.FormatDuration(int64(j.Elapsed(now) / time.Second)), strconv.Itoa(nodes), where,
 	}
 }

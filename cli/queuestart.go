@@ -52,6 +52,6 @@ func startRow(j *api.Job) []string {
 	if len(j.PlannedNodes) > 0 {
 		sched = hostlist.Compress(j.PlannedNodes)
 	}
-	return []string{api.JobRefText(j), j.Partition, j.Name, j.User, j.State.Short(), start,
+	return []string{api.JobRefText(j), j.Partition, j.Name, j.User, j.DisplayState(), start,
 		strconv.Itoa(max(j.NodeCount, 1)), sched, "(" + reasonText(j.Reason) + ")"}
 }

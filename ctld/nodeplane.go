@@ -108,6 +108,13 @@ func (s *Server) applyEvents(events []api.JobEvent) error {
 			if j.launch.ackedAt.IsZero() {
 				j.launch.ackedAt = now
 			}
+			if j.rec.Job.Reason == api.ReasonImagePull { // configuring is over
+				changes = append(changes, change{j, transition(j.rec, api.StateRunning, api.ReasonNone, eventTime(ev, now))})
+			}
+		case api.EventConfiguring:
+			if j.rec.Job.Reason != api.ReasonImagePull {
+				changes = append(changes, change{j, transition(j.rec, api.StateRunning, api.ReasonImagePull, eventTime(ev, now))})
+			}
 		case api.EventEnded:
 			endedNow[ev.JobID] = true
 			changes = append(changes, change{j, s.endedOnNode(j, ev, now)})
@@ -125,6 +132,11 @@ func (s *Server) applyEvents(events []api.JobEvent) error {
 	}
 	for _, c := range changes {
 		job := &c.next.Job
+		if job.State == api.StateRunning { // configuring began or ended
+			s.log.Printf("job %d on %s: %s", job.ID, job.Nodes[0], map[api.Reason]string{
+				api.ReasonImagePull: "pulling its image", api.ReasonNone: "script started"}[job.Reason])
+			continue
+		}
 		if job.State == api.StatePending { // requeued (control.go)
 			s.log.Printf("requeue job %d: run %d ended %s, job pending again", job.ID, job.Restarts, job.Runs[len(job.Runs)-1].State)
 			continue
@@ -155,6 +167,14 @@ func endedByNode(j *job, ev api.JobEvent, now time.Time) store.JobRecord {
 	next.Job.PeakMemBytes = ev.PeakMemBytes
 	next.Job.CPUTimeUsec = ev.CPUTimeUsec
 	return next
+}
+
+// eventTime is when the node says an event happened, else now.
+func eventTime(ev api.JobEvent, now time.Time) time.Time {
+	if ev.Time.IsZero() {
+		return now
+	}
+	return ev.Time
 }
 
 func derefInt(p *int) int {

@@ -107,6 +107,17 @@ func TestImagesTwoVersions(t *testing.T) {
 	if out := c.output(jobs["2.2"]); !strings.Contains(out, "corral: pulled "+c.reg+"/fw:2.2") {
 		t.Errorf("the on-demand pull is not shown: %q", out)
 	}
+	// The pull's time is on record as the job's ImagePull interval (queue
+	// shows CF meanwhile); the pre-pulled image needs none.
+	for v, id := range jobs {
+		pulled := false
+		for _, h := range c.Job(id).History {
+			pulled = pulled || h.Reason == api.ReasonImagePull
+		}
+		if pulled != (v == "2.2") {
+			t.Errorf("fw:%s job %d: ImagePull in history = %v", v, id, pulled)
+		}
+	}
 	if r := c.Corral("image", "rm", c.reg+"/fw:1.13"); r.Code != 0 {
 		t.Errorf("image rm: %+v", r)
 	}

@@ -24,6 +24,9 @@ type job struct {
 	dir       string
 	slots     []int
 	ctl       *os.File // write end of the shim's control pipe
+	// pid is the shim of a job reattached after a noded restart (ctl is
+	// nil then: the pipe died with the earlier noded); 0 otherwise.
+	pid int
 	cancelled bool
 	gpu       *gpuClaim // its MIG instances and MPS GPU (gpus.go)
 }
@@ -176,6 +179,14 @@ func (d *Daemon) supervise(j *job, cmd *exec.Cmd, status *os.File) {
 			}
 			d.put(api.JobEvent{JobID: j.id, Node: d.cfg.Name, Kind: api.EventStarted, Time: t})
 		}
+		if rest, ok := strings.CutPrefix(sc.Text(), "configuring "); ok {
+			at, what, _ := strings.Cut(rest, " ")
+			t, err := time.Parse(time.RFC3339Nano, at)
+			if err != nil {
+				t = time.Now()
+			}
+			d.put(api.JobEvent{JobID: j.id, Node: d.cfg.Name, Kind: api.EventConfiguring, Time: t, Message: what})
+		}
 	}
 	status.Close()
 	werr := cmd.Wait()
@@ -246,7 +257,20 @@ func (d *Daemon) cancel(id uint64, why string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	j := d.jobs[id]
-	if j == nil || j.cancelled || j.ctl == nil {
+	if j == nil || j.cancelled {
+		return
+	}
+	if j.ctl == nil {
+		// A reattached shim: SIGTERM is its other cancel (shim.Main), sent
+		// only while the PID is still that very shim.
+		if j.pid > 0 && shimPid(j.dir) == j.pid {
+			j.cancelled = true
+			if err := syscall.Kill(j.pid, syscall.SIGTERM); err != nil {
+				d.log.Printf("job %d: cancel (%s): %v", id, why, err)
+				return
+			}
+			d.log.Printf("job %d: cancelling reattached shim %d (%s)", id, j.pid, why)
+		}
 		return
 	}
 	j.cancelled = true

@@ -24,6 +24,7 @@
 // result.json; nothing in the shim depends on its parent staying alive.
 //
 // Talking to noded: fd 3 (if open) is read for cancel requests (the byte
-// 'c'); fd 4 (if open) gets "started <RFC 3339 time>\n" once the job runs.
+// 'c'); fd 4 (if open) gets "started <RFC 3339 time>\n" once the job runs,
+// and "configuring <time> <what>\n" before slow preparation (an image pull).
 // SIGTERM to the shim also cancels the job.
 package shim

@@ -46,7 +46,8 @@ func withImageEnv(env, image []string) []string {
 // pulls Launch.Image into the node's store (cancelled with the job) and
 // says so on the job's stderr, so `corral log --err` shows where the
 // time before the script went.
-func pullImage(job *Job, cancel <-chan struct{}, stderr io.Writer) error {
+func pullImage(job *Job, ctl Controls, stderr io.Writer) error {
+	cancel := ctl.Cancel
 	ref := job.Launch.Image
 	if ref == "" || job.ImageRootfs != "" {
 		return nil
@@ -71,6 +72,9 @@ func pullImage(job *Job, cancel <-chan struct{}, stderr io.Writer) error {
 		}()
 		start := time.Now()
 		fmt.Fprintf(stderr, "corral: image %s is not on node %s; pulling it\n", ref, job.Node)
+		if ctl.Configuring != nil {
+			ctl.Configuring("pulling image " + ref)
+		}
 		im, err = st.Pull(ctx, ref)
 		if err != nil {
 			return fmt.Errorf("image %s is not on node %s and pulling it failed: %v", ref, job.Node, err)

@@ -68,6 +68,10 @@ func Main(args []string) int {
 		if status != nil {
 			fmt.Fprintf(status, "started %s\n", t.Format(time.RFC3339Nano))
 		}
+	}, Configuring: func(what string) {
+		if status != nil {
+			fmt.Fprintf(status, "configuring %s %s\n", time.Now().Format(time.RFC3339Nano), what)
+		}
 	}})
 	if res.Message != "" {
 		log.Printf("job ended %s: %s", res.State, res.Message)

@@ -25,6 +25,9 @@ type Controls struct {
 	Cancel <-chan struct{}
 	// Started, if set, is called once the job's process runs.
 	Started func(time.Time)
+	// Configuring, if set, is called when the node must prepare something
+	// slow before the script can run (pulling the job's image).
+	Configuring func(what string)
 }
 
 // ending says why the shim stopped the job, if it did.
@@ -87,7 +90,7 @@ func run(dir string, job *Job, ctl Controls) (res *Result, err error) {
 	if err != nil {
 		return &Result{}, err
 	}
-	if err := pullImage(job, ctl.Cancel, stderr); err != nil {
+	if err := pullImage(job, ctl, stderr); err != nil {
 		if cancelled(ctl.Cancel) { // cancelled while pulling
 			return &Result{State: api.StateCancelled, End: time.Now()}, nil
 		}

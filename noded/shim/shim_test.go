@@ -58,7 +58,7 @@ type testJob struct {
 
 // mustJob lays out a job directory for a job running script as nobody
 // with 1 CPU and 256M; edit adjusts the job before launch.json is written.
-func mustJob(t *testing.T, script string, edit func(*shim.Job)) *testJob {
+func mustJob(t testing.TB, script string, edit func(*shim.Job)) *testJob {
 	t.Helper()
 	containertest.MustRoot(t)
 	state := containertest.MustStateDir(t)
