@@ -10,7 +10,11 @@
 //   - The node plane: ctld and noded talk HTTP/JSON over TCP. Every request
 //     carries an HMAC of its method, path, time and body made with the
 //     cluster key (see Sign and Verify); an unsigned or stale request changes
-//     nothing.
+//     nothing. The TCP connections are TLS pinned to the cluster CA that
+//     ctld creates (tls.go: LoadOrCreateCA, ClientTLS, NewNodeClientTLS).
+//   - Remote users (a login node) reach ctld's TCP port with a one-use
+//     Credential that the local noded signs for the uid the kernel reports
+//     (credential.go; NewRemoteClient fetches one per request).
 //
 // Paths are versioned under /v1; docs/api.md lists every call. The types here
 // are plain data: no behaviour beyond validation and formatting helpers, so

@@ -27,7 +27,7 @@ func App() *ucli.App {
 		UsageText:            "corral [--socket PATH] COMMAND [options] [arguments]",
 		HideVersion:          true,
 		EnableBashCompletion: false,
-		Flags:                []ucli.Flag{socketFlag()},
+		Flags:                append([]ucli.Flag{socketFlag()}, remoteFlags()...), // remote.go: --ctld, --ca
 		Commands: []*ucli.Command{
 			submitCommand(),
 			queueCommand(),
@@ -40,6 +40,7 @@ func App() *ucli.App {
 			nodesCommand(),
 			imageCommand(), logCommand(), usageCommand(), policyCommand(), // image.go, log.go, usage.go, policy.go
 			devCommand(),
+			adminCommand(), // admin.go: backup
 			completionCommand(), docsCommand(),
 		},
 		Action: func(c *ucli.Context) error {
@@ -208,6 +209,9 @@ func explicitSocket(c *ucli.Context) string {
 func client(c *ucli.Context, override string) *api.Client {
 	if override == "" {
 		override = explicitSocket(c)
+	}
+	if base := remoteURL(c); override == "" && base != "" { // remote.go
+		return remoteClient(c, base)
 	}
 	return api.NewClient(api.ResolveSocket(override))
 }

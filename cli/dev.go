@@ -209,7 +209,10 @@ func (d *devCluster) startCtld() (*child, error) {
 
 func (d *devCluster) startNoded(name, ctldURL string) (*child, error) {
 	args := []string{"--name", name, "--ctld", ctldURL, "--listen", "127.0.0.1:0", "--key", d.key,
-		"--state", filepath.Join(d.state, "noded", name), "--kill-wait", "2s"}
+		"--state", filepath.Join(d.state, "noded", name), "--kill-wait", "2s",
+		// TLS pinned to the CA ctld created; remote-user credentials on a
+		// socket of the dev cluster's own (docs/security.md).
+		"--ca", filepath.Join(d.ctldState(), api.CAFile), "--cred-socket", filepath.Join(d.state, "noded-"+name+".sock")}
 	if d.cpus > 0 {
 		args = append(args, "--cpus", strconv.Itoa(d.cpus))
 	}

@@ -115,6 +115,8 @@ func fakeNodedMain(args []string) int {
 	cpus := fs.Int("cpus", 1, "")
 	mem := fs.String("mem", "1G", "")
 	killWait := fs.Duration("kill-wait", 30*time.Second, "")
+	fs.String("ca", "", "")
+	fs.String("cred-socket", "", "")
 	var gpuArgs []string
 	for _, f := range []string{"gpu-mock", "gpu-mock-count", "gpu-mock-mig", "fgpu-per-gpu", "mps-control", "mps-dir"} {
 		fs.Func(f, "", func(v string) error { gpuArgs = append(gpuArgs, "--"+f+"="+v); return nil })

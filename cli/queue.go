@@ -42,6 +42,9 @@ func queue(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
+	if !c.Bool("array") && !c.Bool("start") {
+		return queuePlain(c, f) // queuefast.go
+	}
 	ctx, cancel := requestContext(c)
 	defer cancel()
 	jobs, err := client(c, "").Jobs(ctx, f)

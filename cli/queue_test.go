@@ -65,8 +65,8 @@ func TestQueueTable(t *testing.T) {
 		}
 	}
 	req := f.MustOneRequest(t)
-	if req.Path != "/v1/jobs" || len(req.Query) != 0 {
-		t.Errorf("request %s?%s, want /v1/jobs with no filter", req.Path, req.Query.Encode())
+	if req.Path != "/v1/jobs" || req.Query.Encode() != "view=brief" {
+		t.Errorf("request %s?%s, want /v1/jobs?view=brief: no filter, the table's brief view", req.Path, req.Query.Encode())
 	}
 }
 
@@ -102,7 +102,12 @@ func TestQueueFilters(t *testing.T) {
 			t.Errorf("%q: exit %d, %s", tc.args, r.code, r.stderr)
 			continue
 		}
-		if got := f.MustOneRequest(t).Query; !reflect.DeepEqual(got, tc.want) {
+		got := f.MustOneRequest(t).Query
+		if v := got.Get("view"); v != "brief" {
+			t.Errorf("%q: view=%q, want brief (the table's columns only)", tc.args, v)
+		}
+		got.Del("view")
+		if !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%q sent %v, want %v", tc.args, got, tc.want)
 		}
 	}

@@ -15,6 +15,16 @@ import (
 // writeTable prints rows under header in squeue's plain style: no borders
 // or rules, columns left-aligned and two spaces apart, no trailing blanks.
 func writeTable(w io.Writer, header []string, rows [][]string) error {
+	if len(rows) >= bigTable { // tablefast.go
+		clean := make([][]string, len(rows))
+		for i, row := range rows {
+			clean[i] = make([]string, len(row))
+			for j, cell := range row {
+				clean[i][j] = printable(cell)
+			}
+		}
+		return writeTableFast(w, header, clean)
+	}
 	var buf bytes.Buffer
 	cells := tw.CellConfig{
 		Formatting: tw.CellFormatting{AutoFormat: tw.Off, AutoWrap: tw.WrapNone},

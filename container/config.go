@@ -180,6 +180,20 @@ var rootCaps = []string{
 	"CAP_SYS_CHROOT", "CAP_KILL", "CAP_AUDIT_WRITE",
 }
 
+// jobCapabilities are a job's capability sets. A non-root job gets none
+// in all five sets (bounding, effective, permitted, inheritable,
+// ambient), so not even a setuid or file-capability binary can raise
+// them; root gets rootCaps, never inheritable or ambient.
+func jobCapabilities(uid int) *configs.Capabilities {
+	if uid != 0 {
+		return &configs.Capabilities{}
+	}
+	return &configs.Capabilities{
+		Bounding: append([]string(nil), rootCaps...), Effective: append([]string(nil), rootCaps...),
+		Permitted: append([]string(nil), rootCaps...),
+	}
+}
+
 // Config builds the libcontainer configuration for s. It creates the
 // top-level symlinks inside s.Rootfs, which must exist and be empty.
 func Config(s *Spec) (*configs.Config, error) {
@@ -227,9 +241,10 @@ func Config(s *Spec) (*configs.Config, error) {
 	if cgroupNS {
 		ns = append(ns, configs.Namespace{Type: configs.NEWCGROUP})
 	}
-	caps := &configs.Capabilities{}
-	if s.UID == 0 {
-		caps = &configs.Capabilities{Bounding: rootCaps, Effective: rootCaps, Permitted: rootCaps}
+	caps := jobCapabilities(s.UID)
+	var filter *configs.Seccomp
+	if SeccompEnabled {
+		filter = DefaultSeccomp()
 	}
 	return &configs.Config{
 		Rootfs:          s.Rootfs,
@@ -240,6 +255,7 @@ func Config(s *Spec) (*configs.Config, error) {
 		Cgroups:         &cgroups.Cgroup{Path: s.CgroupPath, Resources: &res},
 		Capabilities:    caps,
 		NoNewPrivileges: true,
+		Seccomp:         filter,
 		MaskPaths: append([]string{
 			"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
 			"/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware", "/sys/devices/virtual/powercap",

@@ -13,7 +13,9 @@
 // directory) are masked.
 //
 // Namespaces: PID, mount, IPC, UTS and cgroup; the network is the host's.
-// Non-root jobs run with no capabilities and no_new_privs.
+// Every job runs with no_new_privs and, when the binary is built with
+// -tags seccomp, under DefaultSeccomp; non-root jobs hold no capabilities,
+// root jobs a fixed set without CAP_SYS_ADMIN (docs/security.md).
 //
 // Programs that start containers must let libcontainer re-execute them as
 // the container's init: call InitIfRequested first thing (this package

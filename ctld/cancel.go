@@ -51,7 +51,7 @@ func (s *Server) cancel(caller peer, req api.CancelRequest) (api.CancelResponse,
 		switch {
 		case j == nil:
 			errs[id] = fmt.Sprintf("job %d does not exist", id)
-		case caller.UID != 0 && j.rec.Job.UID != caller.UID:
+		case !s.mayAct(caller, &j.rec.Job): // authz.go
 			errs[id] = fmt.Sprintf("job %d belongs to %s", id, j.rec.Job.User)
 		case j.state().Terminal():
 			errs[id] = fmt.Sprintf("job %d already finished (%s)", id, j.state())
@@ -68,7 +68,7 @@ func (s *Server) cancel(caller peer, req api.CancelRequest) (api.CancelResponse,
 			if !matches(&j.rec.Job) {
 				continue
 			}
-			if caller.UID != 0 && j.rec.Job.UID != caller.UID {
+			if !s.mayAct(caller, &j.rec.Job) {
 				if req.User != "" && req.User != callerName {
 					errs[id] = fmt.Sprintf("job %d belongs to %s", id, j.rec.Job.User)
 				}
@@ -181,7 +181,7 @@ func (s *Server) endUnreachable(id uint64, nodeName string, sigErr error, by str
 // cancelled. plain are the other IDs; filters reach remainders too.
 func (s *Server) cancelArraysLocked(caller peer, req api.CancelRequest, matches func(*api.Job) bool,
 	errs map[uint64]string, now time.Time) (plain []uint64, targets []*job, rems []remChange) {
-	mine := func(job *api.Job) bool { return caller.UID == 0 || job.UID == caller.UID }
+	mine := func(job *api.Job) bool { return s.mayAct(caller, job) }
 	remMatches := func(a *arrayJob) bool {
 		return a.rem != nil && a.rem.Job.State == api.StatePending && matches(&a.rem.Job)
 	}

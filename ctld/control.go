@@ -106,7 +106,7 @@ func (s *Server) resolveLocked(ref jobRef) (jobs []*job, rem *arrayJob, msg stri
 	return nil, nil, fmt.Sprintf("job %s is no longer in the history", ref)
 }
 
-func mayAct(caller peer, job *api.Job) bool { return caller.UID == 0 || caller.UID == job.UID }
+// mayAct and mayModify (authz.go) say who may control and change a job.
 
 // controlOp is one request's pending work.
 type controlOp struct {
@@ -174,7 +174,7 @@ func (s *Server) controlOneLocked(caller peer, action string, ref jobRef, jobs [
 			continue
 		}
 		job := &j.rec.Job
-		if !mayAct(caller, job) {
+		if !s.mayAct(caller, job) {
 			return fmt.Sprintf("job %s belongs to %s", ref, job.User)
 		}
 		next, msg := s.controlJobLocked(caller, action, j, op, now)
@@ -191,7 +191,7 @@ func (s *Server) controlOneLocked(caller peer, action string, ref jobRef, jobs [
 		did++
 	}
 	if rem != nil && rem.rem != nil && rem.rem.Job.State == api.StatePending && action != "requeue" {
-		if !mayAct(caller, &rem.rem.Job) {
+		if !s.mayAct(caller, &rem.rem.Job) {
 			return fmt.Sprintf("job %s belongs to %s", ref, rem.rem.Job.User)
 		}
 		next := *rem.rem
@@ -255,10 +255,10 @@ func holdOrRelease(caller peer, action string, job *api.Job) string {
 	ref := api.JobRefText(job)
 	if action == "hold" {
 		switch {
-		case caller.UID == 0:
+		case caller.atLeast(roleOperator): // authz.go
 			job.Hold, job.Reason = holdAdmin, api.ReasonJobHeldAdmin
 		case job.Hold == holdAdmin:
-			return fmt.Sprintf("job %s is already held by root", ref)
+			return fmt.Sprintf("job %s is already held by an operator or root", ref)
 		default:
 			job.Hold, job.Reason = holdUser, api.ReasonJobHeld
 		}
@@ -267,8 +267,8 @@ func holdOrRelease(caller peer, action string, job *api.Job) string {
 	switch {
 	case job.Hold == "":
 		return fmt.Sprintf("job %s is not held", ref)
-	case job.Hold == holdAdmin && caller.UID != 0:
-		return fmt.Sprintf("job %s was held by root; only root may release it", ref)
+	case job.Hold == holdAdmin && !caller.atLeast(roleOperator):
+		return fmt.Sprintf("job %s was held by an operator or root; only an operator, administrator or root may release it", ref)
 	}
 	job.Hold, job.Reason = "", api.ReasonNone
 	return ""
@@ -483,7 +483,7 @@ func (s *Server) update(caller peer, req api.UpdateRequest) (api.JobsResponse, e
 // updateJobLocked applies req to job, or says why not.
 func (s *Server) updateJobLocked(caller peer, req api.UpdateRequest, job *api.Job) string {
 	ref := api.JobRefText(job)
-	if !mayAct(caller, job) {
+	if !s.mayModify(caller, job) {
 		return fmt.Sprintf("job %s belongs to %s", ref, job.User)
 	}
 	if req.TimeLimit != nil {

@@ -42,7 +42,7 @@ func TestHoldAndRelease(t *testing.T) {
 	ref := api.JobsRequest{IDs: []uint64{id}}
 	tc.control("hold", id)
 	tc.waitJob(id, "JobHeldAdmin", reasonIs(api.ReasonJobHeldAdmin))
-	if resp := controlAs(t, tc, nobody, "release", ref); !strings.Contains(resp.Errors[fmt.Sprint(id)], "only root may release it") {
+	if resp := controlAs(t, tc, nobody, "release", ref); !strings.Contains(resp.Errors[fmt.Sprint(id)], "only an operator, administrator or root may release it") {
 		t.Fatalf("owner released an admin hold: %+v", resp)
 	}
 	tc.control("release", id)

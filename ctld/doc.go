@@ -5,7 +5,11 @@
 // It serves two planes. Users reach it over HTTP/JSON on a Unix socket;
 // their identity comes from the socket's peer credentials, never from a
 // request body. Node daemons reach it over HTTP/JSON on TCP, every request
-// signed with the cluster key (api.Sign/api.Verify).
+// signed with the cluster key (api.Sign/api.Verify). That TCP port is TLS
+// from a CA ctld creates (tls.go) and also serves the user plane to remote
+// users with a noded-issued credential (credential.go). Every user-plane
+// call passes one gate, authz.go: identity, the per-uid rate limit
+// (ratelimit.go), then the route's role; docs/security.md has the matrix.
 //
 // State lives in one bbolt file (package ctld/store) and, for speed, in
 // memory. The rule everywhere: a change is on disk before anything acts on

@@ -29,19 +29,7 @@ func (s *Server) environmentRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/usage", s.withCaller(s.handleUsage))
 }
 
-// isAdmin: root and the users named by AdminUsers in corral.conf.
-func (s *Server) isAdmin(caller peer) bool {
-	return caller.UID == 0 || len(s.access.Admins) > 0 && s.access.IsAdmin(s.users.name(caller.UID))
-}
-
-// mayView says whether caller may see a job of uid in queue, show and
-// log: their own, everyone's for admins, or all with SharedView=YES.
-func (s *Server) mayView(caller peer, uid uint32) bool {
-	return caller.UID == uid || s.access.SharedView || s.isAdmin(caller)
-}
-
-// seesAll says whether caller sees every user's jobs.
-func (s *Server) seesAll(caller peer) bool { return s.access.SharedView || s.isAdmin(caller) }
+// Who may see what: isAdmin, mayView, seesAll, mayReadLog (authz.go).
 
 // visibleJobs keeps the jobs caller may see.
 func (s *Server) visibleJobs(caller peer, jobs []api.Job) []api.Job {
@@ -99,7 +87,7 @@ func (s *Server) upNodeClients(names []string, timeout time.Duration) (map[strin
 	if len(names) == 0 {
 		for name, n := range s.nodes {
 			if n.up && n.client != nil {
-				out[name] = api.NewNodeClient(n.client.BaseURL, s.key, timeout)
+				out[name] = n.client.WithTimeout(timeout) // same transport: TLS pinned to the CA
 			}
 		}
 		return out, nil
@@ -112,7 +100,7 @@ func (s *Server) upNodeClients(names []string, timeout time.Duration) (map[strin
 		if !n.up {
 			return nil, errorf(http.StatusConflict, "node %s is down", name)
 		}
-		out[name] = api.NewNodeClient(n.client.BaseURL, s.key, timeout)
+		out[name] = n.client.WithTimeout(timeout)
 	}
 	return out, nil
 }
@@ -257,7 +245,7 @@ func (s *Server) handleLog(w http.ResponseWriter, r *http.Request, caller peer) 
 		writeError(w, errorf(http.StatusNotFound, "job %d does not exist", id))
 		return
 	}
-	if j.rec.Job.UID != caller.UID && !s.isAdmin(caller) {
+	if !s.mayReadLog(caller, j.rec.Job.UID) { // authz.go
 		s.mu.RUnlock()
 		writeError(w, errorf(http.StatusForbidden, "job %d belongs to %s: only its owner or an administrator may read its log", id, j.rec.Job.User))
 		return

@@ -74,6 +74,7 @@ func MustServer(t testing.TB, opts ...func(*Config)) *testCluster {
 		StateDir:          filepath.Join(dir, "state"),
 		Socket:            filepath.Join(dir, "u.sock"),
 		Listen:            "127.0.0.1:0",
+		InsecurePlaintext: true, // the fake nodes serve plain HTTP; tls_test.go covers TLS
 		NodeTimeout:       time.Minute,
 		Heartbeat:         50 * time.Millisecond,
 		LaunchFailureHold: time.Hour,
@@ -232,6 +233,9 @@ func newFakeNode(tc *testCluster, name string, cpus int, mem int64) *fakeNode {
 // ctld is a signed client for the controller's current node-plane URL
 // (it changes when the controller restarts).
 func (f *fakeNode) ctld() *api.NodeClient {
+	if f.tc.srv.nodeTLS != nil { // a TLS controller (tls_test.go): pin its CA
+		return api.NewNodeClientTLS(f.tc.srv.NodeURL(), f.key, 5*time.Second, f.tc.srv.nodeTLS)
+	}
 	return api.NewNodeClient(f.tc.srv.NodeURL(), f.key, 5*time.Second)
 }
 
@@ -289,7 +293,9 @@ func (f *fakeNode) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (f *fakeNode) addr() string { return strings.TrimPrefix(f.srv.URL, "http://") }
+func (f *fakeNode) addr() string {
+	return strings.TrimPrefix(strings.TrimPrefix(f.srv.URL, "http://"), "https://")
+}
 
 // register sends a registration (heartbeat) listing the jobs it runs.
 func (f *fakeNode) register() api.RegisterResponse {

@@ -17,6 +17,8 @@ import (
 type peer struct {
 	UID, GID uint32
 	PID      int32
+	// Role is set by authorize (authz.go) from corral.conf's access lines.
+	Role role
 }
 
 type peerKey struct{}

@@ -18,6 +18,7 @@ func (s *Server) nodeHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/node/register", s.handleRegister)
 	mux.HandleFunc("POST /v1/node/events", s.handleEvents)
+	mux.HandleFunc("POST /v1/node/cert", s.handleNodeCert) // tls.go
 	mux.HandleFunc("/", notFound)
 	return s.verified(mux)
 }

@@ -25,9 +25,9 @@ const persistSeenEvery = time.Minute
 func (s *Server) nodeClient(addr string) *api.NodeClient {
 	base := addr
 	if !strings.Contains(base, "://") {
-		base = "http://" + base
+		base = s.schemeForNodes() + base // tls.go
 	}
-	return api.NewNodeClient(strings.TrimRight(base, "/"), s.key, nodeCallTimeout)
+	return s.newNodeClient(strings.TrimRight(base, "/"), nodeCallTimeout)
 }
 
 func (s *Server) nodeUpLocked(name string) bool {
@@ -291,4 +291,13 @@ func (s *Server) listNodes() []api.Node {
 	}
 	sort.Slice(out, func(a, b int) bool { return hostlist.Less(out[a].Name, out[b].Name) })
 	return out
+}
+
+// oldRunMayLiveLocked: a requeued job's earlier run on node may still be
+// going. A node that is DOWN has not told us otherwise; a node that is up
+// but still lists the job has been told to kill it (reconcileLocked) and
+// not yet confirmed. A node the controller no longer knows cannot run it.
+func (s *Server) oldRunMayLiveLocked(id uint64, name string) bool {
+	n := s.nodes[name]
+	return n != nil && (!n.up || containsID(n.reported, id))
 }

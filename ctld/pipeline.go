@@ -376,6 +376,12 @@ func (s *Server) startCandidateLocked(id uint64, nodes []string) *job {
 			return nil
 		}
 	}
+	// Nor anywhere while that node is DOWN (the run may go on there
+	// unseen, e.g. a stopped noded) or still lists it: no job ever runs
+	// twice at once (nodes.go).
+	if old, ok := s.pipe.avoid[id]; ok && s.oldRunMayLiveLocked(id, old) {
+		return nil
+	}
 	// The planner knows neither %N nor singleton: two starts of one plan
 	// may break them. The refused job waits for the next cycle, which
 	// sees the other one running.

@@ -2,6 +2,7 @@ package ctld
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -66,6 +68,18 @@ type Config struct {
 	// MetricsListen is the TCP address of the Prometheus endpoint
 	// (/metrics, see metrics.go); "" serves none.
 	MetricsListen string
+
+	// RateLimit is the user plane's sustained requests per second per
+	// uid (ratelimit.go); 0 takes DefaultRateLimit, negative turns the
+	// limit off. RateBurst is the bucket size; 0 takes DefaultRateBurst.
+	RateLimit float64
+	RateBurst int
+
+	// TLSSANs are more names and addresses for the controller's TLS
+	// certificate (tls.go). InsecurePlaintext serves the TCP port as plain
+	// HTTP instead of TLS: for tests only, and logged loudly.
+	TLSSANs           []string
+	InsecurePlaintext bool
 }
 
 func (c *Config) setDefaults() {
@@ -96,6 +110,12 @@ func (c *Config) setDefaults() {
 	if c.Logger == nil {
 		c.Logger = log.New(os.Stderr, "", log.LstdFlags|log.Lmicroseconds)
 	}
+	if c.RateLimit == 0 {
+		c.RateLimit = DefaultRateLimit
+	}
+	if c.RateBurst <= 0 {
+		c.RateBurst = DefaultRateBurst
+	}
 }
 
 // Server is a running controller. Create it with New, then call Run.
@@ -119,6 +139,10 @@ type Server struct {
 	policies *policy.Set
 	metrics  *metrics // nil without Config.MetricsListen
 	access   config.Access
+	limits   *userLimits // per-uid user-plane rate limit (ratelimit.go)
+	nonces   nonceCache  // remote credentials already used (credential.go)
+	ca       *api.CA     // the cluster CA; nil with InsecurePlaintext (tls.go)
+	nodeTLS  *tls.Config // pins the CA for calls to nodes; nil with InsecurePlaintext
 
 	kick chan struct{}
 	// cycleMu serializes scheduling cycles; idBuf and pendingBuf are the
@@ -153,6 +177,7 @@ func New(cfg Config) (*Server, error) {
 		active:  make(map[uint64]*job),
 		nodes:   make(map[string]*node),
 		kick:    make(chan struct{}, 1),
+		limits:  newUserLimits(cfg.RateLimit, cfg.RateBurst),
 	}
 	file, err := loadConfigFile(cfg.ConfigFile) // fairshare.go
 	if err != nil {
@@ -175,6 +200,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("cluster key: %w", err)
 	}
 	s.key = key
+	if err := s.loadCA(); err != nil { // tls.go: before the store, whose nodes get clients
+		return nil, err
+	}
 	if s.policies, err = policy.Load(filepath.Join(cfg.StateDir, PoliciesFile)); err != nil {
 		return nil, err
 	}
@@ -231,8 +259,13 @@ func (s *Server) listen() error {
 		ul.Close()
 		return fmt.Errorf("node plane: %w", err)
 	}
+	tcpAddr := nl.Addr().(*net.TCPAddr)
+	if nl, err = s.secureListener(nl); err != nil { // tls.go
+		ul.Close()
+		return fmt.Errorf("TLS: %w", err)
+	}
 	s.userLn, s.nodeLn = ul, nl
-	s.nodeURL = advertisedURL(nl.Addr().(*net.TCPAddr))
+	s.nodeURL = s.schemeForNodes() + strings.TrimPrefix(advertisedURL(tcpAddr), "http://")
 	if err := writeFileAtomic(filepath.Join(s.cfg.StateDir, AddrFile), []byte(s.nodeURL+"\n"), 0o644); err != nil {
 		ul.Close()
 		nl.Close()
@@ -279,8 +312,10 @@ func (s *Server) run(ctx context.Context) error {
 	userSrv := &http.Server{Handler: s.userHandler(), ConnContext: peerConnContext, ErrorLog: errLog,
 		ReadHeaderTimeout: 10 * time.Second}
 	userSrv.RegisterOnShutdown(s.pipe.shutdown) // ends long polls (wait.go)
-	nodeSrv := &http.Server{Handler: s.nodeHandler(), ErrorLog: errLog,
+	// The TCP port: node plane and remote users (credential.go).
+	nodeSrv := &http.Server{Handler: s.tcpHandler(), ErrorLog: errLog,
 		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
+	nodeSrv.RegisterOnShutdown(s.pipe.shutdown) // remote users' long polls too
 	serveErr := make(chan error, 2)
 	go func() { serveErr <- userSrv.Serve(s.userLn) }()
 	go func() { serveErr <- nodeSrv.Serve(s.nodeLn) }()

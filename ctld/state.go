@@ -1,6 +1,7 @@
 package ctld
 
 import (
+	"runtime/debug"
 	"slices"
 	"sort"
 	"time"
@@ -242,6 +243,12 @@ func (s *Server) load(now time.Time) error {
 			persistedSeen: rec.LastSeen, client: s.nodeClient(rec.Addr), parts: s.parts.of(rec.Name),
 			gpus: gpu.DevicesFromAPI(rec.GPUs)}
 	}
+	// Everything is in memory now: neither the file's mapped pages nor the
+	// decoding's garbage need to stay resident (docs/benchmarks.md, Load).
+	if err := s.store.DropMappedPages(); err != nil {
+		s.log.Printf("after loading: %v", err)
+	}
+	go debug.FreeOSMemory() // a full GC; serving need not wait for it
 	return nil
 }
 

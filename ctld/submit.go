@@ -128,6 +128,9 @@ func (s *Server) checkSpecLocked(spec *api.JobSpec) error {
 	if err := refuseNotYetHonoured(spec); err != nil {
 		return err
 	}
+	if err := checkAbsurd(spec, time.Now()); err != nil { // sanity.go
+		return err
+	}
 	for _, kv := range spec.Env {
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
 			return bad("environment entry %q is not KEY=VALUE", kv)

@@ -22,8 +22,9 @@ func (s *Server) userHandler() http.Handler {
 	s.pipelineRoutes(mux)
 	s.schedulingRoutes(mux)  // prio.go
 	s.environmentRoutes(mux) // environments.go: images, logs, policies, usage
+	s.adminRoutes(mux)       // backup.go: state file backup
 	mux.HandleFunc("/", notFound)
-	return mux
+	return s.authorize(mux) // authz.go: identity, rate limit, the route's role
 }
 
 type callerHandler func(w http.ResponseWriter, r *http.Request, caller peer)
@@ -62,10 +63,15 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request, caller pee
 // all=1; naming a finished state or a finished job's id lists it.
 func (s *Server) handleListJobs(w http.ResponseWriter, r *http.Request, caller peer) {
 	q := r.URL.Query()
+	brief, err := listView(q) // listing.go: view=brief|full, taken out of q
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	var f api.JobFilter
 	for key, vals := range q {
 		if !slices.Contains([]string{"user", "state", "id", "all"}, key) {
-			writeError(w, errorf(http.StatusBadRequest, "unknown query parameter %q (valid: user, state, id, all)", key))
+			writeError(w, errorf(http.StatusBadRequest, "unknown query parameter %q (valid: user, state, id, all, view)", key))
 			return
 		}
 		for _, v := range splitList(vals) {
@@ -102,7 +108,7 @@ func (s *Server) handleListJobs(w http.ResponseWriter, r *http.Request, caller p
 			}
 		}
 	}
-	writeJSON(w, http.StatusOK, s.visibleJobs(caller, s.listJobs(f))) // environments.go: own jobs unless shared
+	s.writeListing(w, caller, s.listJobs(f), brief) // listing.go: own jobs unless shared
 }
 
 func splitList(vals []string) []string {
@@ -117,8 +123,8 @@ func splitList(vals []string) []string {
 	return out
 }
 
-// listJobs returns copies of the matching jobs in ID order.
-func (s *Server) listJobs(f api.JobFilter) []api.Job {
+// listJobs plans the listing of the matching jobs (listing.go).
+func (s *Server) listJobs(f api.JobFilter) listing {
 	includeFinished := f.All || len(f.IDs)+len(f.Tasks) > 0 || slices.ContainsFunc(f.States, api.JobState.Terminal)
 	match := func(j *api.Job) bool {
 		if len(f.Users) > 0 && !slices.Contains(f.Users, j.User) {
@@ -132,32 +138,36 @@ func (s *Server) listJobs(f api.JobFilter) []api.Job {
 		}
 		return true
 	}
-	out := []api.Job{}
+	// Pointers are collected; the jobs are copied a chunk at a time as
+	// they are sent: copying, appending and sorting 100,000 api.Job values
+	// took seconds and a copy of every job in memory (listing.go).
+	var picked []*api.Job
 	s.mu.RLock()
 	switch {
 	case len(f.IDs)+len(f.Tasks) > 0:
 		for _, id := range f.IDs {
 			if j := s.jobs[id]; j != nil && match(&j.rec.Job) {
-				out = append(out, j.rec.Job)
+				picked = append(picked, &j.rec.Job)
 			}
 		}
 	case includeFinished:
+		picked = make([]*api.Job, 0, len(s.jobs))
 		for _, j := range s.jobs {
 			if match(&j.rec.Job) {
-				out = append(out, j.rec.Job)
+				picked = append(picked, &j.rec.Job)
 			}
 		}
 	default:
+		picked = make([]*api.Job, 0, len(s.active))
 		for _, j := range s.active {
 			if match(&j.rec.Job) {
-				out = append(out, j.rec.Job)
+				picked = append(picked, &j.rec.Job)
 			}
 		}
 	}
-	out = s.appendArrayViewsLocked(out, f, includeFinished, match)
+	views := s.appendArrayViewsLocked(nil, f, includeFinished, match)
 	s.mu.RUnlock()
-	slices.SortFunc(out, func(a, b api.Job) int { return compareIDs(a.ID, b.ID) })
-	return slices.CompactFunc(out, func(a, b api.Job) bool { return a.ID == b.ID })
+	return newListing(picked, views, match)
 }
 
 func compareIDs(a, b uint64) int {

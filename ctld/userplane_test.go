@@ -219,10 +219,11 @@ func TestRoutesAndErrors(t *testing.T) {
 			t.Errorf("%s %s: %d %s, want %d %q", tt.method, tt.path, code, body, tt.wantCode, tt.wantErr)
 		}
 	}
-	// Without peer credentials (not the Unix socket) nothing is served.
+	// Without peer credentials (not the Unix socket) or a remote
+	// credential nothing is served: 401, as docs/security.md says.
 	rec := httptest.NewRecorder()
 	tc.srv.userHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/v1/ping", nil))
-	if rec.Code != http.StatusForbidden {
+	if rec.Code != http.StatusUnauthorized {
 		t.Fatalf("no identity: %d %s", rec.Code, rec.Body)
 	}
 	parts, err := tc.client.Partitions(context.Background())

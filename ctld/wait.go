@@ -19,7 +19,7 @@ const (
 )
 
 // handleWait serves GET /v1/jobs/{id}/wait?timeout_s=N.
-func (s *Server) handleWait(w http.ResponseWriter, r *http.Request, _ peer) {
+func (s *Server) handleWait(w http.ResponseWriter, r *http.Request, caller peer) {
 	raw := r.PathValue("id")
 	id, task, err := api.ParseJobRef(raw)
 	if err != nil {
@@ -38,6 +38,13 @@ func (s *Server) handleWait(w http.ResponseWriter, r *http.Request, _ peer) {
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	ref := jobRef{id: id, task: task}
+	s.mu.RLock()
+	view, msg := s.jobViewLocked(ref)
+	s.mu.RUnlock()
+	if msg == "" && !s.mayView(caller, view.UID) { // authz.go
+		writeError(w, errorf(http.StatusForbidden, "job %s belongs to %s: you may see only your own jobs", raw, view.User))
+		return
+	}
 	for {
 		s.mu.RLock()
 		resp, msg := s.waitStateLocked(ref)

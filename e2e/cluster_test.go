@@ -56,10 +56,11 @@ func repoRoot() (string, error) {
 }
 
 func buildBinaries(root string) error {
-	for _, b := range []struct{ name, cgo string }{
-		{"corral", "0"}, {"corral-ctld", "1"}, {"corral-init", "0"}, {"corral-noded", "1"},
+	// The tags match the Makefile's: corral-noded gets seccomp support.
+	for _, b := range []struct{ name, cgo, tags string }{
+		{"corral", "0", ""}, {"corral-ctld", "1", ""}, {"corral-init", "0", ""}, {"corral-noded", "1", "seccomp"},
 	} {
-		cmd := exec.Command("go", "build", "-o", filepath.Join(root, "bin", b.name), "./cmd/"+b.name)
+		cmd := exec.Command("go", "build", "-tags", b.tags, "-o", filepath.Join(root, "bin", b.name), "./cmd/"+b.name)
 		cmd.Dir = root
 		cmd.Env = append(os.Environ(), "CGO_ENABLED="+b.cgo)
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -121,7 +122,7 @@ func StartCluster(t testing.TB, opts ClusterOpts) *Cluster {
 	dir := shortTempDir(t)
 	c := &Cluster{t: t, Dir: dir, Socket: filepath.Join(dir, "ctld.sock"), opts: opts}
 	c.listen = "127.0.0.1:" + strconv.Itoa(freePort(t))
-	c.CtldURL = "http://" + c.listen
+	c.CtldURL = "https://" + c.listen // always TLS; noded pins ctld/ca.pem beside the key
 	c.Client = api.NewClient(c.Socket)
 	t.Cleanup(c.Stop)
 	c.StartCtld()
@@ -206,7 +207,8 @@ func (c *Cluster) StartNode(n NodeOpts) {
 	args := []string{"--name", n.Name, "--ctld", c.CtldURL, "--listen", "127.0.0.1:0",
 		"--key", filepath.Join(c.Dir, "ctld", "cluster.key"),
 		"--state", filepath.Join(c.Dir, "node-"+n.Name),
-		"--cpus", strconv.Itoa(n.CPUs), "--mem", n.Mem, "--kill-wait", c.opts.KillWait}
+		"--cpus", strconv.Itoa(n.CPUs), "--mem", n.Mem, "--kill-wait", c.opts.KillWait,
+		"--cred-socket", filepath.Join(c.Dir, "cred-"+n.Name+".sock")}
 	args = append(args, n.Args...)
 	cmd := exec.Command(filepath.Join(binDir, "corral-noded"), args...)
 	log := c.logFile("noded-" + n.Name)

@@ -65,6 +65,13 @@ type Config struct {
 	// driver's capability files are read (default /dev and /proc).
 	CDISpecDirs       []string
 	DevRoot, ProcRoot string
+
+	// CredSocket is the Unix socket where local users get a remote
+	// credential for their uid (credsock.go); "" offers none.
+	CredSocket string
+	// CAFile is the cluster CA (ctld's ca.pem) pinned for an https
+	// CtldURL (tls.go); required then.
+	CAFile string
 }
 
 // Defaults.

@@ -33,6 +33,7 @@ type Daemon struct {
 	cg     *cgroup.Host
 	q      *eventq.Queue
 	ctld   *api.NodeClient
+	tls    *nodeTLS // nil when ctld's URL is http (tls.go)
 	bootID string
 	ln     net.Listener
 	addr   string // advertised host:port
@@ -85,6 +86,9 @@ func New(cfg Config, logger *log.Logger) (*Daemon, error) {
 		registered: make(chan struct{}),
 	}
 	d.heartbeatMs.Store(DefaultHeartbeat.Milliseconds())
+	if err := d.setupTLS(); err != nil { // tls.go
+		return nil, err
+	}
 	for _, dir := range []string{d.jobsDir, d.runcRoot} {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, err
@@ -161,9 +165,14 @@ func (d *Daemon) Registered() <-chan struct{} { return d.registered }
 // ends. Jobs keep running after Run returns: their shims do not depend on
 // noded.
 func (d *Daemon) Run(ctx context.Context) error {
+	stopCreds, err := d.startCredentials(ctx) // credsock.go
+	if err != nil {
+		return err
+	}
+	defer stopCreds()
 	srv := &http.Server{Handler: d.handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(d.ln) }()
+	go func() { errc <- d.serve(srv) }() // tls.go: TLS when ctld's URL is https
 	d.loops.Add(3)
 	go func() { defer d.loops.Done(); d.superviseMPS(ctx) }() // gpus.go
 	go func() { defer d.loops.Done(); d.heartbeat(ctx) }()
@@ -175,7 +184,6 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}()
 	d.log.Printf("corral-noded %s: serving on %s (advertised %s), ctld %s, %d CPUs, %d MiB, cgroup %s, state %s",
 		d.cfg.Name, d.ln.Addr(), d.addr, d.cfg.CtldURL, d.cfg.CPUs, d.cfg.MemBytes>>20, d.cg.Mode, d.cfg.StateDir)
-	var err error
 	select {
 	case <-ctx.Done():
 	case err = <-errc:

@@ -16,8 +16,12 @@
 // per shared GPU, package mps), the job's GPU environment and the device
 // nodes of its GPUs alone, through CDI when a CDI spec names them.
 //
-// Reattaching to shims that outlive a noded restart is not implemented yet:
-// at start noded reports the ends of jobs that finished while it was away,
-// cleans up after shims that died, and holds the cores of live ones (and
-// lists them as running) without supervising them.
+// Shims outlive noded (recover.go): at start noded reports the ends of
+// jobs that finished while it was away, cleans up after shims that died,
+// and reattaches to live ones, supervising them as if it had launched
+// them.
+//
+// With an https controller URL the node plane is TLS (tls.go: noded's
+// certificate is issued by ctld's CA for a key made here), and
+// credsock.go offers local users remote credentials for their own uid.
 package noded

@@ -20,13 +20,13 @@ import (
 
 // job is a job this noded supervises.
 type job struct {
-	id        uint64
-	dir       string
-	slots     []int
-	ctl       *os.File // write end of the shim's control pipe
+	id    uint64
+	dir   string
+	slots []int
+	ctl   *os.File // write end of the shim's control pipe
 	// pid is the shim of a job reattached after a noded restart (ctl is
 	// nil then: the pipe died with the earlier noded); 0 otherwise.
-	pid int
+	pid       int
 	cancelled bool
 	gpu       *gpuClaim // its MIG instances and MPS GPU (gpus.go)
 }

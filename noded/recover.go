@@ -17,8 +17,11 @@ import (
 
 // recover looks at job directories an earlier noded left behind:
 //   - a result.json: the job ended while noded was away; queue its end.
-//   - a live shim: hold its cores and list it as running (not supervised:
-//     reattaching is a later step).
+//   - a live shim: reattach. The job is supervised again as if this noded
+//     had launched it: its cores are held, its end is awaited (reattach)
+//     and reported with the shim's exit code and usage, and a cancel
+//     reaches it (SIGTERM to the shim). The shim alone enforces the time
+//     limit, so nothing is enforced twice.
 //   - neither: the supervisor died; remove any container and report the
 //     job FAILED.
 func (d *Daemon) recover() error {
@@ -33,7 +36,7 @@ func (d *Daemon) recover() error {
 			continue
 		}
 		dir := filepath.Join(d.jobsDir, e.Name())
-		job, jerr := shim.ReadJob(dir)
+		sj, jerr := shim.ReadJob(dir)
 		if res, err := shim.ReadResult(dir); err == nil {
 			d.log.Printf("job %d ended while noded was away (%s); reporting it", id, res.State)
 			d.gpus.recovered(id, dir, false) // gpus.go
@@ -44,12 +47,16 @@ func (d *Daemon) recover() error {
 			continue
 		}
 		if pid := shimPid(dir); pid > 0 {
-			d.log.Printf("job %d is still running under shim %d from an earlier noded; holding its CPUs (reattach is not implemented: its end is reported at a later start)", id, pid)
+			d.log.Printf("job %d is still running under shim %d from an earlier noded; reattaching", id, pid)
+			j := &job{id: id, dir: dir, pid: pid, gpu: readClaim(dir)}
 			if jerr == nil {
-				d.cpus.take(job.Slots)
+				j.slots = sj.Slots
+				d.cpus.take(sj.Slots)
 			}
-			d.orphans[id] = true
 			d.gpus.recovered(id, dir, true)
+			d.jobs[id] = j
+			d.supervisors.Add(1)
+			go d.reattach(j)
 			continue
 		}
 		if err := container.Remove(d.runcRoot, shim.ContainerID(id)); err != nil {
@@ -88,4 +95,29 @@ func shimPid(dir string) int {
 		return 0
 	}
 	return pid
+}
+
+// reattachPoll is how often a reattached shim is checked for its end. It
+// is not noded's child, so it cannot be waited for; a poll of /proc costs
+// next to nothing and an end is reported at most this much later.
+const reattachPoll = 100 * time.Millisecond
+
+// reattach supervises a shim an earlier noded started: once the shim is
+// gone (exited, or a zombie of whoever inherited it) its result.json is
+// final and the job is finished as supervise would.
+func (d *Daemon) reattach(j *job) {
+	defer d.supervisors.Done()
+	for shimPid(j.dir) == j.pid {
+		time.Sleep(reattachPoll)
+	}
+	res, err := shim.ReadResult(j.dir)
+	if err != nil {
+		if rerr := container.Remove(d.runcRoot, shim.ContainerID(j.id)); rerr != nil {
+			d.log.Printf("job %d: removing the container of a dead shim: %v", j.id, rerr)
+		}
+		res = &shim.Result{State: api.StateFailed, ExitCode: 1, End: time.Now(),
+			Message: "the job's supervisor ended without a result (reattached after a noded restart)" + logTail(j.dir)}
+	}
+	d.log.Printf("job %d: reattached shim %d ended (%s)", j.id, j.pid, res.State)
+	d.finish(j, res)
 }

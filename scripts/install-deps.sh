@@ -6,6 +6,9 @@ need=()
 command -v gcc >/dev/null 2>&1 || need+=(gcc)
 [ -e /usr/include/stdio.h ] || need+=(libc6-dev)
 [ -x /bin/busybox ] || need+=(busybox-static)
+# corral-noded's seccomp support (go build -tags seccomp) links libseccomp.
+[ -e /usr/include/seccomp.h ] || need+=(libseccomp-dev)
+command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi

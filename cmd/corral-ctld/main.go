@@ -39,7 +39,12 @@ func newApp(logTo io.Writer) *cli.App {
 			&cli.StringFlag{Name: "config", Value: config.DefaultPath, Usage: "partitions config `FILE` (optional unless given)"},
 			&cli.DurationFlag{Name: "node-timeout", Value: ctld.DefaultNodeTimeout, Usage: "a node silent this long is DOWN"},
 			&cli.DurationFlag{Name: "heartbeat", Value: ctld.DefaultHeartbeat, Usage: "heartbeat interval told to nodes"},
+			&cli.BoolFlag{Name: "check", Usage: "verify the state file (<state>/ctld.db) and exit: 0 sound, 1 damaged or unreadable; runs nothing"},
 			&cli.StringFlag{Name: "metrics-listen", Usage: "serve Prometheus metrics on this TCP `ADDR` (/metrics; default: none; see docs/metrics.md)"},
+			&cli.StringSliceFlag{Name: "tls-san", Usage: "another host `NAME` or address for the controller's TLS certificate (repeatable; see docs/security.md)"},
+			&cli.BoolFlag{Name: "insecure-plaintext", Usage: "serve the TCP port as plain HTTP instead of TLS (tests only: nothing between hosts is encrypted)"},
+			&cli.Float64Flag{Name: "rate-limit", Value: ctld.DefaultRateLimit, Usage: "user-plane requests per second per uid before 429 \"slow down\" (admins exempt; negative: no limit)"},
+			&cli.IntFlag{Name: "rate-burst", Value: ctld.DefaultRateBurst, Usage: "user-plane requests a uid may send at once"},
 		},
 		// One line per error, no usage dump.
 		OnUsageError:   func(_ *cli.Context, err error, _ bool) error { return err },
@@ -47,6 +52,9 @@ func newApp(logTo io.Writer) *cli.App {
 		Action: func(c *cli.Context) error {
 			if c.Args().Len() > 0 {
 				return fmt.Errorf("unexpected argument %q (corral-ctld takes only flags)", c.Args().First())
+			}
+			if c.Bool("check") {
+				return checkState(c.App.Writer, c.String("state"))
 			}
 			cfg, err := configFromFlags(c)
 			if err != nil {
@@ -75,6 +83,11 @@ func configFromFlags(c *cli.Context) (ctld.Config, error) {
 		Heartbeat:   c.Duration("heartbeat"),
 	}
 	cfg.MetricsListen = c.String("metrics-listen")
+	cfg.TLSSANs, cfg.InsecurePlaintext = c.StringSlice("tls-san"), c.Bool("insecure-plaintext")
+	cfg.RateLimit, cfg.RateBurst = c.Float64("rate-limit"), c.Int("rate-burst")
+	if cfg.RateLimit == 0 || cfg.RateBurst <= 0 {
+		return cfg, errors.New("--rate-limit must not be 0 (negative turns it off) and --rate-burst must be positive")
+	}
 	if cfg.NodeTimeout <= 0 || cfg.Heartbeat <= 0 {
 		return cfg, errors.New("--node-timeout and --heartbeat must be positive durations")
 	}

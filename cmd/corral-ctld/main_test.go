@@ -66,7 +66,7 @@ func TestRunsUntilSIGTERM(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	addr, err := os.ReadFile(filepath.Join(state, ctld.AddrFile))
-	if err != nil || !strings.HasPrefix(string(addr), "http://127.0.0.1:") {
+	if err != nil || !strings.HasPrefix(string(addr), "https://127.0.0.1:") { // always TLS (docs/security.md)
 		t.Fatalf("ctld.addr = %q, %v", addr, err)
 	}
 	if st, err := os.Stat(filepath.Join(state, ctld.KeyFile)); err != nil || st.Mode().Perm() != 0o600 {

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -59,6 +60,8 @@ func app() *cli.App {
 			&cli.StringFlag{Name: "init-path", DefaultText: "corral-init beside this executable", Usage: "corral-init binary (built with CGO_ENABLED=0)"},
 			imageStoreFlag(),
 			&cli.StringSliceFlag{Name: "mount-root", Usage: "host directory under which users may --mount (checked as the user; repeatable)"},
+			&cli.StringFlag{Name: "ca", DefaultText: "ca.pem beside --key", Usage: "cluster CA certificate (corral-ctld's <state>/ca.pem) pinned for an https --ctld"},
+			&cli.StringFlag{Name: "cred-socket", DefaultText: "/run/corral/noded-<name>.sock", Usage: "Unix socket issuing remote-user credentials (docs/security.md); \"none\" offers none"},
 		}, gpuFlags()...), // gpuflags.go
 		Commands:        []*cli.Command{imageCommand()},
 		HideHelpCommand: true,
@@ -100,6 +103,21 @@ func run(c *cli.Context) error {
 		return fmt.Errorf("--key: %w", err)
 	}
 	cfg.Key = key
+	cfg.CAFile = c.String("ca")
+	if cfg.CAFile == "" {
+		cfg.CAFile = filepath.Join(filepath.Dir(c.String("key")), api.CAFile)
+	}
+	switch cfg.CredSocket = c.String("cred-socket"); cfg.CredSocket {
+	case "none":
+		cfg.CredSocket = ""
+	case "":
+		name := cfg.Name
+		if name == "" {
+			name, _ = os.Hostname()
+			name, _, _ = strings.Cut(name, ".")
+		}
+		cfg.CredSocket = fmt.Sprintf(api.CredentialSocketPattern, name)
+	}
 	if abs, err := filepath.Abs(c.String("key")); err == nil {
 		cfg.Hide = append(cfg.Hide, abs) // root jobs could read it otherwise
 	}

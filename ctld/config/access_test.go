@@ -16,7 +16,15 @@ func TestAccessLines(t *testing.T) {
 	if f, _ := ParseFile(strings.NewReader("PartitionName=batch Nodes=ALL\n"), "t"); f.Access.SharedView || len(f.Access.Admins) != 0 {
 		t.Errorf("default access %+v", f.Access)
 	}
+	f, err = ParseFile(strings.NewReader("PartitionName=batch Nodes=ALL\nOperatorUsers=carol,dave\n"), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.Access.IsOperator("carol") || !f.Access.IsOperator("dave") || f.Access.IsOperator("alice") || f.Access.IsAdmin("carol") {
+		t.Errorf("operators %+v", f.Access)
+	}
 	for text, want := range map[string]string{
+		"OperatorUsers=a,,b":         "OperatorUsers=a,,b: give user names",
 		"SharedView=maybe":           "SharedView=maybe: use YES or NO",
 		"AdminUsers=a,,b":            "give user names",
 		"AdminUsers=a\nAdminUsers=b": "AdminUsers is already set on line 2",

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -63,6 +64,9 @@ type Options struct {
 	// OpenTimeout bounds the wait for the file lock (default 2s): another
 	// controller holding the file makes Open fail instead of hang.
 	OpenTimeout time.Duration
+	// SkipVerify skips the structure check Open runs on the whole file
+	// (check.go). Only for tests and tools that verify otherwise.
+	SkipVerify bool
 }
 
 // Store is an open state file. Its methods are safe for concurrent use.
@@ -84,16 +88,28 @@ func Open(path string, opt Options) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("state directory: %w", err)
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opt.OpenTimeout})
-	if errors.Is(err, bolt.ErrTimeout) {
-		return nil, fmt.Errorf("state file %s is locked by another process (is another corral-ctld running on this state directory?)", path)
-	}
+	db, err := openBolt(path, &bolt.Options{Timeout: opt.OpenTimeout}) // check.go
 	if err != nil {
-		return nil, fmt.Errorf("opening state file %s: %w", path, err)
+		return nil, err
+	}
+	if !opt.SkipVerify {
+		if err := verifyStructure(db); err != nil {
+			db.Close()
+			return nil, damaged(path, err)
+		}
 	}
 	db.MaxBatchDelay = 2 * time.Millisecond // node records (PutNodes)
-	err = db.Update(func(tx *bolt.Tx) error {
+	// An initialized file is only read here: opening (or refusing) a
+	// file must not write to it.
+	update := db.Update
+	if initialized(db) {
+		update = db.View
+	}
+	err = update(func(tx *bolt.Tx) error {
 		for _, b := range [][]byte{bucketMeta, bucketJobs, bucketNodes} {
+			if !tx.Writable() {
+				continue
+			}
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -115,6 +131,19 @@ func Open(path string, opt Options) (*Store, error) {
 	s := &Store{db: db, path: path, adds: make(chan *addRequest, maxGroup), committerDone: make(chan struct{})}
 	go s.commitAdds()
 	return s, nil
+}
+
+// initialized: every bucket Open creates, and a schema version, exist.
+func initialized(db *bolt.DB) bool {
+	ok := true
+	_ = db.View(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketMeta, bucketJobs, bucketNodes} {
+			ok = ok && tx.Bucket(b) != nil
+		}
+		ok = ok && tx.Bucket(bucketMeta).Get(keySchema) != nil
+		return nil
+	})
+	return ok
 }
 
 // Path is the file's path.
@@ -247,6 +276,9 @@ func (s *Store) commitAdds() {
 func (s *Store) commitGroup(group []*addRequest) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketJobs)
+		// New IDs only ever append: full pages instead of bbolt's half
+		// full splits halve the file, and what a restart has to read.
+		b.FillPercent = appendFill
 		for _, r := range group {
 			if r.tasks > 0 {
 				if err := putArray(tx, b, r); err != nil {
@@ -300,17 +332,31 @@ func (s *Store) PutJobs(recs ...*JobRecord) error {
 	return nil
 }
 
-// Jobs returns every stored job in ID order.
+// appendFill is the jobs bucket's fill percent for appends (see
+// commitGroup).
+const appendFill = 0.95
+
+// Jobs returns every stored job in ID order. Records are decoded on every
+// core: decoding is most of a restart's time (docs/benchmarks.md, Load).
 func (s *Store) Jobs() ([]*JobRecord, error) {
 	var out []*JobRecord
 	err := s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketJobs).ForEach(func(k, v []byte) error {
+		var keys, bodies [][]byte // valid until the transaction ends
+		err := tx.Bucket(bucketJobs).ForEach(func(k, v []byte) error {
+			keys, bodies = append(keys, k), append(bodies, v)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		out = make([]*JobRecord, len(keys))
+		return decodeParallel(len(keys), func(i int) error {
 			rec := new(JobRecord)
-			if err := json.Unmarshal(v, rec); err != nil {
-				return fmt.Errorf("job %d: %w", binary.BigEndian.Uint64(k), err)
+			if err := json.Unmarshal(bodies[i], rec); err != nil {
+				return fmt.Errorf("job %d: %w", binary.BigEndian.Uint64(keys[i]), err)
 			}
-			rec.Job.ID = binary.BigEndian.Uint64(k)
-			out = append(out, rec)
+			rec.Job.ID = binary.BigEndian.Uint64(keys[i])
+			out[i] = rec
 			return nil
 		})
 	})
@@ -318,6 +364,28 @@ func (s *Store) Jobs() ([]*JobRecord, error) {
 		return nil, fmt.Errorf("reading jobs from %s: %w", s.path, err)
 	}
 	return out, nil
+}
+
+// decodeParallel runs decode(0..n-1) on GOMAXPROCS goroutines, in
+// contiguous chunks, and returns the first error.
+func decodeParallel(n int, decode func(i int) error) error {
+	workers := min(runtime.GOMAXPROCS(0), max(n/1024, 1))
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w * n / workers; i < (w+1)*n/workers; i++ {
+				if err := decode(i); err != nil {
+					errs[w] = err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // LastJobID is the highest ID ever handed out (0 before the first job).

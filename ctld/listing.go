@@ -1,0 +1,149 @@
+package ctld
+
+import (
+	"bufio"
+	"cmp"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+)
+
+// ViewBrief is GET /v1/jobs?view=brief: each job with only what `corral
+// queue` shows (briefJob), about a fifth of the bytes of the full record
+// for a typical job, so the commonest big listing is cheap to encode,
+// send and decode. view=full (the default) is the whole api.Job.
+const ViewBrief = "brief"
+
+// listView reads and removes the view parameter.
+func listView(q url.Values) (brief bool, err error) {
+	vals, ok := q["view"]
+	if !ok {
+		return false, nil
+	}
+	delete(q, "view")
+	switch {
+	case len(vals) == 1 && vals[0] == ViewBrief:
+		return true, nil
+	case len(vals) == 1 && vals[0] == "full":
+		return false, nil
+	}
+	return false, errorf(http.StatusBadRequest, "invalid view=%q: use brief or full", strings.Join(vals, ","))
+}
+
+// briefJob is the subset of api.Job a queue listing shows, under the same
+// JSON names, so a client decodes it into an api.Job as it is.
+type briefJob struct {
+	ID             uint64         `json:"id"`
+	Name           string         `json:"name"`
+	User           string         `json:"user"`
+	Partition      string         `json:"partition"`
+	State          api.JobState   `json:"state"`
+	Reason         api.Reason     `json:"reason,omitempty"`
+	NodeCount      int            `json:"node_count,omitempty"`
+	StartTime      *time.Time     `json:"start_time,omitempty"`
+	EndTime        *time.Time     `json:"end_time,omitempty"`
+	Nodes          []string       `json:"nodes,omitempty"`
+	FGPUHundredths int            `json:"fgpu_hundredths,omitempty"`
+	GPUs           int            `json:"gpus,omitempty"`
+	GPUType        string         `json:"gpu_type,omitempty"`
+	GPUAlloc       []api.NodeGPUs `json:"gpu_alloc,omitempty"`
+	ArrayJobID     uint64         `json:"array_job_id,omitempty"`
+	ArrayTaskID    *int           `json:"array_task_id,omitempty"`
+	ArrayTasks     string         `json:"array_tasks,omitempty"`
+}
+
+// briefOf is j's brief view.
+func briefOf(j *api.Job) briefJob {
+	return briefJob{ID: j.ID, Name: j.Name, User: j.User, Partition: j.Partition, State: j.State,
+		Reason: j.Reason, NodeCount: j.NodeCount, StartTime: j.StartTime, EndTime: j.EndTime, Nodes: j.Nodes,
+		FGPUHundredths: j.FGPUHundredths, GPUs: j.GPUs, GPUType: j.GPUType, GPUAlloc: j.GPUAlloc,
+		ArrayJobID: j.ArrayJobID, ArrayTaskID: j.ArrayTaskID, ArrayTasks: j.ArrayTasks}
+}
+
+// listing is a planned job listing: the matching records, by pointer, and
+// the array views (copies: they are built, not stored), each in ID order
+// and each ID once. Records are read, under the read lock, only as they
+// are sent (writeListing), a chunk at a time: a listing of 100,000 jobs
+// no longer holds a copy of every job (a kilobyte each) nor blocks
+// changes while it is encoded.
+type listing struct {
+	recs  []*api.Job
+	views []api.Job
+	match func(*api.Job) bool // checked again on each copy: records change
+}
+
+func byID(a, b *api.Job) int { return cmp.Compare(a.ID, b.ID) }
+
+func newListing(recs []*api.Job, views []api.Job, match func(*api.Job) bool) listing {
+	slices.SortFunc(recs, byID)
+	recs = slices.CompactFunc(recs, func(a, b *api.Job) bool { return a.ID == b.ID })
+	slices.SortFunc(views, func(a, b api.Job) int { return byID(&a, &b) })
+	views = slices.CompactFunc(views, func(a, b api.Job) bool { return a.ID == b.ID })
+	// A record and a view of one ID: the record is the job.
+	views = slices.DeleteFunc(views, func(v api.Job) bool {
+		_, found := slices.BinarySearchFunc(recs, v.ID, func(r *api.Job, id uint64) int { return cmp.Compare(r.ID, id) })
+		return found
+	})
+	return listing{recs: recs, views: views, match: match}
+}
+
+// listChunk is how many records writeListing copies per read lock.
+const listChunk = 1024
+
+// writeListing sends l as a JSON array of api.Job (or of briefJob), in ID
+// order, keeping only the jobs caller may see (all of them, or their own:
+// seesAll, authz.go).
+func (s *Server) writeListing(w http.ResponseWriter, caller peer, l listing, brief bool) {
+	all := s.seesAll(caller)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	bw := bufio.NewWriterSize(w, 256<<10)
+	enc := json.NewEncoder(bw)
+	bw.WriteByte('[')
+	first := true
+	emit := func(j *api.Job) error {
+		if !all && j.UID != caller.UID {
+			return nil
+		}
+		if !first {
+			bw.WriteByte(',')
+		}
+		first = false
+		if brief {
+			b := briefOf(j)
+			return enc.Encode(&b)
+		}
+		return enc.Encode(j)
+	}
+	buf := make([]api.Job, 0, min(listChunk, len(l.recs)))
+	v := 0
+	for start := 0; start < len(l.recs); start += listChunk {
+		buf = buf[:0]
+		s.mu.RLock()
+		for _, r := range l.recs[start:min(start+listChunk, len(l.recs))] {
+			if l.match(r) {
+				buf = append(buf, *r)
+			}
+		}
+		s.mu.RUnlock()
+		for i := range buf {
+			for ; v < len(l.views) && l.views[v].ID < buf[i].ID; v++ {
+				emit(&l.views[v])
+			}
+			// An api value always encodes: an error is the client gone.
+			if emit(&buf[i]) != nil {
+				return
+			}
+		}
+	}
+	for ; v < len(l.views); v++ {
+		emit(&l.views[v])
+	}
+	bw.WriteString("]\n")
+	bw.Flush()
+}

@@ -1,0 +1,101 @@
+package ctld
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/store"
+)
+
+func TestListingViews(t *testing.T) {
+	tc := MustServer(t)
+	for _, name := range []string{"a", "b", "c"} {
+		tc.submit(script(name))
+	}
+	var full, brief []api.Job
+	ctx := context.Background()
+	if err := tc.client.Do(ctx, http.MethodGet, "/v1/jobs", nil, &full); err != nil {
+		t.Fatal(err)
+	}
+	if err := tc.client.Do(ctx, http.MethodGet, "/v1/jobs?view=brief&user=root", nil, &brief); err != nil {
+		t.Fatal(err)
+	}
+	if len(full) != 3 || len(brief) != 3 {
+		t.Fatalf("full %d jobs, brief %d, want 3 each", len(full), len(brief))
+	}
+	for i, b := range brief {
+		f := full[i]
+		if b.ID != f.ID || b.Name != f.Name || b.User != f.User || b.Partition != f.Partition ||
+			b.State != f.State || b.Reason != f.Reason || f.Spec.Script == "" {
+			t.Errorf("brief %+v does not match full %+v", b, f)
+		}
+		if b.Spec.Script != "" || len(b.History) != 0 {
+			t.Errorf("brief job %d carries its script or history", b.ID)
+		}
+	}
+	var explicitFull []api.Job
+	if err := tc.client.Do(ctx, http.MethodGet, "/v1/jobs?view=full", nil, &explicitFull); err != nil || len(explicitFull) != 3 || explicitFull[0].Spec.Script == "" {
+		t.Fatalf("view=full: %d jobs, %v", len(explicitFull), err)
+	}
+	for _, bad := range []string{"view=short", "view=brief&view=full", "view="} {
+		err := tc.client.Do(ctx, http.MethodGet, "/v1/jobs?"+bad, nil, nil)
+		var se *api.StatusError
+		if !errors.As(err, &se) || se.Code != http.StatusBadRequest || !strings.Contains(se.Message, "invalid view") {
+			t.Errorf("%s: %v, want 400 invalid view", bad, err)
+		}
+	}
+}
+
+// A listing bigger than a chunk, with jobs in several states, arrives
+// whole, in ID order, filtered as asked.
+func TestListingAcrossChunks(t *testing.T) {
+	tc := MustServer(t)
+	s := tc.srv
+	now := time.Now()
+	const n = 3*listChunk + 7
+	s.mu.Lock()
+	for i := uint64(1); i <= n; i++ {
+		st := api.StatePending
+		if i%3 == 0 {
+			st = api.StateCompleted
+		}
+		j := &job{rec: store.JobRecord{Job: api.Job{ID: i, Name: "j", User: "root", Partition: "batch", State: st, SubmitTime: now}}}
+		s.jobs[i] = j
+		if !st.Terminal() {
+			s.active[i] = j
+		}
+	}
+	s.mu.Unlock()
+	for _, tt := range []struct {
+		query string
+		want  func(id uint64) bool
+	}{
+		{"", func(id uint64) bool { return id%3 != 0 }},
+		{"?all=1&view=brief", func(uint64) bool { return true }},
+		{"?state=CD", func(id uint64) bool { return id%3 == 0 }},
+	} {
+		var got []api.Job
+		if err := tc.client.Do(context.Background(), http.MethodGet, "/v1/jobs"+tt.query, nil, &got); err != nil {
+			t.Fatal(err)
+		}
+		var want []uint64
+		for id := uint64(1); id <= n; id++ {
+			if tt.want(id) {
+				want = append(want, id)
+			}
+		}
+		ids := make([]uint64, len(got))
+		for i, j := range got {
+			ids[i] = j.ID
+		}
+		if !slices.Equal(ids, want) {
+			t.Errorf("%q: %d jobs listed, want %d in ID order", tt.query, len(ids), len(want))
+		}
+	}
+}

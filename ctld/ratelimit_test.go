@@ -1,0 +1,97 @@
+package ctld
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+func withRate(rate float64, burst int) func(*Config) {
+	return func(c *Config) { c.RateLimit, c.RateBurst = rate, burst }
+}
+
+func TestTokenBucket(t *testing.T) {
+	l := newUserLimits(10, 3)
+	now := time.Unix(1000, 0)
+	user, admin := peer{UID: 7}, peer{UID: 8, Role: roleAdmin}
+	for i := range 3 {
+		if _, limited := l.take(user, now); limited {
+			t.Fatalf("request %d within the burst was limited", i)
+		}
+	}
+	retry, limited := l.take(user, now)
+	if !limited || retry <= 0 || retry > 100*time.Millisecond {
+		t.Fatalf("4th request at once: limited=%v retry=%v, want limited with retry in (0,100ms]", limited, retry)
+	}
+	if _, limited := l.take(peer{UID: 9}, now); limited {
+		t.Fatal("another uid was limited by uid 7's bucket")
+	}
+	if _, limited := l.take(user, now.Add(100*time.Millisecond)); limited {
+		t.Fatal("a token did not come back after 1/rate seconds")
+	}
+	for range 1000 {
+		if _, limited := l.take(admin, now); limited {
+			t.Fatal("an administrator was limited")
+		}
+	}
+	if _, limited := (*userLimits)(nil).take(user, now); limited {
+		t.Fatal("a nil limiter limited")
+	}
+	off := newUserLimits(-1, 1)
+	for range 10 {
+		if _, limited := off.take(user, now); limited {
+			t.Fatal("a negative rate (off) limited")
+		}
+	}
+	// Full buckets are forgotten, so memory follows active users.
+	l.take(peer{UID: 10}, now)
+	l.take(user, now.Add(2*time.Minute))
+	if _, kept := l.buckets[9]; kept {
+		t.Error("a refilled bucket was not swept")
+	}
+}
+
+// TestRateLimitIsolatesUsers: a client polling in a tight loop gets 429
+// with a clear "slow down" line and Retry-After, while another user's
+// requests still succeed, and root is never limited.
+func TestRateLimitIsolatesUsers(t *testing.T) {
+	tc := MustServer(t, withRate(5, 20))
+	h := tc.srv.userHandler()
+	call := func(uid uint32) *httptest.ResponseRecorder {
+		req := httptest.NewRequest("GET", "/v1/jobs", nil)
+		req = req.WithContext(withPeer(req.Context(), peer{UID: uid, GID: uid}))
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	var limited *httptest.ResponseRecorder
+	for i := 0; i < 1000 && limited == nil; i++ {
+		if rec := call(nobody); rec.Code == http.StatusTooManyRequests {
+			limited = rec
+		} else if rec.Code != http.StatusOK {
+			t.Fatalf("tight loop request %d: %d %s", i, rec.Code, rec.Body)
+		}
+	}
+	if limited == nil {
+		t.Fatal("1000 requests in a tight loop were never limited")
+	}
+	msg := errorText(t, limited.Body.Bytes())
+	if !strings.HasPrefix(msg, "slow down: more than 5 requests per second from uid 65534; retry in ") || !strings.HasSuffix(msg, " ms") {
+		t.Errorf("429 message %q", msg)
+	}
+	if ra := limited.Header().Get("Retry-After"); ra == "" || ra == "0" {
+		t.Errorf("Retry-After = %q", ra)
+	}
+	for _, uid := range []uint32{uidOperator, 0} {
+		if rec := call(uid); rec.Code != http.StatusOK {
+			t.Errorf("uid %d while uid %d is limited: %d %s", uid, nobody, rec.Code, rec.Body)
+		}
+	}
+	for range 100 {
+		if rec := call(0); rec.Code != http.StatusOK {
+			t.Fatalf("root was limited: %d %s", rec.Code, rec.Body)
+		}
+	}
+}
