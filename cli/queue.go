@@ -27,7 +27,7 @@ func queueCommand() *ucli.Command {
 			&ucli.StringSliceFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "only these job IDs (comma list; 123_4 is one array task)"},
 			&ucli.BoolFlag{Name: "array", Aliases: []string{"r"}, Usage: "one line per array task instead of 123_[4-15] for an array's pending tasks"},
 			&ucli.BoolFlag{Name: "start", Usage: "pending jobs only, with their planned START_TIME and SCHEDNODES (like squeue --start)"},
-			&ucli.BoolFlag{Name: "json", Usage: "print a JSON array of jobs"},
+			&ucli.BoolFlag{Name: "json", Usage: "print a JSON array of jobs (every field but spec and history; corral show job --json has all)"},
 			socketFlag(),
 		},
 		Action: queue,

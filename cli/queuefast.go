@@ -32,7 +32,7 @@ func queuePlain(c *ucli.Context, f api.JobFilter) error {
 	defer cancel()
 	if c.Bool("json") {
 		// Streamed through: ctld lists in ID order, as the table does.
-		resp, err := openGET(ctx, client(c, "").Socket, jobsPath(f, "")) // admin.go
+		resp, err := openGET(ctx, client(c, "").Socket, jobsPath(f, "summary")) // admin.go; no spec or history
 		if err != nil {
 			return err
 		}

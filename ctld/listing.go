@@ -13,26 +13,53 @@ import (
 	"github.com/corral-hpc/corral/api"
 )
 
-// ViewBrief is GET /v1/jobs?view=brief: each job with only what `corral
-// queue` shows (briefJob), about a fifth of the bytes of the full record
-// for a typical job, so the commonest big listing is cheap to encode,
-// send and decode. view=full (the default) is the whole api.Job.
-const ViewBrief = "brief"
+// jobView is how much of each job a listing sends (GET /v1/jobs?view=):
+//   - full (the default): the whole api.Job;
+//   - summary: every field but the spec (script, environment) and the
+//     history, which are most of a record's bytes; what `corral queue
+//     --json` prints (`corral show job --json` has everything);
+//   - brief: only what the `corral queue` table shows (briefJob), about a
+//     fifth of the bytes, so the commonest big listing is cheap.
+type jobView int
+
+const (
+	viewFull jobView = iota
+	viewSummary
+	viewBrief
+)
+
+// ViewBrief and ViewSummary are the view parameter's values.
+const (
+	ViewBrief   = "brief"
+	ViewSummary = "summary"
+)
 
 // listView reads and removes the view parameter.
-func listView(q url.Values) (brief bool, err error) {
+func listView(q url.Values) (jobView, error) {
 	vals, ok := q["view"]
 	if !ok {
-		return false, nil
+		return viewFull, nil
 	}
 	delete(q, "view")
-	switch {
-	case len(vals) == 1 && vals[0] == ViewBrief:
-		return true, nil
-	case len(vals) == 1 && vals[0] == "full":
-		return false, nil
+	if len(vals) == 1 {
+		switch vals[0] {
+		case ViewBrief:
+			return viewBrief, nil
+		case ViewSummary:
+			return viewSummary, nil
+		case "full":
+			return viewFull, nil
+		}
 	}
-	return false, errorf(http.StatusBadRequest, "invalid view=%q: use brief or full", strings.Join(vals, ","))
+	return viewFull, errorf(http.StatusBadRequest, "invalid view=%q: use brief, summary or full", strings.Join(vals, ","))
+}
+
+// summaryJob is api.Job without its spec and history: the outer fields
+// shadow the embedded ones and, nil, are left out.
+type summaryJob struct {
+	*api.Job
+	Spec    *struct{} `json:"spec,omitempty"`
+	History *struct{} `json:"history,omitempty"`
 }
 
 // briefJob is the subset of api.Job a queue listing shows, under the same
@@ -98,7 +125,7 @@ const listChunk = 1024
 // writeListing sends l as a JSON array of api.Job (or of briefJob), in ID
 // order, keeping only the jobs caller may see (all of them, or their own:
 // seesAll, authz.go).
-func (s *Server) writeListing(w http.ResponseWriter, caller peer, l listing, brief bool) {
+func (s *Server) writeListing(w http.ResponseWriter, caller peer, l listing, view jobView) {
 	all := s.seesAll(caller)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
@@ -114,9 +141,12 @@ func (s *Server) writeListing(w http.ResponseWriter, caller peer, l listing, bri
 			bw.WriteByte(',')
 		}
 		first = false
-		if brief {
+		switch view {
+		case viewBrief:
 			b := briefOf(j)
 			return enc.Encode(&b)
+		case viewSummary:
+			return enc.Encode(summaryJob{Job: j})
 		}
 		return enc.Encode(j)
 	}

@@ -99,3 +99,33 @@ func TestListingAcrossChunks(t *testing.T) {
 		}
 	}
 }
+
+// view=summary (corral queue --json) keeps every field the queue's JSON
+// promises and drops only the spec and the history.
+func TestListingSummaryView(t *testing.T) {
+	tc := MustServer(t)
+	id := tc.submit(script("sum"))
+	var raw []map[string]any
+	if err := tc.client.Do(context.Background(), http.MethodGet, "/v1/jobs?view=summary", nil, &raw); err != nil {
+		t.Fatal(err)
+	}
+	if len(raw) != 1 || uint64(raw[0]["id"].(float64)) != id {
+		t.Fatalf("summary listing: %v", raw)
+	}
+	for _, k := range []string{"id", "name", "user", "partition", "state", "reason", "submit_time", "start_time",
+		"end_time", "exit_code", "cpus", "mem_bytes", "nodes"} {
+		if _, ok := raw[0][k]; !ok {
+			t.Errorf("summary lacks %q", k)
+		}
+	}
+	for _, k := range []string{"spec", "history"} {
+		if _, ok := raw[0][k]; ok {
+			t.Errorf("summary carries %q", k)
+		}
+	}
+	var bad api.Error
+	err := tc.client.Do(context.Background(), http.MethodGet, "/v1/jobs?view=everything", nil, &bad)
+	if statusOf(err) != http.StatusBadRequest {
+		t.Errorf("unknown view: %v", err)
+	}
+}

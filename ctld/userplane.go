@@ -63,7 +63,7 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request, caller pee
 // all=1; naming a finished state or a finished job's id lists it.
 func (s *Server) handleListJobs(w http.ResponseWriter, r *http.Request, caller peer) {
 	q := r.URL.Query()
-	brief, err := listView(q) // listing.go: view=brief|full, taken out of q
+	view, err := listView(q) // listing.go: view=brief|summary|full, taken out of q
 	if err != nil {
 		writeError(w, err)
 		return
@@ -108,7 +108,7 @@ func (s *Server) handleListJobs(w http.ResponseWriter, r *http.Request, caller p
 			}
 		}
 	}
-	s.writeListing(w, caller, s.listJobs(f), brief) // listing.go: own jobs unless shared
+	s.writeListing(w, caller, s.listJobs(f), view) // listing.go: own jobs unless shared
 }
 
 func splitList(vals []string) []string {
