@@ -32,7 +32,7 @@ deps:
 
 test: build
 	$(GO) vet -tags $(TAGS) $(PKGS)
-	$(CGO) $(GO) test -tags $(TAGS) -count=1 -timeout 9m $(PKGS)
+	TAGS=$(TAGS) scripts/test.sh
 
 demo: build
 	scripts/demo.sh

@@ -11,19 +11,19 @@
 // Placement: a job cgroup always nests under the cgroup noded runs in; no
 // other process's cgroup is moved or written.
 //
-//   - v1 and hybrid: the Path is RELATIVE ("corral-<node>-job<id>"). The fs
+//   - v1 and hybrid: the Path is RELATIVE ("corral-<node>-<hash>-job<id>"). The fs
 //     manager resolves a relative path per controller against the calling
 //     process's own cgroup (cgroups.GetOwnCgroupPath), so the job lands in
-//     <own cgroup of that controller>/corral-<node>-job<id> in every
+//     <own cgroup of that controller>/corral-<node>-<hash>-job<id> in every
 //     hierarchy (memory under /process_api/<id> here, cpu under /). The shim
 //     that creates the container runs in noded's cgroups, so "own" is noded's.
 //     On hybrid hosts the manager also joins the cgroup2 hierarchy at
 //     /sys/fs/cgroup/unified/<name> (the library ignores the own cgroup there).
 //   - pure v2: the no-internal-processes rule forbids enabling controllers for
 //     children of a cgroup that still holds processes. At start noded moves
-//     ITSELF (and only itself) into the leaf <own>/corral-<node>.noded, then
+//     ITSELF (and only itself) into the leaf <own>/corral-<node>-<hash>.noded, then
 //     enables cpu, cpuset, memory and pids in <own>/cgroup.subtree_control.
-//     Jobs get the ABSOLUTE Path <own>/corral-<node>-job<id>, siblings of the
+//     Jobs get the ABSOLUTE Path <own>/corral-<node>-<hash>-job<id>, siblings of the
 //     leaf. This needs <own> to hold no other processes: run noded in a unit
 //     of its own (systemd Delegate=yes); Prepare says so when it is not.
 //

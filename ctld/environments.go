@@ -31,20 +31,6 @@ func (s *Server) environmentRoutes(mux *http.ServeMux) {
 
 // Who may see what: isAdmin, mayView, seesAll, mayReadLog (authz.go).
 
-// visibleJobs keeps the jobs caller may see.
-func (s *Server) visibleJobs(caller peer, jobs []api.Job) []api.Job {
-	if s.seesAll(caller) {
-		return jobs
-	}
-	out := jobs[:0]
-	for _, j := range jobs {
-		if j.UID == caller.UID {
-			out = append(out, j)
-		}
-	}
-	return out
-}
-
 // checkEnvironment checks what a job asks of its environment at submit:
 // its name (a random one when it has none), its image reference, its
 // mounts' shape (the node checks access as the user) and its policies.

@@ -64,7 +64,12 @@ const attackerScript = `#!/bin/sh
 hp=$(cat victim.hostpid)
 [ -e /proc/$hp ] && echo hostpid visible || echo hostpid invisible
 kill -KILL "$hp" 2>/dev/null && echo hostkill done || echo hostkill denied
-kill -KILL "$(cat victim.pid)" 2>/dev/null; echo nskill tried
+vp=$(cat victim.pid)
+# PID numbers restart in every job's namespace (and corral-init's threads
+# use the first ones), so the victim's number may be one of the attacker's
+# own processes here, even its shell: that process is not the victim, and
+# killing it would only end the attacker early.
+[ -e /proc/$vp ] || kill -KILL "$vp" 2>/dev/null; echo nskill tried
 kill -KILL -1 2>/dev/null; echo killall tried
 [ -e /tmp/victim-secret ] && echo tmp shared || echo tmp private
 [ -e /dev/shm/victim-secret ] && echo shm shared || echo shm private
@@ -275,7 +280,7 @@ func mustComplete(t *testing.T, c *Cluster, id uint64, what string) {
 	t.Helper()
 	j := c.WaitEnded(id, 45*time.Second)
 	if j.State != api.StateCompleted {
-		t.Errorf("%s (job %d) ended %s exit %v: %s", what, id, j.State, j.ExitCode, j.Message)
+		t.Errorf("%s (job %d) ended %s exit %d signal %d: %s", what, id, j.State, derefExit(j.ExitCode), j.Signal, j.Message)
 	}
 }
 
@@ -405,4 +410,11 @@ func sameSet(a, b []string) bool {
 	slices.Sort(a)
 	slices.Sort(b)
 	return slices.Equal(slices.Compact(a), slices.Compact(b))
+}
+
+func derefExit(p *int) int {
+	if p == nil {
+		return -1
+	}
+	return *p
 }

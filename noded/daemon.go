@@ -3,6 +3,7 @@ package noded
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/cgroup"
+	"github.com/corral-hpc/corral/container"
 	"github.com/corral-hpc/corral/noded/eventq"
 )
 
@@ -28,23 +30,26 @@ const DefaultHeartbeat = time.Second
 
 // Daemon is one running corral-noded.
 type Daemon struct {
-	cfg    Config
-	log    *log.Logger
-	cg     *cgroup.Host
-	q      *eventq.Queue
-	ctld   *api.NodeClient
-	tls    *nodeTLS // nil when ctld's URL is http (tls.go)
-	bootID string
-	ln     net.Listener
-	addr   string // advertised host:port
+	cfg Config
+	log *log.Logger
+	cg  *cgroup.Host
+	// cgScope names this daemon's cgroups: the node name plus a hash of
+	// its state directory, so two daemons that share a name on one host
+	// (test clusters, a misconfiguration) never share a job's cgroup.
+	cgScope string
+	q       *eventq.Queue
+	ctld    *api.NodeClient
+	tls     *nodeTLS // nil when ctld's URL is http (tls.go)
+	bootID  string
+	ln      net.Listener
+	addr    string // advertised host:port
 
 	jobsDir, runcRoot string
 
-	mu      sync.Mutex
-	jobs    map[uint64]*job
-	orphans map[uint64]bool // live shims of an earlier noded (not supervised)
-	cpus    *cpuSlots
-	gpus    *gpuNode // nil without GPUs (gpus.go)
+	mu   sync.Mutex
+	jobs map[uint64]*job
+	cpus *cpuSlots
+	gpus *gpuNode // nil without GPUs (gpus.go)
 
 	heartbeatMs atomic.Int64
 	registered  chan struct{} // closed after the first successful register
@@ -81,7 +86,6 @@ func New(cfg Config, logger *log.Logger) (*Daemon, error) {
 		jobsDir:    filepath.Join(state, "jobs"),
 		runcRoot:   filepath.Join(state, "runc"),
 		jobs:       map[uint64]*job{},
-		orphans:    map[uint64]bool{},
 		cpus:       newCPUSlots(cfg.CPUs, HostCores()),
 		registered: make(chan struct{}),
 	}
@@ -97,7 +101,8 @@ func New(cfg Config, logger *log.Logger) (*Daemon, error) {
 	if d.cg, err = cgroup.Detect(); err != nil {
 		return nil, err
 	}
-	if err := d.cg.Prepare(cgroup.LeafName(cfg.Name)); err != nil {
+	d.cgScope = CgroupScope(cfg.Name, state)
+	if err := d.cg.Prepare(cgroup.LeafName(d.cgScope)); err != nil {
 		return nil, err
 	}
 	if d.q, err = eventq.Open(filepath.Join(state, "events")); err != nil {
@@ -182,6 +187,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 			return d.ctld.Do(ctx, http.MethodPost, "/v1/node/events", api.EventsRequest{Events: evs}, nil)
 		}, d.log.Printf)
 	}()
+	if !container.SeccompEnabled {
+		d.log.Printf("warning: corral-noded was built without -tags seccomp: jobs run without the default syscall filter (docs/security.md)")
+	}
 	d.log.Printf("corral-noded %s: serving on %s (advertised %s), ctld %s, %d CPUs, %d MiB, cgroup %s, state %s",
 		d.cfg.Name, d.ln.Addr(), d.addr, d.cfg.CtldURL, d.cfg.CPUs, d.cfg.MemBytes>>20, d.cg.Mode, d.cfg.StateDir)
 	select {
@@ -204,9 +212,6 @@ func (d *Daemon) Running() []uint64 {
 	set := map[uint64]bool{}
 	d.mu.Lock()
 	for id := range d.jobs {
-		set[id] = true
-	}
-	for id := range d.orphans {
 		set[id] = true
 	}
 	d.mu.Unlock()
@@ -268,4 +273,12 @@ func (d *Daemon) heartbeat(ctx context.Context) {
 		case <-t.C:
 		}
 	}
+}
+
+// CgroupScope is name-<first 8 hex digits of sha256(state dir)>: how a
+// daemon with that name and (resolved) state directory names its
+// cgroups, corral-<scope>-job<id>.
+func CgroupScope(name, stateDir string) string {
+	sum := sha256.Sum256([]byte(stateDir))
+	return name + "-" + hex.EncodeToString(sum[:4])
 }

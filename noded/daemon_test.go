@@ -255,7 +255,7 @@ func mustNoJobDirs(t *testing.T, n *node) {
 	if !ok {
 		t.Error("job directories left behind")
 	}
-	if leaks := containertest.Leaks(nil, []string{n.d.StateDir(), n.work}, "corral-"+n.d.Name()+"-job"); len(leaks) > 0 {
+	if leaks := containertest.Leaks(nil, []string{n.d.StateDir(), n.work}, "corral-"+CgroupScope(n.d.Name(), n.d.StateDir())+"-job"); len(leaks) > 0 {
 		t.Errorf("left behind: %v", leaks)
 	}
 }

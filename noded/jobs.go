@@ -79,7 +79,7 @@ func (d *Daemon) launch(r *api.LaunchRequest) (err error) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.jobs[r.JobID] != nil || d.orphans[r.JobID] || d.q.Has(r.JobID, api.EventEnded) {
+	if d.jobs[r.JobID] != nil || d.q.Has(r.JobID, api.EventEnded) {
 		return nil // a repeated launch: already running or already ended
 	}
 	slots, ok := d.cpus.alloc(r.CPUs)
@@ -99,7 +99,7 @@ func (d *Daemon) launch(r *api.LaunchRequest) (err error) {
 		}
 		return err
 	}
-	place, err := d.cg.Job(d.cfg.Name, r.JobID)
+	place, err := d.cg.Job(d.cgScope, r.JobID)
 	if err != nil {
 		return err
 	}
@@ -287,9 +287,6 @@ func (d *Daemon) runningJobs() []uint64 {
 	defer d.mu.Unlock()
 	set := map[uint64]bool{}
 	for id := range d.jobs {
-		set[id] = true
-	}
-	for id := range d.orphans {
 		set[id] = true
 	}
 	return sortedIDs(set)

@@ -19,6 +19,7 @@ import (
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/cgroup"
 	"github.com/corral-hpc/corral/container/containertest"
+	"github.com/corral-hpc/corral/noded"
 	"github.com/corral-hpc/corral/noded/nodedtest"
 	"github.com/corral-hpc/corral/noded/shim"
 )
@@ -209,7 +210,7 @@ func TestTwoNodesSideBySide(t *testing.T) {
 	if !containertest.Eventually(10*time.Second, func() bool { _, err := os.Stat(jobDir); return os.IsNotExist(err) }) {
 		t.Error("the job directory survived the restart's recovery")
 	}
-	if leaks := containertest.Leaks(nil, []string{work}, "corral-"+a+"-job"); len(leaks) > 0 {
+	if leaks := containertest.Leaks(nil, []string{work}, "corral-"+noded.CgroupScope(a, procs[a].state)+"-job"); len(leaks) > 0 {
 		t.Errorf("left behind: %v", leaks)
 	}
 }
