@@ -3,6 +3,7 @@ package shim
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/corral-hpc/corral/internal/fsutil"
 	"os"
 	"path/filepath"
 	"time"
@@ -119,30 +120,7 @@ func writeJSON(dir, name string, v any) error {
 	return WriteFileAtomic(filepath.Join(dir, name), append(b, '\n'), 0o600)
 }
 
-// WriteFileAtomic replaces path with data via a synced temporary file.
+// WriteFileAtomic replaces path with data, whole or not at all.
 func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if d, derr := os.Open(filepath.Dir(path)); derr == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
+	return fsutil.WriteFileAtomic(path, data, mode)
 }
