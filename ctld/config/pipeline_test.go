@@ -21,7 +21,7 @@ func TestPipelineLines(t *testing.T) {
 		"JobRequeue=1 PriorityWeightAge=5\n": "corral.conf:2: unknown key PriorityWeightAge on a pipeline line",
 		"MaxArrayTasks=0\n":                  "corral.conf:2: MaxArrayTasks=0: give a whole number of tasks from 1",
 		"JobRequeue=1\nJobRequeue=0\n":       "corral.conf:3: JobRequeue is already set on line 2",
-		"AcctRetention=soon\n":               `corral.conf:2: AcctRetention=soon: invalid time "soon"`,
+		"AcctRetention=soon\n":               `corral.conf:2: AcctRetention=soon: invalid time limit "soon"`,
 	} {
 		_, err := ParseFile(strings.NewReader(partitionLine+text), "corral.conf")
 		if err == nil || !strings.HasPrefix(err.Error(), want) {

@@ -118,7 +118,7 @@ func TestSchedulingErrors(t *testing.T) {
 		{"PriorityType=multifactor Nodes=ALL\n", "corral.conf:2: unknown key Nodes on a scheduling line"},
 		{"PriorityType=fancy\n", "PriorityType=fancy: use multifactor or basic"},
 		{"PriorityMaxAge=0\n", "PriorityMaxAge=0: the maximum age must be more than 0"},
-		{"PriorityMaxAge=soon\n", `PriorityMaxAge=soon: invalid time "soon"`},
+		{"PriorityMaxAge=soon\n", `PriorityMaxAge=soon: invalid time limit "soon"`},
 		{"PriorityUsageResetPeriod=HOURLY\n", "PriorityUsageResetPeriod=HOURLY: use NONE, DAILY, WEEKLY, MONTHLY, QUARTERLY, YEARLY"},
 		{"PriorityFavorSmall=maybe\n", "PriorityFavorSmall=maybe: use YES or NO"},
 		{"FairshareAlgorithm=lottery\n", "FairshareAlgorithm=lottery: use fair_tree or classic"},
