@@ -85,7 +85,19 @@ func (c *Client) Submit(ctx context.Context, req SubmitRequest) (uint64, error) 
 
 // Jobs lists jobs matching f.
 func (c *Client) Jobs(ctx context.Context, f JobFilter) ([]Job, error) {
+	path := JobsPath(f, "")
+	var jobs []Job
+	err := c.Do(ctx, http.MethodGet, path, nil, &jobs)
+	return jobs, err
+}
+
+// JobsPath is GET /v1/jobs for f, asking for view ("", "brief",
+// "summary" or "full"; docs/api.md).
+func JobsPath(f JobFilter, view string) string {
 	q := url.Values{}
+	if view != "" {
+		q.Set("view", view)
+	}
 	for _, u := range f.Users {
 		q.Add("user", u)
 	}
@@ -101,13 +113,10 @@ func (c *Client) Jobs(ctx context.Context, f JobFilter) ([]Job, error) {
 	if f.All {
 		q.Set("all", "1")
 	}
-	path := "/v1/jobs"
-	if len(q) > 0 {
-		path += "?" + q.Encode()
+	if len(q) == 0 {
+		return "/v1/jobs"
 	}
-	var jobs []Job
-	err := c.Do(ctx, http.MethodGet, path, nil, &jobs)
-	return jobs, err
+	return "/v1/jobs?" + q.Encode()
 }
 
 // Job fetches one job, finished or not.

@@ -427,3 +427,43 @@ func (j *Job) DisplayState() string {
 	}
 	return j.State.Short()
 }
+
+// JobBrief is the part of a Job that `corral queue`'s table shows, under
+// Job's JSON names: what GET /v1/jobs?view=brief sends, about a fifth of
+// a full record's bytes, so the biggest listings stay cheap to send and
+// decode.
+type JobBrief struct {
+	ID             uint64     `json:"id"`
+	Name           string     `json:"name"`
+	User           string     `json:"user"`
+	Partition      string     `json:"partition"`
+	State          JobState   `json:"state"`
+	Reason         Reason     `json:"reason,omitempty"`
+	NodeCount      int        `json:"node_count,omitempty"`
+	StartTime      *time.Time `json:"start_time,omitempty"`
+	EndTime        *time.Time `json:"end_time,omitempty"`
+	Nodes          []string   `json:"nodes,omitempty"`
+	FGPUHundredths int        `json:"fgpu_hundredths,omitempty"`
+	GPUs           int        `json:"gpus,omitempty"`
+	GPUType        string     `json:"gpu_type,omitempty"`
+	GPUAlloc       []NodeGPUs `json:"gpu_alloc,omitempty"`
+	ArrayJobID     uint64     `json:"array_job_id,omitempty"`
+	ArrayTaskID    *int       `json:"array_task_id,omitempty"`
+	ArrayTasks     string     `json:"array_tasks,omitempty"`
+}
+
+// BriefOf is j's brief view.
+func BriefOf(j *Job) JobBrief {
+	return JobBrief{ID: j.ID, Name: j.Name, User: j.User, Partition: j.Partition, State: j.State,
+		Reason: j.Reason, NodeCount: j.NodeCount, StartTime: j.StartTime, EndTime: j.EndTime, Nodes: j.Nodes,
+		FGPUHundredths: j.FGPUHundredths, GPUs: j.GPUs, GPUType: j.GPUType, GPUAlloc: j.GPUAlloc,
+		ArrayJobID: j.ArrayJobID, ArrayTaskID: j.ArrayTaskID, ArrayTasks: j.ArrayTasks}
+}
+
+// Job is the Job b stands for, its other fields zero.
+func (b *JobBrief) Job() Job {
+	return Job{ID: b.ID, Name: b.Name, User: b.User, Partition: b.Partition, State: b.State, Reason: b.Reason,
+		NodeCount: b.NodeCount, StartTime: b.StartTime, EndTime: b.EndTime, Nodes: b.Nodes,
+		FGPUHundredths: b.FGPUHundredths, GPUs: b.GPUs, GPUType: b.GPUType, GPUAlloc: b.GPUAlloc,
+		ArrayJobID: b.ArrayJobID, ArrayTaskID: b.ArrayTaskID, ArrayTasks: b.ArrayTasks}
+}

@@ -10,6 +10,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"github.com/corral-hpc/corral/internal/fsutil"
 	"math/big"
 	"net"
 	"net/http"
@@ -91,11 +92,11 @@ func LoadOrCreateCA(dir string) (*CA, error) {
 	}
 	// The key first: a crash between the two leaves a key without a
 	// certificate, which is refused above rather than half-used.
-	if err := writeFileSync(keyPath, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+	if err := fsutil.WriteFileAtomic(keyPath, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
 		return nil, err
 	}
 	certPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	if err := writeFileSync(certPath, certPEM, 0o644); err != nil {
+	if err := fsutil.WriteFileAtomic(certPath, certPEM, 0o644); err != nil {
 		return nil, err
 	}
 	return parseCA(certPEM, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), certPath)
@@ -119,26 +120,6 @@ func parseCA(certPEM, keyPEM []byte, path string) (*CA, error) {
 		return nil, fmt.Errorf("cluster CA %s does not match its key %s", path, caKeyFile)
 	}
 	return &CA{Cert: cert, PEM: certPEM, key: key}, nil
-}
-
-func writeFileSync(path string, data []byte, mode os.FileMode) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 func randomSerial() *big.Int {

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/corral-hpc/corral/api"
 )
@@ -18,7 +17,7 @@ import (
 //   - summary: every field but the spec (script, environment) and the
 //     history, which are most of a record's bytes; what `corral queue
 //     --json` prints (`corral show job --json` has everything);
-//   - brief: only what the `corral queue` table shows (briefJob), about a
+//   - brief: only what the `corral queue` table shows (api.JobBrief), about a
 //     fifth of the bytes, so the commonest big listing is cheap.
 type jobView int
 
@@ -62,36 +61,6 @@ type summaryJob struct {
 	History *struct{} `json:"history,omitempty"`
 }
 
-// briefJob is the subset of api.Job a queue listing shows, under the same
-// JSON names, so a client decodes it into an api.Job as it is.
-type briefJob struct {
-	ID             uint64         `json:"id"`
-	Name           string         `json:"name"`
-	User           string         `json:"user"`
-	Partition      string         `json:"partition"`
-	State          api.JobState   `json:"state"`
-	Reason         api.Reason     `json:"reason,omitempty"`
-	NodeCount      int            `json:"node_count,omitempty"`
-	StartTime      *time.Time     `json:"start_time,omitempty"`
-	EndTime        *time.Time     `json:"end_time,omitempty"`
-	Nodes          []string       `json:"nodes,omitempty"`
-	FGPUHundredths int            `json:"fgpu_hundredths,omitempty"`
-	GPUs           int            `json:"gpus,omitempty"`
-	GPUType        string         `json:"gpu_type,omitempty"`
-	GPUAlloc       []api.NodeGPUs `json:"gpu_alloc,omitempty"`
-	ArrayJobID     uint64         `json:"array_job_id,omitempty"`
-	ArrayTaskID    *int           `json:"array_task_id,omitempty"`
-	ArrayTasks     string         `json:"array_tasks,omitempty"`
-}
-
-// briefOf is j's brief view.
-func briefOf(j *api.Job) briefJob {
-	return briefJob{ID: j.ID, Name: j.Name, User: j.User, Partition: j.Partition, State: j.State,
-		Reason: j.Reason, NodeCount: j.NodeCount, StartTime: j.StartTime, EndTime: j.EndTime, Nodes: j.Nodes,
-		FGPUHundredths: j.FGPUHundredths, GPUs: j.GPUs, GPUType: j.GPUType, GPUAlloc: j.GPUAlloc,
-		ArrayJobID: j.ArrayJobID, ArrayTaskID: j.ArrayTaskID, ArrayTasks: j.ArrayTasks}
-}
-
 // listing is a planned job listing: the matching records, by pointer, and
 // the array views (copies: they are built, not stored), each in ID order
 // and each ID once. Records are read, under the read lock, only as they
@@ -122,7 +91,7 @@ func newListing(recs []*api.Job, views []api.Job, match func(*api.Job) bool) lis
 // listChunk is how many records writeListing copies per read lock.
 const listChunk = 1024
 
-// writeListing sends l as a JSON array of api.Job (or of briefJob), in ID
+// writeListing sends l as a JSON array of api.Job (or of api.JobBrief), in ID
 // order, keeping only the jobs caller may see (all of them, or their own:
 // seesAll, authz.go).
 func (s *Server) writeListing(w http.ResponseWriter, caller peer, l listing, view jobView) {
@@ -143,7 +112,7 @@ func (s *Server) writeListing(w http.ResponseWriter, caller peer, l listing, vie
 		first = false
 		switch view {
 		case viewBrief:
-			b := briefOf(j)
+			b := api.BriefOf(j)
 			return enc.Encode(&b)
 		case viewSummary:
 			return enc.Encode(summaryJob{Job: j})

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/corral-hpc/corral/internal/fsutil"
 	"io"
 	"log"
 	"net"
@@ -266,7 +267,7 @@ func (s *Server) listen() error {
 	}
 	s.userLn, s.nodeLn = ul, nl
 	s.nodeURL = s.schemeForNodes() + strings.TrimPrefix(advertisedURL(tcpAddr), "http://")
-	if err := writeFileAtomic(filepath.Join(s.cfg.StateDir, AddrFile), []byte(s.nodeURL+"\n"), 0o644); err != nil {
+	if err := fsutil.WriteFileAtomic(filepath.Join(s.cfg.StateDir, AddrFile), []byte(s.nodeURL+"\n"), 0o644); err != nil {
 		ul.Close()
 		nl.Close()
 		return fmt.Errorf("writing %s: %w", AddrFile, err)
@@ -282,14 +283,6 @@ func advertisedURL(a *net.TCPAddr) string {
 		host = "127.0.0.1"
 	}
 	return "http://" + net.JoinHostPort(host, fmt.Sprint(a.Port))
-}
-
-func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, mode); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 // SocketPath is the user plane's Unix socket.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/corral-hpc/corral/internal/fsutil"
 	"os"
 	"path/filepath"
 	"sort"
@@ -221,26 +222,7 @@ func (s *Store) writeIndex(idx map[string]Image) error {
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(s.Root, indexFile)
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(append(b, '\n'))
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
+	return fsutil.WriteFileAtomic(filepath.Join(s.Root, indexFile), append(b, '\n'), 0o644)
 }
 
 // lock takes the store's writer lock (flock, so it also serializes
