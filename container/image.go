@@ -53,12 +53,12 @@ func mountImage(rootfs string, im *Image) error {
 	return nil
 }
 
-// UnmountImage undoes mountImage: it detaches the overlay from rootfs (if
-// mounted) and removes the job's layer directory. It is safe to call for
-// a container that never had an image, and again after a crash.
-func UnmountImage(rootfs, layer string) error {
+// UnmountRoot undoes mountImage or mountHostViewRoot: it detaches what is
+// mounted on rootfs (if anything) and removes the job's layer directory
+// (if layer is set). It is safe to call again after a crash.
+func UnmountRoot(rootfs, layer string) error {
 	if err := unix.Unmount(rootfs, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
-		return fmt.Errorf("unmounting the image overlay at %s: %w", rootfs, err)
+		return fmt.Errorf("unmounting the job's root at %s: %w", rootfs, err)
 	}
 	if layer == "" {
 		return nil

@@ -52,7 +52,16 @@ func Start(s *Spec) (_ *Container, retErr error) {
 		}
 		defer func() {
 			if retErr != nil {
-				_ = UnmountImage(rootfs, s.Image.Layer)
+				_ = UnmountRoot(rootfs, s.Image.Layer)
+			}
+		}()
+	} else {
+		if err := mountHostViewRoot(rootfs); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if retErr != nil {
+				_ = UnmountRoot(rootfs, "")
 			}
 		}()
 	}
@@ -112,10 +121,12 @@ func (c *Container) CgroupPaths() map[string]string { return c.cgPaths }
 // after Wait.
 func (c *Container) Destroy() error {
 	err := c.c.Destroy()
+	layer := ""
 	if c.image != nil {
-		if uerr := UnmountImage(c.rootfs, c.image.Layer); uerr != nil && err == nil {
-			err = uerr
-		}
+		layer = c.image.Layer
+	}
+	if uerr := UnmountRoot(c.rootfs, layer); uerr != nil && err == nil {
+		err = uerr
 	}
 	if rerr := RemoveTree(c.rootfs); rerr != nil && err == nil {
 		err = rerr
@@ -143,6 +154,20 @@ func Remove(stateRoot, id string) error {
 		}
 	}
 	return c.Destroy()
+}
+
+// mountHostViewRoot puts a small tmpfs on the host view's rootfs. runc
+// creates a mount point there for every top-level host entry and every
+// bind; on disk that is some thirty inodes made and freed per job, and
+// on an ext4 without a journal each allocation scans past the recently
+// freed ones (a fifth of all CPU in the end-to-end benchmark). The tmpfs
+// holds only those empty mount points and goes away in one unmount.
+func mountHostViewRoot(rootfs string) error {
+	if err := unix.Mount("tmpfs", rootfs, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC,
+		"mode=755,size=1m,nr_inodes=4096"); err != nil {
+		return fmt.Errorf("mounting the job's root: %w", err)
+	}
+	return nil
 }
 
 // stdin keeps a nil *os.File a nil io.Reader, which libcontainer turns

@@ -65,8 +65,9 @@ func (d *Daemon) recover() error {
 		d.gpus.recovered(id, dir, false)
 		d.put(api.JobEvent{JobID: id, Node: d.cfg.Name, Kind: api.EventEnded, Time: time.Now(),
 			State: api.StateFailed, ExitCode: 1, Message: "the job's supervisor ended without a result while noded was down"})
-		// An image job's overlay outlives a crashed shim.
-		if err := container.UnmountImage(filepath.Join(dir, shim.RootfsDir), ""); err != nil {
+		// The job's root mount (an image's overlay, the host view's tmpfs)
+		// outlives a crashed shim.
+		if err := container.UnmountRoot(filepath.Join(dir, shim.RootfsDir), ""); err != nil {
 			d.log.Printf("job %d: %v", id, err)
 		}
 		if err := container.RemoveTree(dir); err != nil {
