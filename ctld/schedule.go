@@ -16,8 +16,10 @@ import (
 // configured (Slurm's name for it).
 const reasonPartitionDown api.Reason = "PartitionDown"
 
-// restFactor and maxRest: after a cycle that took d the scheduler rests
-// restFactor*d (at most maxRest) before serving the next kick.
+// restFactor, restBurst and maxRest pace cycles (cyclePacer): planning
+// may take about 1/(1+restFactor) of a core over time, bursts of up to
+// restBurst of owed rest run without waiting, and no rest is longer than
+// maxRest.
 //
 // periodicFactor: timer cycles (nothing happened, time moved on) come at
 // most every periodicFactor*d, so a huge idle queue (100,000 jobs plan in
@@ -25,6 +27,7 @@ const reasonPartitionDown api.Reason = "PartitionDown"
 // events are still served after the short rest.
 const (
 	restFactor     = 2
+	restBurst      = 250 * time.Millisecond
 	maxRest        = 250 * time.Millisecond
 	periodicFactor = 20
 )
@@ -38,15 +41,14 @@ func (s *Server) Kick() {
 	}
 }
 
-// scheduleLoop runs cycles on kicks and on the timer. After a cycle that
-// took d it rests for restFactor*d (at most maxRest) before serving a
-// kick, so a flood of submits against a long queue cannot keep more than
-// about a third of a core planning; with the short cycles of a normal
-// queue the rest is negligible and freed resources are used at once.
+// scheduleLoop runs cycles on kicks and on the timer, paced by
+// cyclePacer: a flood of submits against a long queue cannot keep more
+// than about a third of a core planning, and an event after a quiet
+// spell (a job's end freeing cores) is served at once.
 func (s *Server) scheduleLoop(ctx context.Context) {
 	t := time.NewTicker(s.cfg.SchedInterval)
 	defer t.Stop()
-	var lastEnd time.Time
+	var pace cyclePacer
 	var last time.Duration
 	for {
 		select {
@@ -54,22 +56,23 @@ func (s *Server) scheduleLoop(ctx context.Context) {
 			return
 		case <-s.kick:
 		case <-t.C:
-			if time.Since(lastEnd) < periodicFactor*last {
+			if time.Since(pace.lastEnd) < periodicFactor*last {
 				continue
 			}
 		}
-		start := time.Now()
-		s.scheduleOnce(start)
-		lastEnd = time.Now()
-		last = lastEnd.Sub(start)
-		s.metrics.observeCycle(last)
-		if rest := min(restFactor*time.Since(start), maxRest); rest > time.Millisecond {
+		if rest := pace.wait(time.Now()); rest > 0 {
 			select {
 			case <-ctx.Done():
 				return
 			case <-time.After(rest):
 			}
 		}
+		start := time.Now()
+		s.scheduleOnce(start)
+		end := time.Now()
+		pace.ran(start, end)
+		last = end.Sub(start)
+		s.metrics.observeCycle(last)
 	}
 }
 
