@@ -48,8 +48,11 @@ type Daemon struct {
 
 	mu   sync.Mutex
 	jobs map[uint64]*job
-	cpus *cpuSlots
-	gpus *gpuNode // nil without GPUs (gpus.go)
+	// leaving holds jobs whose end is reported but whose directory is
+	// still there (the shim deletes scratch files); closed once it is gone.
+	leaving map[uint64]chan struct{}
+	cpus    *cpuSlots
+	gpus    *gpuNode // nil without GPUs (gpus.go)
 
 	heartbeatMs atomic.Int64
 	registered  chan struct{} // closed after the first successful register
@@ -86,6 +89,7 @@ func New(cfg Config, logger *log.Logger) (*Daemon, error) {
 		jobsDir:    filepath.Join(state, "jobs"),
 		runcRoot:   filepath.Join(state, "runc"),
 		jobs:       map[uint64]*job{},
+		leaving:    map[uint64]chan struct{}{},
 		cpus:       newCPUSlots(cfg.CPUs, HostCores()),
 		registered: make(chan struct{}),
 	}

@@ -79,8 +79,21 @@ func (d *Daemon) launch(r *api.LaunchRequest) (err error) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.jobs[r.JobID] != nil || d.q.Has(r.JobID, api.EventEnded) {
+	repeated := func() bool { return d.jobs[r.JobID] != nil || d.q.Has(r.JobID, api.EventEnded) }
+	if repeated() {
 		return nil // a repeated launch: already running or already ended
+	}
+	if gone := d.leaving[r.JobID]; gone != nil {
+		// A requeued job back before its last run's directory is deleted.
+		d.mu.Unlock()
+		select {
+		case <-gone:
+		case <-time.After(leavingWait):
+		}
+		d.mu.Lock()
+		if repeated() {
+			return nil
+		}
 	}
 	slots, ok := d.cpus.alloc(r.CPUs)
 	if !ok {
@@ -167,19 +180,24 @@ func (d *Daemon) startShim(j *job) (*exec.Cmd, *os.File, error) {
 	return cmd, stR, nil
 }
 
-// supervise follows a shim to its end and reports the job's start and end.
+// supervise follows a shim to its end and reports the job's start and
+// end. The end is reported as soon as the shim says its result is written
+// (shim.EndedLine), while it still deletes the job's scratch files; the
+// job directory goes once the shim has exited.
 func (d *Daemon) supervise(j *job, cmd *exec.Cmd, status *os.File) {
 	defer d.supervisors.Done()
+	reported := false
 	sc := bufio.NewScanner(status)
 	for sc.Scan() {
-		if at, ok := strings.CutPrefix(sc.Text(), "started "); ok {
+		line := sc.Text()
+		if at, ok := strings.CutPrefix(line, "started "); ok {
 			t, err := time.Parse(time.RFC3339Nano, at)
 			if err != nil {
 				t = time.Now()
 			}
 			d.put(api.JobEvent{JobID: j.id, Node: d.cfg.Name, Kind: api.EventStarted, Time: t})
 		}
-		if rest, ok := strings.CutPrefix(sc.Text(), "configuring "); ok {
+		if rest, ok := strings.CutPrefix(line, "configuring "); ok {
 			at, what, _ := strings.Cut(rest, " ")
 			t, err := time.Parse(time.RFC3339Nano, at)
 			if err != nil {
@@ -187,26 +205,42 @@ func (d *Daemon) supervise(j *job, cmd *exec.Cmd, status *os.File) {
 			}
 			d.put(api.JobEvent{JobID: j.id, Node: d.cfg.Name, Kind: api.EventConfiguring, Time: t, Message: what})
 		}
+		if line == shim.EndedLine && !reported {
+			if res, err := shim.ReadResult(j.dir); err == nil {
+				d.report(j, res)
+				reported = true
+			}
+		}
 	}
 	status.Close()
 	werr := cmd.Wait()
-	res, err := shim.ReadResult(j.dir)
-	if err != nil {
-		// The shim died without a result: make sure its container is gone.
-		if rerr := container.Remove(d.runcRoot, shim.ContainerID(j.id)); rerr != nil {
-			d.log.Printf("job %d: removing the container of a dead shim: %v", j.id, rerr)
+	if !reported {
+		res, err := shim.ReadResult(j.dir)
+		if err != nil {
+			// The shim died without a result: make sure its container is gone.
+			if rerr := container.Remove(d.runcRoot, shim.ContainerID(j.id)); rerr != nil {
+				d.log.Printf("job %d: removing the container of a dead shim: %v", j.id, rerr)
+			}
+			res = &shim.Result{State: api.StateFailed, ExitCode: 1, End: time.Now(),
+				Message: fmt.Sprintf("the job's supervisor ended without a result (%v)%s", werr, logTail(j.dir))}
 		}
-		res = &shim.Result{State: api.StateFailed, ExitCode: 1, End: time.Now(),
-			Message: fmt.Sprintf("the job's supervisor ended without a result (%v)%s", werr, logTail(j.dir))}
+		d.report(j, res)
 	}
-	d.finish(j, res)
+	d.removeDir(j)
 }
 
-// finish frees the job's cores, queues its end durably and only then
+// finish reports the end of a job whose shim is gone and removes its
+// directory.
+func (d *Daemon) finish(j *job, res *shim.Result) {
+	d.report(j, res)
+	d.removeDir(j)
+}
+
+// report frees the job's cores, queues its end durably and only then
 // forgets it. Cores go first: ctld may launch the next job the moment it
 // hears of this end. The job stays listed (as running, then as an
 // unacknowledged end) throughout, so no heartbeat reports it missing.
-func (d *Daemon) finish(j *job, res *shim.Result) {
+func (d *Daemon) report(j *job, res *shim.Result) {
 	d.mu.Lock()
 	d.cpus.release(j.slots)
 	j.slots = nil
@@ -217,13 +251,28 @@ func (d *Daemon) finish(j *job, res *shim.Result) {
 	d.put(endEvent(j.id, d.cfg.Name, res))
 	d.mu.Lock()
 	delete(d.jobs, j.id)
+	d.leaving[j.id] = make(chan struct{})
 	if j.ctl != nil {
 		j.ctl.Close()
 	}
 	d.mu.Unlock()
+}
+
+// leavingWait bounds how long a launch waits for the directory of the
+// same job's previous run to be deleted.
+const leavingWait = 30 * time.Second
+
+// removeDir deletes the job's directory once its shim is gone.
+func (d *Daemon) removeDir(j *job) {
 	if err := container.RemoveTree(j.dir); err != nil {
 		d.log.Printf("job %d: %v", j.id, err)
 	}
+	d.mu.Lock()
+	if gone := d.leaving[j.id]; gone != nil {
+		close(gone)
+		delete(d.leaving, j.id)
+	}
+	d.mu.Unlock()
 }
 
 func endEvent(id uint64, node string, res *shim.Result) api.JobEvent {

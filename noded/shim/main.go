@@ -18,8 +18,12 @@ import (
 // File descriptors noded passes to the shim.
 const (
 	ControlFD = 3 // noded -> shim: 'c' cancels the job
-	StatusFD  = 4 // shim -> noded: "started <time>\n"
+	StatusFD  = 4 // shim -> noded: "started <time>\n", ..., EndedLine
 )
+
+// EndedLine on the status pipe says result.json is written: the job is
+// over and its container gone; the shim is only removing scratch files.
+const EndedLine = "ended"
 
 // Main is `corral-noded shim <jobdir>`. It must run on the main goroutine.
 // It returns the process exit status: 0 once result.json is written.
@@ -64,7 +68,8 @@ func Main(args []string) int {
 		}()
 	}
 	status := inherited(StatusFD, "status")
-	res := Run(dir, Controls{Cancel: cancel, Started: func(t time.Time) {
+	written := false
+	Run(dir, Controls{Cancel: cancel, Started: func(t time.Time) {
 		if status != nil {
 			fmt.Fprintf(status, "started %s\n", t.Format(time.RFC3339Nano))
 		}
@@ -72,12 +77,20 @@ func Main(args []string) int {
 		if status != nil {
 			fmt.Fprintf(status, "configuring %s %s\n", time.Now().Format(time.RFC3339Nano), what)
 		}
+	}, Ended: func(res *Result) {
+		if res.Message != "" {
+			log.Printf("job ended %s: %s", res.State, res.Message)
+		}
+		if err := WriteResult(dir, res); err != nil {
+			log.Printf("writing the result: %v", err)
+			return
+		}
+		written = true
+		if status != nil {
+			fmt.Fprintln(status, EndedLine)
+		}
 	}})
-	if res.Message != "" {
-		log.Printf("job ended %s: %s", res.State, res.Message)
-	}
-	if err := WriteResult(dir, res); err != nil {
-		log.Printf("writing the result: %v", err)
+	if !written {
 		return 1
 	}
 	return 0

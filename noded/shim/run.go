@@ -28,6 +28,10 @@ type Controls struct {
 	// Configuring, if set, is called when the node must prepare something
 	// slow before the script can run (pulling the job's image).
 	Configuring func(what string)
+	// Ended, if set, is called once with the final result, after the
+	// container is gone but before the job's scratch files (script, /tmp)
+	// are removed: the end can be reported while they are deleted.
+	Ended func(*Result)
 }
 
 // ending says why the shim stopped the job, if it did.
@@ -40,17 +44,22 @@ const (
 )
 
 // Run runs the job in dir to its end and returns the result; it does not
-// write result.json (Main does). Every failure becomes a FAILED result
-// with a message, after everything created so far has been removed.
+// write result.json (Main does, from Controls.Ended). Every failure
+// becomes a FAILED result with a message, after everything created so
+// far has been removed.
 func Run(dir string, ctl Controls) *Result {
+	var r *Result
+	cleanup := func() {}
 	job, err := ReadJob(dir)
 	if err != nil {
-		return failed(time.Time{}, "reading the job: %v", err)
+		r = failed(time.Time{}, "reading the job: %v", err)
+	} else if r, cleanup, err = run(dir, job, ctl); err != nil {
+		r = failed(r.Start, "%v", err)
 	}
-	r, err := run(dir, job, ctl)
-	if err != nil {
-		return failed(r.Start, "%v", err)
+	if ctl.Ended != nil {
+		ctl.Ended(r)
 	}
+	cleanup()
 	return r
 }
 
@@ -67,66 +76,67 @@ func cancelled(ch <-chan struct{}) bool {
 	}
 }
 
-func run(dir string, job *Job, ctl Controls) (res *Result, err error) {
+func run(dir string, job *Job, ctl Controls) (res *Result, cleanup func(), err error) {
 	l := &job.Launch
+	cleanup = func() {}
 	if !filepath.IsAbs(l.WorkDir) {
-		return &Result{}, fmt.Errorf("work directory %q is not absolute", l.WorkDir)
+		return &Result{}, cleanup, fmt.Errorf("work directory %q is not absolute", l.WorkDir)
 	}
 	id := Identity{UID: l.UID, GID: l.GID, Groups: l.Groups}
 	stdout, stderr, err := openOutputs(id, l, job.Node)
 	if err != nil {
-		return &Result{}, err
+		return &Result{}, cleanup, err
 	}
 	defer stdout.Close()
 	defer stderr.Close()
 	stdin, err := openInput(id, l, job.Node)
 	if err != nil {
-		return &Result{}, err
+		return &Result{}, cleanup, err
 	}
 	if stdin != nil {
 		defer stdin.Close()
 	}
 	userBinds, err := MountBinds(id, job.MountRoots, l.Mounts)
 	if err != nil {
-		return &Result{}, err
+		return &Result{}, cleanup, err
 	}
 	if err := pullImage(job, ctl, stderr); err != nil {
 		if cancelled(ctl.Cancel) { // cancelled while pulling
-			return &Result{State: api.StateCancelled, End: time.Now()}, nil
+			return &Result{State: api.StateCancelled, End: time.Now()}, cleanup, nil
 		}
-		return &Result{}, err
+		return &Result{}, cleanup, err
 	}
 
 	script := filepath.Join(dir, ScriptFile)
 	tmp := filepath.Join(dir, TmpDir)
 	rootfs := filepath.Join(dir, RootfsDir)
-	defer func() {
+	cleanup = func() {
 		for _, p := range []string{script, tmp, rootfs} {
 			if rerr := container.RemoveTree(p); rerr != nil {
 				log.Printf("job %d: cleanup: %v", l.JobID, rerr)
 			}
 		}
-	}()
+	}
 	if err := writeOwned(script, []byte(l.Script), 0o755, id); err != nil {
-		return &Result{}, fmt.Errorf("writing the script: %w", err)
+		return &Result{}, cleanup, fmt.Errorf("writing the script: %w", err)
 	}
 	if err := mkdirOwned(tmp, 0o700, id); err != nil {
-		return &Result{}, fmt.Errorf("creating the job's /tmp: %w", err)
+		return &Result{}, cleanup, fmt.Errorf("creating the job's /tmp: %w", err)
 	}
 	if err := os.Mkdir(rootfs, 0o755); err != nil {
-		return &Result{}, err
+		return &Result{}, cleanup, err
 	}
 	if cancelled(ctl.Cancel) {
-		return &Result{State: api.StateCancelled, ExitCode: 0, End: time.Now()}, nil
+		return &Result{State: api.StateCancelled, ExitCode: 0, End: time.Now()}, cleanup, nil
 	}
 
 	host, err := cgroup.Detect()
 	if err != nil {
-		return &Result{}, err
+		return &Result{}, cleanup, err
 	}
 	reportR, reportW, err := os.Pipe()
 	if err != nil {
-		return &Result{}, err
+		return &Result{}, cleanup, err
 	}
 	defer reportR.Close()
 	spec := &container.Spec{
@@ -156,7 +166,7 @@ func run(dir string, job *Job, ctl Controls) (res *Result, err error) {
 	c, err := container.Start(spec)
 	reportW.Close()
 	if err != nil {
-		return &Result{}, err
+		return &Result{}, cleanup, err
 	}
 	start := time.Now()
 	if ctl.Started != nil {
@@ -182,7 +192,7 @@ func run(dir string, job *Job, ctl Controls) (res *Result, err error) {
 	res.PeakMemBytes, res.CPUTimeUsec, res.OOMKills = usage.PeakMemBytes, usage.CPUTimeUsec, usage.OOMKills
 	res.ExitCode, res.Signal, res.Message = exitStatus(ps, report)
 	res.State = decide(why, res)
-	return res, nil
+	return res, cleanup, nil
 }
 
 // maxTimeLimit (seconds) fits a time.Duration; longer limits mean none.

@@ -359,3 +359,30 @@ func TestExitCodes(t *testing.T) {
 		})
 	}
 }
+
+// TestEndedBeforeScratchRemoval: Controls.Ended gets the final result
+// once, after the container is gone (no libcontainer state, no cgroup)
+// but while the job's script and /tmp are still there to delete.
+func TestEndedBeforeScratchRemoval(t *testing.T) {
+	tj := mustJob(t, "echo kept > /tmp/f\nexit 4\n", nil)
+	var calls int
+	var seen *shim.Result
+	r := tj.run(t, shim.Controls{Ended: func(r *shim.Result) {
+		calls++
+		seen = r
+		if _, err := os.Stat(filepath.Join(tj.dir, shim.TmpDir, "f")); err != nil {
+			t.Errorf("the job's /tmp is gone before Ended: %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(tj.job.RuncRoot, shim.ContainerID(tj.job.Launch.JobID))); !os.IsNotExist(err) {
+			t.Errorf("the container is still there at Ended (%v)", err)
+		}
+	}})
+	if calls != 1 || seen != r || r.State != api.StateFailed || r.ExitCode != 4 {
+		t.Errorf("Ended called %d times with %+v; Run returned %+v", calls, seen, r)
+	}
+	bad := mustJob(t, "true\n", func(j *shim.Job) { j.Launch.WorkDir = "relative" })
+	calls = 0
+	if r := bad.run(t, shim.Controls{Ended: func(*shim.Result) { calls++ }}); calls != 1 || r.State != api.StateFailed {
+		t.Errorf("a job that cannot start: Ended called %d times, result %+v", calls, r)
+	}
+}
