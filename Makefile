@@ -6,12 +6,13 @@ BIN     := bin
 PKGS    := ./...
 # bin/corral and bin/corral-init are pure Go (static); corral-ctld uses cgo
 # so user lookups go through NSS (LDAP/SSSD users resolve);
-# bin/corral-noded embeds libcontainer and needs cgo.
+# bin/corral-noded and bin/corral-shim embed libcontainer and need cgo.
 NOCGO   := CGO_ENABLED=0
 CGO     := CGO_ENABLED=1
 # "seccomp" compiles libcontainer's seccomp support (cgo + libseccomp-dev)
-# into corral-noded, so jobs run under container.DefaultSeccomp; the tests
-# use it too (e2e/cluster_test.go builds corral-noded with the same tag).
+# into corral-shim (which creates the containers) and corral-noded, so jobs
+# run under container.DefaultSeccomp; the tests use it too
+# (e2e/cluster_test.go builds both with the same tag).
 TAGS    := seccomp
 
 .PHONY: all build test demo bench deps vet fmt clean
@@ -24,6 +25,7 @@ build: deps
 	$(CGO) $(GO) build -o $(BIN)/corral-ctld ./cmd/corral-ctld
 	$(NOCGO) $(GO) build -o $(BIN)/corral-init ./cmd/corral-init
 	$(CGO) $(GO) build -tags $(TAGS) -o $(BIN)/corral-noded ./cmd/corral-noded
+	$(CGO) $(GO) build -tags $(TAGS) -o $(BIN)/corral-shim ./cmd/corral-shim
 
 # Installs what the project needs from Debian's packages (idempotent; skips
 # what is already there).

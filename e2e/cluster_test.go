@@ -58,7 +58,7 @@ func repoRoot() (string, error) {
 func buildBinaries(root string) error {
 	// The tags match the Makefile's: corral-noded gets seccomp support.
 	for _, b := range []struct{ name, cgo, tags string }{
-		{"corral", "0", ""}, {"corral-ctld", "1", ""}, {"corral-init", "0", ""}, {"corral-noded", "1", "seccomp"},
+		{"corral", "0", ""}, {"corral-ctld", "1", ""}, {"corral-init", "0", ""}, {"corral-noded", "1", "seccomp"}, {"corral-shim", "1", "seccomp"},
 	} {
 		cmd := exec.Command("go", "build", "-tags", b.tags, "-o", filepath.Join(root, "bin", b.name), "./cmd/"+b.name)
 		cmd.Dir = root

@@ -33,7 +33,9 @@ type Config struct {
 	// InitPath is corral-init; default: beside the running executable.
 	InitPath string
 	// ShimCommand runs a shim with the job directory appended; default:
-	// this executable with the argument "shim".
+	// corral-shim beside the running executable. The shim is its own small
+	// binary because libcontainer re-executes it as every container's
+	// init: each job pays for two starts of it (see cmd/corral-shim).
 	ShimCommand []string
 	// Hide lists more host paths masked inside job containers (the cluster
 	// key file); the state directory is always masked.
@@ -164,7 +166,10 @@ func (c *Config) Normalize() error {
 		return err
 	}
 	if len(c.ShimCommand) == 0 {
-		c.ShimCommand = []string{exe, "shim"}
+		c.ShimCommand = []string{filepath.Join(filepath.Dir(exe), "corral-shim")}
+	}
+	if st, err := os.Stat(c.ShimCommand[0]); err != nil || !st.Mode().IsRegular() || st.Mode()&0o100 == 0 {
+		return fmt.Errorf("corral-shim not found at %s, or not executable (build it with go build -tags seccomp ./cmd/corral-shim, or pass --shim-path)", c.ShimCommand[0])
 	}
 	return nil
 }

@@ -12,17 +12,20 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/cgroup"
-	"github.com/corral-hpc/corral/container"
 	"github.com/corral-hpc/corral/noded/eventq"
+	"github.com/corral-hpc/corral/noded/shim"
 )
 
 // DefaultHeartbeat is used until ctld names an interval.
@@ -182,8 +185,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	srv := &http.Server{Handler: d.handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- d.serve(srv) }() // tls.go: TLS when ctld's URL is https
-	d.loops.Add(3)
-	go func() { defer d.loops.Done(); d.superviseMPS(ctx) }() // gpus.go
+	d.loops.Add(4)
+	go func() { defer d.loops.Done(); d.checkShimFeatures(ctx) }() // a warning only: registering need not wait
+	go func() { defer d.loops.Done(); d.superviseMPS(ctx) }()      // gpus.go
 	go func() { defer d.loops.Done(); d.heartbeat(ctx) }()
 	go func() {
 		defer d.loops.Done()
@@ -191,9 +195,6 @@ func (d *Daemon) Run(ctx context.Context) error {
 			return d.ctld.Do(ctx, http.MethodPost, "/v1/node/events", api.EventsRequest{Events: evs}, nil)
 		}, d.log.Printf)
 	}()
-	if !container.SeccompEnabled {
-		d.log.Printf("warning: corral-noded was built without -tags seccomp: jobs run without the default syscall filter (docs/security.md)")
-	}
 	d.log.Printf("corral-noded %s: serving on %s (advertised %s), ctld %s, %d CPUs, %d MiB, cgroup %s, state %s",
 		d.cfg.Name, d.ln.Addr(), d.addr, d.cfg.CtldURL, d.cfg.CPUs, d.cfg.MemBytes>>20, d.cg.Mode, d.cfg.StateDir)
 	select {
@@ -285,4 +286,19 @@ func (d *Daemon) heartbeat(ctx context.Context) {
 func CgroupScope(name, stateDir string) string {
 	sum := sha256.Sum256([]byte(stateDir))
 	return name + "-" + hex.EncodeToString(sum[:4])
+}
+
+// checkShimFeatures warns when the shim binary cannot filter jobs' system
+// calls (built without -tags seccomp), or does not answer.
+func (d *Daemon) checkShimFeatures(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	argv := append(append([]string(nil), d.cfg.ShimCommand...), shim.FeaturesArg)
+	out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).Output()
+	switch {
+	case err != nil:
+		d.log.Printf("warning: %s %s: %v", strings.Join(d.cfg.ShimCommand, " "), shim.FeaturesArg, err)
+	case !slices.Contains(strings.Fields(string(out)), shim.FeatureSeccomp):
+		d.log.Printf("warning: %s was built without -tags seccomp: jobs run without the default syscall filter (docs/security.md)", d.cfg.ShimCommand[0])
+	}
 }

@@ -237,8 +237,7 @@ func TestLaunchReportsStartAndEnd(t *testing.T) {
 	}
 	n.launch(t, req) // after its end: still nothing
 	ctld.WaitFor("a heartbeat without the job", func(f *nodedtest.FakeCtld) bool {
-		last := f.Registers[len(f.Registers)-1]
-		return len(last.Running) == 0
+		return len(f.Registers) > 0 && len(f.Registers[len(f.Registers)-1].Running) == 0
 	})
 	if got := ctld.Kinds(req.JobID); len(got) != 2 {
 		t.Errorf("launch after the end ran the job again: %v", got)
@@ -290,6 +289,9 @@ func TestKillFromHeartbeat(t *testing.T) {
 	req := n.launchReq("sleep 100\n")
 	n.launch(t, req)
 	ctld.WaitFor("a heartbeat listing the job", func(f *nodedtest.FakeCtld) bool {
+		if len(f.Registers) == 0 {
+			return false // the first registration has not arrived yet
+		}
 		last := f.Registers[len(f.Registers)-1]
 		return len(last.Running) == 1 && last.Running[0] == req.JobID
 	})

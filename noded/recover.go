@@ -92,7 +92,9 @@ func shimPid(dir string) int {
 		return 0
 	}
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil || !strings.Contains(string(cmdline), "\x00shim\x00") || !strings.Contains(string(cmdline), dir) {
+	// A shim's last argument is its job directory (ShimCommand + dir),
+	// whatever the shim binary is called.
+	if err != nil || !strings.HasSuffix(string(cmdline), "\x00"+dir+"\x00") {
 		return 0
 	}
 	return pid

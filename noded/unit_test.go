@@ -1,10 +1,17 @@
 package noded
 
 import (
+	"bytes"
+	"context"
+	"log"
 	"net"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/corral-hpc/corral/noded/shim"
 )
 
 func TestCPUSlots(t *testing.T) {
@@ -89,6 +96,8 @@ func TestConfigErrors(t *testing.T) {
 		{"negative cpus", func(c *Config) { c.CPUs = -1 }, "--cpus"},
 		{"tiny max pids", func(c *Config) { c.MaxPids = 2 }, "--max-pids"},
 		{"missing init", func(c *Config) { c.InitPath = "/nonexistent/corral-init" }, "corral-init not found"},
+		{"missing shim", func(c *Config) { c.ShimCommand = []string{"/nonexistent/corral-shim"} }, "corral-shim not found"},
+		{"shim not executable", func(c *Config) { c.ShimCommand = []string{"/etc/passwd"} }, "corral-shim not found"},
 	}
 	for _, tc := range tests {
 		c := base()
@@ -98,7 +107,36 @@ func TestConfigErrors(t *testing.T) {
 		}
 	}
 	c := base()
-	if err := c.Normalize(); err != nil || c.CPUs < 1 || c.MemBytes <= 0 || c.KillWait != DefaultKillWait || len(c.ShimCommand) != 2 {
+	if err := c.Normalize(); err == nil || !strings.Contains(err.Error(), "corral-shim not found") {
+		t.Errorf("without corral-shim beside the test binary: %v, want corral-shim not found", err)
+	}
+	c = base()
+	c.ShimCommand = []string{"/bin/true"}
+	if err := c.Normalize(); err != nil || c.CPUs < 1 || c.MemBytes <= 0 || c.KillWait != DefaultKillWait {
 		t.Errorf("defaults: %+v, %v", c, err)
+	}
+}
+
+// TestShimFeaturesWarning: noded says so when its shim cannot filter
+// system calls, and stays quiet when it can.
+func TestShimFeaturesWarning(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, script, want string
+	}{
+		{"with seccomp", "echo " + shim.FeatureSeccomp, ""},
+		{"without seccomp", "true", "built without -tags seccomp"},
+		{"broken", "exit 3", "exit status 3"},
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-"))
+		if err := os.WriteFile(path, []byte("#!/bin/sh\n"+tc.script+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var logs bytes.Buffer
+		d := &Daemon{cfg: Config{ShimCommand: []string{path}}, log: log.New(&logs, "", 0)}
+		d.checkShimFeatures(context.Background())
+		if got := logs.String(); (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: logged %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }

@@ -32,7 +32,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-pkgs=(cgroup container noded/shim noded cmd/corral-noded)
+pkgs=(cgroup container noded/shim noded cmd/corral-noded cmd/corral-shim)
 for p in "${pkgs[@]}"; do
   go test -c -o "$tmp/$(echo "$p" | tr / _).test" "./$p"
 done

@@ -27,7 +27,7 @@ done
 
 fail() { echo "gpu-check: $*" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || fail "run as root (jobs run in containers under cgroups)"
-for b in corral corral-ctld corral-noded corral-init; do
+for b in corral corral-ctld corral-noded corral-shim corral-init; do
   [ -x "$BIN/$b" ] || fail "$BIN/$b is missing: run make build first"
 done
 command -v nvidia-smi >/dev/null || fail "nvidia-smi not found: this check needs an NVIDIA GPU and its driver"

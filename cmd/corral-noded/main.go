@@ -1,9 +1,10 @@
-// Command corral-noded is corral's node daemon (see package noded). The same
-// binary is the per-job shim (`corral-noded shim <jobdir>`, started by the
-// daemon) and, re-executed by libcontainer, a container's init.
+// Command corral-noded is corral's node daemon (see package noded). It
+// starts one corral-shim per job (cmd/corral-shim), which creates the
+// job's container with corral-init as its PID 1.
 //
 // Build with cgo (libcontainer's nsenter is C): go build ./cmd/corral-noded.
-// corral-init (CGO_ENABLED=0 go build ./cmd/corral-init) belongs beside it.
+// corral-shim (go build -tags seccomp ./cmd/corral-shim) and corral-init
+// (CGO_ENABLED=0 go build ./cmd/corral-init) belong beside it.
 package main
 
 import (
@@ -20,21 +21,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/corral-hpc/corral/api"
-	"github.com/corral-hpc/corral/container"
 	"github.com/corral-hpc/corral/noded"
-	"github.com/corral-hpc/corral/noded/shim"
 )
 
-func init() {
-	// libcontainer re-executes this binary as "<exe> init" inside the new
-	// container; that must happen before anything else runs.
-	container.InitIfRequested()
-}
-
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "shim" {
-		os.Exit(shim.Main(os.Args[2:]))
-	}
 	if err := app().Run(os.Args); err != nil {
 		fmt.Fprintln(os.Stderr, "corral-noded:", err)
 		os.Exit(1)
@@ -58,6 +48,7 @@ func app() *cli.App {
 			&cli.DurationFlag{Name: "kill-wait", Value: noded.DefaultKillWait, Usage: "grace between SIGTERM and SIGKILL when a job is cancelled or times out"},
 			&cli.Int64Flag{Name: "max-pids", Value: noded.DefaultMaxPids, Usage: "process and thread limit per job"},
 			&cli.StringFlag{Name: "init-path", DefaultText: "corral-init beside this executable", Usage: "corral-init binary (built with CGO_ENABLED=0)"},
+			&cli.StringFlag{Name: "shim-path", DefaultText: "corral-shim beside this executable", Usage: "corral-shim binary, the per-job supervisor"},
 			imageStoreFlag(),
 			&cli.StringSliceFlag{Name: "mount-root", Usage: "host directory under which users may --mount (checked as the user; repeatable)"},
 			&cli.StringFlag{Name: "ca", DefaultText: "ca.pem beside --key", Usage: "cluster CA certificate (corral-ctld's <state>/ca.pem) pinned for an https --ctld"},
@@ -78,6 +69,9 @@ func run(c *cli.Context) error {
 		Advertise: c.String("advertise"), StateDir: c.String("state"), CPUs: c.Int("cpus"),
 		KillWait: c.Duration("kill-wait"), MaxPids: c.Int64("max-pids"), InitPath: c.String("init-path"),
 		ImageStore: c.String("image-store"), MountRoots: c.StringSlice("mount-root"),
+	}
+	if p := c.String("shim-path"); p != "" {
+		cfg.ShimCommand = []string{p}
 	}
 	if c.IsSet("cpus") && cfg.CPUs <= 0 {
 		return fmt.Errorf("--cpus %d must be positive", cfg.CPUs)

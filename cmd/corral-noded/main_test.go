@@ -24,14 +24,15 @@ import (
 	"github.com/corral-hpc/corral/noded/shim"
 )
 
-// mustBuild builds corral-noded (cgo) and corral-init (static) into one
-// directory, as `make` lays them out.
+// mustBuild builds corral-noded and corral-shim (cgo) and corral-init
+// (static) into one directory, as `make` lays them out.
 func mustBuild(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	os.Chmod(dir, 0o755)
 	for _, b := range []struct{ pkg, out, cgo string }{
 		{"github.com/corral-hpc/corral/cmd/corral-noded", "corral-noded", "1"},
+		{"github.com/corral-hpc/corral/cmd/corral-shim", "corral-shim", "1"},
 		{"github.com/corral-hpc/corral/cmd/corral-init", "corral-init", "0"},
 	} {
 		cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", filepath.Join(dir, b.out), b.pkg)

@@ -1,12 +1,13 @@
-// Package shim is the per-job supervisor: `corral-noded shim <jobdir>`.
+// Package shim is the per-job supervisor: `corral-shim <jobdir>`.
 //
-// noded starts one shim per job (a re-execution of its own binary, in its
-// own session, in noded's cgroups) so that jobs do not depend on noded's
-// lifetime. The shim reads launch.json, opens the job's output files as
-// the job's user, writes the script and creates the private /tmp, starts
-// the container (package container) with corral-init as PID 1, enforces
-// the time limit, handles cancel, waits, reads the cgroup's usage, destroys
-// the container and writes result.json atomically.
+// noded starts one shim per job (cmd/corral-shim, in its own session, in
+// noded's cgroups) so that jobs do not depend on noded's lifetime. The shim
+// reads launch.json, opens the job's output files as the job's user,
+// writes the script and creates the private /tmp, starts the container
+// (package container) with corral-init as PID 1, enforces the time limit,
+// handles cancel, waits, reads the cgroup's usage, destroys the container
+// and writes result.json atomically. Then it says EndedLine on its status
+// pipe, so noded reports the end at once, and deletes the script and /tmp.
 //
 // Job directory (<state>/jobs/<id>/):
 //
@@ -17,14 +18,16 @@
 //	shim.log     the shim's own stdout and stderr
 //	script       the job script (mode 0755, owned by the user), bound at /.corral/script
 //	tmp/         the job's private /tmp (owned by the user)
-//	rootfs/      mount points of the container's view of the host
+//	rootfs/      the container's root: a small tmpfs of mount points over the host view
 //
-// script, tmp/ and rootfs/ are gone before result.json appears. A noded
+// rootfs/ is gone before result.json appears; script and tmp/ are deleted
+// just after it (noded removes the whole directory once the shim exits). A noded
 // that restarts can find live shims by shim.pid and finished ones by
 // result.json; nothing in the shim depends on its parent staying alive.
 //
 // Talking to noded: fd 3 (if open) is read for cancel requests (the byte
 // 'c'); fd 4 (if open) gets "started <RFC 3339 time>\n" once the job runs,
-// and "configuring <time> <what>\n" before slow preparation (an image pull).
+// "configuring <time> <what>\n" before slow preparation (an image pull),
+// and EndedLine once result.json is written.
 // SIGTERM to the shim also cancels the job.
 package shim

@@ -21,16 +21,29 @@ const (
 	StatusFD  = 4 // shim -> noded: "started <time>\n", ..., EndedLine
 )
 
+// FeaturesArg asks a shim binary what it was built with; it prints one
+// feature per line (FeatureSeccomp: it filters jobs' system calls).
+const (
+	FeaturesArg    = "--features"
+	FeatureSeccomp = "seccomp"
+)
+
 // EndedLine on the status pipe says result.json is written: the job is
 // over and its container gone; the shim is only removing scratch files.
 const EndedLine = "ended"
 
-// Main is `corral-noded shim <jobdir>`. It must run on the main goroutine.
+// Main is `corral-shim <jobdir>` (or FeaturesArg). It must run on the main goroutine.
 // It returns the process exit status: 0 once result.json is written.
 func Main(args []string) int {
 	container.KeepMainThread()
+	if len(args) == 1 && args[0] == FeaturesArg {
+		if container.SeccompEnabled {
+			fmt.Println(FeatureSeccomp)
+		}
+		return 0
+	}
 	if len(args) != 1 || !filepath.IsAbs(args[0]) {
-		fmt.Fprintln(os.Stderr, "usage: corral-noded shim /ABSOLUTE/JOB/DIR (started by corral-noded, not by hand)")
+		fmt.Fprintln(os.Stderr, "usage: corral-shim /ABSOLUTE/JOB/DIR (started by corral-noded, not by hand)")
 		return 2
 	}
 	dir := args[0]
