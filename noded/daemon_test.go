@@ -254,7 +254,14 @@ func mustNoJobDirs(t *testing.T, n *node) {
 	if !ok {
 		t.Error("job directories left behind")
 	}
-	if leaks := containertest.Leaks(nil, []string{n.d.StateDir(), n.work}, "corral-"+CgroupScope(n.d.Name(), n.d.StateDir())+"-job"); len(leaks) > 0 {
+	// A job process orphaned by a killed shim is reaped by PID 1, not
+	// by noded: give it a moment.
+	var leaks []string
+	containertest.Eventually(5*time.Second, func() bool {
+		leaks = containertest.Leaks(nil, []string{n.d.StateDir(), n.work}, "corral-"+CgroupScope(n.d.Name(), n.d.StateDir())+"-job")
+		return len(leaks) == 0
+	})
+	if len(leaks) > 0 {
 		t.Errorf("left behind: %v", leaks)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -90,5 +92,29 @@ func TestEndReportedBeforeShimExits(t *testing.T) {
 		}
 		return ends == 2
 	})
+	mustNoJobDirs(t, n)
+}
+
+// TestShimKilledMidJob: a shim that dies with its job running (kill -9)
+// ends the job FAILED, and noded removes what the shim left: the
+// container, its cgroups, its root mount and the job directory.
+func TestShimKilledMidJob(t *testing.T) {
+	ctld := nodedtest.NewFakeCtld(t, testKey)
+	n := mustNode(t, ctld, "")
+	req := n.launchReq("sleep 100\n")
+	n.launch(t, req)
+	ctld.Started(req.JobID)
+	dir := filepath.Join(n.d.StateDir(), "jobs", strconv.FormatUint(req.JobID, 10))
+	pid := shimPid(dir)
+	if pid == 0 {
+		t.Fatal("no live shim for the running job")
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	ev := ctld.Ended(req.JobID)
+	if ev.State != api.StateFailed || !strings.Contains(ev.Message, "without a result") {
+		t.Errorf("ended %+v, want FAILED: supervisor ended without a result", ev)
+	}
 	mustNoJobDirs(t, n)
 }

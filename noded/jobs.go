@@ -218,8 +218,8 @@ func (d *Daemon) supervise(j *job, cmd *exec.Cmd, status *os.File) {
 		res, err := shim.ReadResult(j.dir)
 		if err != nil {
 			// The shim died without a result: make sure its container is gone.
-			if rerr := container.Remove(d.runcRoot, shim.ContainerID(j.id)); rerr != nil {
-				d.log.Printf("job %d: removing the container of a dead shim: %v", j.id, rerr)
+			if rerr := d.removeShimLeftovers(j.id, j.dir); rerr != nil {
+				d.log.Printf("job %d: %v", j.id, rerr)
 			}
 			res = &shim.Result{State: api.StateFailed, ExitCode: 1, End: time.Now(),
 				Message: fmt.Sprintf("the job's supervisor ended without a result (%v)%s", werr, logTail(j.dir))}

@@ -59,17 +59,12 @@ func (d *Daemon) recover() error {
 			go d.reattach(j)
 			continue
 		}
-		if err := container.Remove(d.runcRoot, shim.ContainerID(id)); err != nil {
-			return fmt.Errorf("job %d: removing the container of a dead shim: %w", id, err)
+		if err := d.removeShimLeftovers(id, dir); err != nil {
+			return fmt.Errorf("job %d: %w", id, err)
 		}
 		d.gpus.recovered(id, dir, false)
 		d.put(api.JobEvent{JobID: id, Node: d.cfg.Name, Kind: api.EventEnded, Time: time.Now(),
 			State: api.StateFailed, ExitCode: 1, Message: "the job's supervisor ended without a result while noded was down"})
-		// The job's root mount (an image's overlay, the host view's tmpfs)
-		// outlives a crashed shim.
-		if err := container.UnmountRoot(filepath.Join(dir, shim.RootfsDir), ""); err != nil {
-			d.log.Printf("job %d: %v", id, err)
-		}
 		if err := container.RemoveTree(dir); err != nil {
 			d.log.Printf("job %d: %v", id, err)
 		}
@@ -115,12 +110,26 @@ func (d *Daemon) reattach(j *job) {
 	}
 	res, err := shim.ReadResult(j.dir)
 	if err != nil {
-		if rerr := container.Remove(d.runcRoot, shim.ContainerID(j.id)); rerr != nil {
-			d.log.Printf("job %d: removing the container of a dead shim: %v", j.id, rerr)
+		if rerr := d.removeShimLeftovers(j.id, j.dir); rerr != nil {
+			d.log.Printf("job %d: %v", j.id, rerr)
 		}
 		res = &shim.Result{State: api.StateFailed, ExitCode: 1, End: time.Now(),
 			Message: "the job's supervisor ended without a result (reattached after a noded restart)" + logTail(j.dir)}
 	}
 	d.log.Printf("job %d: reattached shim %d ended (%s)", j.id, j.pid, res.State)
 	d.finish(j, res)
+}
+
+// removeShimLeftovers removes what a shim that died mid-job leaves behind:
+// its container (processes, cgroups, libcontainer state) and the job's
+// root mount (the host view's tmpfs or an image's overlay), without which
+// the job directory cannot be removed.
+func (d *Daemon) removeShimLeftovers(id uint64, dir string) error {
+	if err := container.Remove(d.runcRoot, shim.ContainerID(id)); err != nil {
+		return fmt.Errorf("removing the container of a dead shim: %w", err)
+	}
+	if err := container.UnmountRoot(filepath.Join(dir, shim.RootfsDir), ""); err != nil {
+		d.log.Printf("job %d: %v", id, err)
+	}
+	return nil
 }
