@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -258,5 +259,43 @@ func TestNodeThatNeverReturnsAfterRestart(t *testing.T) {
 	j := tc.waitJob(id, "NODE_FAIL", inState(api.StateNodeFail))
 	if len(j.History) != 3 || j.History[2].State != api.StateNodeFail {
 		t.Fatalf("history %+v", j.History)
+	}
+}
+
+// TestStopDuringLaunchIsRepeated: a cancel sent while the job's launch is
+// still unanswered may reach the node first and find nothing to stop; once
+// the launch is answered the controller sends it again.
+func TestStopDuringLaunchIsRepeated(t *testing.T) {
+	tc := MustServer(t)
+	node := newFakeNode(tc, "n1", 4, 8<<30)
+	node.register()
+	hold := make(chan struct{})
+	node.set(func(f *fakeNode) { f.holdLaunch = hold })
+	id := tc.submit(script("raced"))
+	tc.waitJob(id, "RUNNING", inState(api.StateRunning))
+	if _, err := tc.client.Cancel(context.Background(), api.CancelRequest{IDs: []uint64{id}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := node.signalled(); !slices.Equal(got, []uint64{id}) {
+		t.Fatalf("signals before the launch is answered: %v, want [%d]", got, id)
+	}
+	close(hold)
+	node.waitLaunch()
+	waitFor(t, "the stop repeated after the launch", func() bool { return len(node.signalled()) == 2 })
+	if got := node.signalled(); got[1] != id {
+		t.Fatalf("signals: %v", got)
+	}
+
+	// A launch answered before the cancel: one signal, not two.
+	node.set(func(f *fakeNode) { f.holdLaunch = nil; f.signals = nil })
+	calm := tc.submit(script("calm"))
+	node.waitLaunch()
+	tc.waitAcked(calm)
+	if _, err := tc.client.Cancel(context.Background(), api.CancelRequest{IDs: []uint64{calm}}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if got := node.signalled(); !slices.Equal(got, []uint64{calm}) {
+		t.Fatalf("signals for a job launched before its cancel: %v, want [%d]", got, calm)
 	}
 }

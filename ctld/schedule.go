@@ -305,6 +305,13 @@ func (s *Server) launch(l launchOrder) {
 		if j.launch.ackedAt.IsZero() {
 			j.launch.ackedAt = now
 		}
+		if j.cancelRequested || j.rec.RequeueRequested || j.limitSignalled {
+			// A stop went out while this launch was on its way and may
+			// have reached the node first, finding no job to stop. Now the
+			// node has it: send it again (stopping is idempotent there).
+			s.bg.Add(1)
+			go s.resignal(signalOrder{id: l.id, node: l.node, client: l.client})
+		}
 		return
 	}
 	if s.bgCtx.Err() != nil || j.state() != api.StateRunning {
@@ -343,4 +350,18 @@ func (s *Server) nodeHasJob(l launchOrder) bool {
 		return false
 	}
 	return slices.Contains(ids, l.id)
+}
+
+// resignal repeats a stop for a job whose launch was answered after the
+// stop was sent. A node that cannot be reached is left to the heartbeat
+// checks, as for any other running job.
+func (s *Server) resignal(o signalOrder) {
+	defer s.bg.Done()
+	ctx, cancel := context.WithTimeout(s.bgCtx, signalTimeout)
+	defer cancel()
+	if err := o.client.Do(ctx, http.MethodPost, "/v1/signal", api.SignalRequest{JobID: o.id}, nil); err != nil {
+		s.log.Printf("job %d: repeating its stop to node %s after the launch: %v", o.id, o.node, err)
+		return
+	}
+	s.log.Printf("job %d: stop repeated to node %s after its launch was answered", o.id, o.node)
 }

@@ -166,6 +166,7 @@ func TestCancelRunning(t *testing.T) {
 	node.register()
 	id := tc.submit(script("long"))
 	node.waitLaunch()
+	tc.waitAcked(id) // else the stop is sent twice (TestStopDuringLaunchIsRepeated)
 	resp, err := tc.client.Cancel(context.Background(), api.CancelRequest{IDs: []uint64{id}})
 	if err != nil || len(resp.Cancelled) != 1 || len(resp.Errors) != 0 {
 		t.Fatalf("cancel = %+v, %v", resp, err)
