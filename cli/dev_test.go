@@ -34,6 +34,9 @@ func TestMain(m *testing.M) {
 	case "noded":
 		os.Exit(fakeNodedMain(os.Args[1:]))
 	}
+	for _, v := range jobspec.EnvVariables() {
+		os.Unsetenv(v[0]) // submit reads SBATCH_* variables: keep the caller's out
+	}
 	os.Exit(m.Run())
 }
 

@@ -204,6 +204,9 @@ func optionsTable() string {
 		if o.Hidden {
 			name += " (undocumented in sbatch)"
 		}
+		if o.EnvVar != "" {
+			name += "; `" + o.EnvVar + "`"
+		}
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", name, status, cell(what))
 	}
 	return b.String()

@@ -53,6 +53,9 @@ func TestOptionsTableListsEveryOption(t *testing.T) {
 		if !strings.Contains(row, wantStatus) {
 			t.Errorf("--%s: row %q lacks %q", o.Long, row, wantStatus)
 		}
+		if o.EnvVar != "" && !strings.Contains(row, "`"+o.EnvVar+"`") {
+			t.Errorf("--%s: row %q does not name its variable %s", o.Long, row, o.EnvVar)
+		}
 	}
 	if _, err := replaceOptionsTable([]byte("# no markers\n")); err == nil {
 		t.Error("a file without markers was accepted")

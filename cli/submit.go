@@ -38,7 +38,9 @@ func submit(c *ucli.Context) error {
 		fmt.Fprintf(out(c), "usage: corral submit [options] SCRIPT [ARGS...]\n"+
 			"       corral submit [options] --wrap \"COMMAND\"\n\n"+
 			"Options may also be given in #SBATCH or #CORRAL lines at the top of the\n"+
-			"script; options on the command line win.\n\n%s", jobspec.OptionsHelp())
+			"script, and in sbatch's input variables (SBATCH_PARTITION, SBATCH_TIMELIMIT,\n"+
+			"... see docs/cli.md). The command line beats the variables, which beat\n"+
+			"the script.\n\n%s", jobspec.OptionsHelp())
 		return nil
 	}
 	if req.Version {

@@ -54,6 +54,7 @@ func TestSubmitBuildsSpec(t *testing.T) {
 		stdin  string
 		stdout string
 		stderr string
+		env    map[string]string
 		check  func(t *testing.T, dir string, req api.SubmitRequest)
 	}{
 		{
@@ -133,6 +134,17 @@ func TestSubmitBuildsSpec(t *testing.T) {
 			},
 		},
 		{
+			name:   "SBATCH_ variables override directives, the command line overrides them",
+			args:   []string{"submit", "-t", "7", "job.sh"},
+			env:    map[string]string{"SBATCH_PARTITION": "batch", "SBATCH_TIMELIMIT": "1:00:00", "SBATCH_JOB_NAME": "piped"},
+			stdout: "Submitted batch job 7\n",
+			check: func(t *testing.T, dir string, req api.SubmitRequest) {
+				if s := req.Spec; s.Partition != "batch" || s.TimeLimit != 420 || s.Name != "piped" || s.CPUs != 4 {
+					t.Errorf("spec = %+v", s)
+				}
+			},
+		},
+		{
 			name:   "ignored options warn and still submit",
 			args:   []string{"submit", "--mail-type=END", "job.sh"},
 			stdout: "Submitted batch job 7\n",
@@ -141,6 +153,9 @@ func TestSubmitBuildsSpec(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
 			dir := MustWorkDir(t, map[string]string{"job.sh": jobScript, "sub/keep": ""})
 			f := MustFakeCtld(t)
 			r := runCLI(tc.stdin, append([]string{"--socket", f.socket}, tc.args...)...)

@@ -17,12 +17,16 @@ import (
 	"time"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/jobspec"
 )
 
 // binDir holds the binaries under test.
 var binDir string
 
 func TestMain(m *testing.M) {
+	for _, v := range jobspec.EnvVariables() {
+		os.Unsetenv(v[0]) // corral submit reads SBATCH_* variables: keep the caller's out
+	}
 	root, err := repoRoot()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)

@@ -49,6 +49,9 @@ type Option struct {
 	CommandLineOnly bool
 	Hidden          bool // an undocumented sbatch alias
 	Corral          bool // corral's own option, not sbatch's
+	// EnvVar is sbatch's input environment variable for the option
+	// (SBATCH_PARTITION), "" if it has none (env.go).
+	EnvVar string
 }
 
 // Options lists every option `corral submit` accepts, sorted by long name.
@@ -57,7 +60,7 @@ func Options() []Option {
 	for i, o := range options {
 		out[i] = Option{Long: o.long, Short: o.short, Arg: o.arg, OptionalArg: o.optionalArg, Help: o.help,
 			Values: append([]string(nil), o.values...), Ignored: o.ignore, CommandLineOnly: o.commandLineOnly,
-			Hidden: o.hidden, Corral: o.corral}
+			Hidden: o.hidden, Corral: o.corral, EnvVar: envVarOf(o.long)}
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].Long < out[b].Long })
 	return out

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -93,17 +94,25 @@ func (r *Request) note(msg string) {
 // ReadFunc returns the contents of the script at path.
 type ReadFunc func(path string) ([]byte, error)
 
-// Parse is ParseAt with the current time: --begin resolves against it.
+// Parse is ParseWith this process's environment and the current time:
+// --begin resolves against it.
 func Parse(args []string, read ReadFunc) (*Request, error) {
-	return ParseAt(args, read, time.Now())
+	return ParseWith(args, read, os.LookupEnv, time.Now())
 }
 
-// ParseAt reads `corral submit` arguments: options, then the script path
-// and the script's own arguments. The script's #SBATCH/#CORRAL directives
-// are applied first and command-line options override them, as with
-// sbatch. Relative --begin times resolve against now. Every error is one
-// line naming the option (and the script line) at fault.
+// ParseAt is ParseWith no input environment variables.
 func ParseAt(args []string, read ReadFunc, now time.Time) (*Request, error) {
+	return ParseWith(args, read, nil, now)
+}
+
+// ParseWith reads `corral submit` arguments: options, then the script path
+// and the script's own arguments. The script's #SBATCH/#CORRAL directives
+// are applied first, then sbatch's input environment variables read
+// through env (env.go), then the command line, each overriding the ones
+// before, as with sbatch. Relative --begin times resolve against now.
+// Every error is one line naming the option (and the script line or the
+// variable) at fault.
+func ParseWith(args []string, read ReadFunc, env LookupFunc, now time.Time) (*Request, error) {
 	cmdline, rest, err := parseOptions(args, true)
 	if err != nil {
 		return nil, err
@@ -161,6 +170,13 @@ func ParseAt(args []string, read ReadFunc, now time.Time) (*Request, error) {
 		if err != nil {
 			return nil, scriptLineError(r.ScriptPath, &LineError{Line: d.line, Err: err})
 		}
+	}
+	envSets, err := envSettings(env)
+	if err != nil {
+		return nil, err
+	}
+	if err := applyEnv(r, envSets); err != nil {
+		return nil, err
 	}
 	if err := applyAll(r, cmdline); err != nil {
 		return nil, err // cannot happen: probe accepted the same settings
