@@ -211,15 +211,13 @@ func (d *Daemon) Run(ctx context.Context) error {
 	return err
 }
 
-// Running lists the jobs this node runs or whose end ctld has not yet
-// acknowledged, as sent in every heartbeat.
+// Running lists the jobs this node runs (runningJobs) or whose end ctld
+// has not yet acknowledged, as sent in every heartbeat.
 func (d *Daemon) Running() []uint64 {
 	set := map[uint64]bool{}
-	d.mu.Lock()
-	for id := range d.jobs {
+	for _, id := range d.runningJobs() {
 		set[id] = true
 	}
-	d.mu.Unlock()
 	for _, id := range d.q.Jobs(api.EventEnded) {
 		set[id] = true
 	}

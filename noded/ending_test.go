@@ -27,9 +27,9 @@ while [ ! -e "$RELEASE" ]; do sleep 0.02; done
 `
 
 // TestEndReportedBeforeShimExits: the end reaches ctld and the cores are
-// free while the shim still tidies up; the job directory stays until the
-// shim exits, and a relaunch of the same job waits for it instead of
-// failing on the leftover directory.
+// free while the shim still tidies up; the job directory stays (and the
+// job is listed) until the shim exits, and a relaunch of the same job
+// waits for it instead of failing on the leftover directory.
 func TestEndReportedBeforeShimExits(t *testing.T) {
 	release := filepath.Join(t.TempDir(), "release")
 	t.Setenv("RELEASE", release)
@@ -44,8 +44,10 @@ func TestEndReportedBeforeShimExits(t *testing.T) {
 	if _, err := os.Stat(dir); err != nil {
 		t.Fatalf("the job directory went before the shim exited: %v", err)
 	}
-	if ids := n.jobs(t); len(ids) != 0 {
-		t.Errorf("jobs listed after the end was reported: %v", ids)
+	// Listed while its shim tidies up, so that ctld does not relaunch a
+	// requeued job here meanwhile.
+	if ids := n.jobs(t); len(ids) != 1 || ids[0] != req.JobID {
+		t.Errorf("jobs listed while the shim tidies up: %v, want [%d]", ids, req.JobID)
 	}
 	n.d.mu.Lock()
 	free := n.d.cpus.free()
@@ -93,6 +95,9 @@ func TestEndReportedBeforeShimExits(t *testing.T) {
 		return ends == 2
 	})
 	mustNoJobDirs(t, n)
+	if ids := n.jobs(t); len(ids) != 0 {
+		t.Errorf("jobs listed once both runs are gone: %v", ids)
+	}
 }
 
 // TestShimKilledMidJob: a shim that dies with its job running (kill -9)

@@ -259,8 +259,10 @@ func (d *Daemon) report(j *job, res *shim.Result) {
 }
 
 // leavingWait bounds how long a launch waits for the directory of the
-// same job's previous run to be deleted.
-const leavingWait = 30 * time.Second
+// same job's previous run to be deleted; it stays below ctld's timeout
+// for node calls, so a slow deletion ends in a clear refusal (the
+// leftover directory), not a launch ctld gave up on.
+const leavingWait = 5 * time.Second
 
 // removeDir deletes the job's directory once its shim is gone.
 func (d *Daemon) removeDir(j *job) {
@@ -330,12 +332,17 @@ func (d *Daemon) cancel(id uint64, why string) {
 	d.log.Printf("job %d: cancelling (%s)", id, why)
 }
 
-// runningJobs lists the jobs with a live shim.
+// runningJobs lists the jobs with a live shim, also one whose end is
+// reported but whose shim still deletes its files: while it is listed,
+// ctld does not relaunch a requeued job here (ctld/pipeline.go).
 func (d *Daemon) runningJobs() []uint64 {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	set := map[uint64]bool{}
 	for id := range d.jobs {
+		set[id] = true
+	}
+	for id := range d.leaving {
 		set[id] = true
 	}
 	return sortedIDs(set)
