@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # make bench: every benchmark behind docs/benchmarks.md, with the counts the
-# issues ask for. Prints go test's benchmark lines; record them with the
-# command in docs/benchmarks.md.
+# issues ask for, built as make builds (-tags seccomp). Prints go test's
+# benchmark lines; record them with the command in docs/benchmarks.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-run() { echo "\$ go test $*"; go test "$@" | grep -E '^(Benchmark|ok|FAIL|---)' ; }
+run() { echo "\$ go test -tags seccomp $*"; go test -tags seccomp "$@" | grep -E '^(Benchmark|ok|FAIL|---)' ; }
 run -run '^$' -bench 'BenchmarkSubmitCLI$' -benchtime 1000x ./e2e/
 run -run '^$' -bench 'BenchmarkSubmitThroughput$' -benchtime 20000x ./e2e/
 run -run '^$' -bench 'BenchmarkEndToEnd$' -benchtime 500x -timeout 20m ./e2e/
