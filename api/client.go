@@ -144,6 +144,24 @@ func (c *Client) Nodes(ctx context.Context) ([]Node, error) {
 	return nodes, err
 }
 
+// Drain takes nodes out of service (administrators only).
+func (c *Client) Drain(ctx context.Context, req DrainRequest) (*NodesResponse, error) {
+	var resp NodesResponse
+	if err := c.Do(ctx, http.MethodPost, "/v1/nodes/drain", req, &resp); err != nil {
+		return nil, err
+	}
+	return &resp, nil
+}
+
+// Resume puts drained nodes back in service (administrators only).
+func (c *Client) Resume(ctx context.Context, req ResumeRequest) (*NodesResponse, error) {
+	var resp NodesResponse
+	if err := c.Do(ctx, http.MethodPost, "/v1/nodes/resume", req, &resp); err != nil {
+		return nil, err
+	}
+	return &resp, nil
+}
+
 // Partitions lists the cluster's partitions.
 func (c *Client) Partitions(ctx context.Context) ([]Partition, error) {
 	var parts []Partition

@@ -10,14 +10,35 @@ const (
 	NodeMixed     NodeState = "MIXED"     // up, partly allocated
 	NodeAllocated NodeState = "ALLOCATED" // up, fully allocated
 	NodeDown      NodeState = "DOWN"      // missed heartbeats or never registered
+	// An operator drained the node: it takes no new jobs; DRAINING while
+	// jobs still run there, DRAINED once none do.
+	NodeDraining NodeState = "DRAINING"
+	NodeDrained  NodeState = "DRAINED"
 )
+
+// DrainRequest is POST /v1/nodes/drain: the nodes (names or hostlist
+// expressions like n[01-04]) take no new jobs; running ones finish.
+type DrainRequest struct {
+	Nodes  []string `json:"nodes"`
+	Reason string   `json:"reason"`
+}
+
+// ResumeRequest is POST /v1/nodes/resume: drained nodes take jobs again.
+type ResumeRequest struct {
+	Nodes []string `json:"nodes"`
+}
+
+// NodesResponse names the nodes a drain or resume changed, in order.
+type NodesResponse struct {
+	Nodes []string `json:"nodes"`
+}
 
 // Node is ctld's view of one node, as listed by `corral nodes`.
 type Node struct {
 	Name          string    `json:"name"`
 	Addr          string    `json:"addr"`
 	State         NodeState `json:"state"`
-	Reason        string    `json:"reason,omitempty"`
+	Reason        string    `json:"reason,omitempty"` // why DOWN, or the drain's reason
 	CPUs          int       `json:"cpus"`
 	MemBytes      int64     `json:"mem_bytes"`
 	AllocCPUs     int       `json:"alloc_cpus"`
@@ -31,6 +52,8 @@ type Node struct {
 	AllocFGPUHundredths  int       `json:"alloc_fgpu_hundredths,omitempty"`
 	FGPUPerGPUHundredths int       `json:"fgpu_per_gpu_hundredths,omitempty"`
 	GPUs                 []NodeGPU `json:"gpus,omitempty"`
+	// DrainedSince is when the node was drained (nil: it is not).
+	DrainedSince *time.Time `json:"drained_since,omitempty"`
 }
 
 // Partition groups nodes with time limits, from ctld's config file.

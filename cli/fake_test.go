@@ -86,6 +86,7 @@ func MustFakeCtld(t *testing.T) *fakeCtld {
 	})
 	f.pipelineRoutes(mux)
 	f.schedulingRoutes(mux) // prio_test.go
+	f.nodeAdminRoutes(mux)  // nodes_test.go
 	srv := &http.Server{Handler: f.record(mux)}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })

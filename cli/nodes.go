@@ -21,7 +21,68 @@ func nodesCommand() *ucli.Command {
 			socketFlag(),
 		},
 		Action: listNodes,
+		Subcommands: []*ucli.Command{
+			{
+				Name:  "drain",
+				Usage: "take nodes out of service (administrators): no new jobs start there, running ones finish",
+				UsageText: "corral nodes drain NODES... --reason TEXT\n\n" +
+					"NODES are names or hostlist expressions (n[01-04]). The node shows as draining\n" +
+					"while jobs still run on it, then drained, with the reason; it stays so across\n" +
+					"restarts until `corral nodes resume`.",
+				Flags:  []ucli.Flag{&ucli.StringFlag{Name: "reason", Usage: "why (required; shown with the node)"}, socketFlag()},
+				Action: drainNodes,
+			},
+			{
+				Name:      "resume",
+				Usage:     "put drained nodes back in service (administrators)",
+				UsageText: "corral nodes resume NODES...",
+				Flags:     []ucli.Flag{socketFlag()},
+				Action:    resumeNodes,
+			},
+		},
 	}
+}
+
+func drainNodes(c *ucli.Context) error {
+	if !c.Args().Present() {
+		return usageErrorf("name the nodes to drain (names or hostlist expressions)")
+	}
+	reason := strings.TrimSpace(c.String("reason"))
+	if reason == "" {
+		return usageErrorf("--reason is required: say why the nodes are drained")
+	}
+	ctx, cancel := requestContext(c)
+	defer cancel()
+	resp, err := client(c, "").Drain(ctx, api.DrainRequest{Nodes: c.Args().Slice(), Reason: reason})
+	if err != nil {
+		return err
+	}
+	printChanged(c, "drained", resp.Nodes)
+	return nil
+}
+
+func resumeNodes(c *ucli.Context) error {
+	if !c.Args().Present() {
+		return usageErrorf("name the nodes to resume (names or hostlist expressions)")
+	}
+	ctx, cancel := requestContext(c)
+	defer cancel()
+	resp, err := client(c, "").Resume(ctx, api.ResumeRequest{Nodes: c.Args().Slice()})
+	if err != nil {
+		return err
+	}
+	printChanged(c, "resumed", resp.Nodes)
+	return nil
+}
+
+// printChanged says which nodes changed; nodes already in that state are
+// not an error (the command is idempotent).
+func printChanged(c *ucli.Context, verb string, nodes []string) {
+	if len(nodes) == 0 {
+		fmt.Fprintf(out(c), "nothing to do: the nodes were already %s\n", verb)
+		return
+	}
+	fmt.Fprintf(out(c), "%s %s\n", verb, strings.Join(nodes, " "))
 }
 
 func listNodes(c *ucli.Context) error {

@@ -2,7 +2,10 @@ package cli
 
 import (
 	"encoding/json"
+	"net/http"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/corral-hpc/corral/api"
@@ -52,5 +55,56 @@ func TestNodesJSON(t *testing.T) {
 	}
 	if r := (MustFakeCtld(t)).run("nodes", "--json"); r.stdout != "[]\n" {
 		t.Errorf("no nodes: %q", r.stdout)
+	}
+}
+
+// nodeAdminRoutes answers drain and resume as ctld does: the changed
+// nodes, 404 for an unknown one; resume finds nothing drained.
+func (f *fakeCtld) nodeAdminRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("POST /v1/nodes/drain", func(w http.ResponseWriter, r *http.Request) {
+		var req api.DrainRequest
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			reply(w, 400, api.Error{Error: err.Error()})
+			return
+		}
+		if slices.Contains(req.Nodes, "nope") {
+			reply(w, 404, api.Error{Error: "drain: no node nope (nothing changed)"})
+			return
+		}
+		reply(w, 200, api.NodesResponse{Nodes: req.Nodes})
+	})
+	mux.HandleFunc("POST /v1/nodes/resume", func(w http.ResponseWriter, r *http.Request) {
+		reply(w, 200, api.NodesResponse{Nodes: []string{}})
+	})
+}
+
+func TestNodesDrainResume(t *testing.T) {
+	f := MustFakeCtld(t)
+	r := f.run("nodes", "drain", "dev1", "dev[2-3]", "--reason", "new disks")
+	if r.code != 0 || r.stdout != "drained dev1 dev[2-3]\n" {
+		t.Fatalf("drain: exit %d, %q, %q", r.code, r.stdout, r.stderr)
+	}
+	var req api.DrainRequest
+	if err := json.Unmarshal(f.MustOneRequest(t).Body, &req); err != nil || req.Reason != "new disks" ||
+		!slices.Equal(req.Nodes, []string{"dev1", "dev[2-3]"}) {
+		t.Errorf("drain request %+v, %v", req, err)
+	}
+	if r := f.run("nodes", "resume", "dev1"); r.code != 0 || r.stdout != "nothing to do: the nodes were already resumed\n" {
+		t.Errorf("resume: exit %d, %q, %q", r.code, r.stdout, r.stderr)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"nodes", "drain", "dev1"}, 2, "--reason is required"},
+		{[]string{"nodes", "drain", "--reason", "x"}, 2, "name the nodes to drain"},
+		{[]string{"nodes", "resume"}, 2, "name the nodes to resume"},
+		{[]string{"nodes", "drain", "nope", "--reason", "x"}, 1, "no node nope (nothing changed)"},
+	} {
+		r := f.run(tc.args...)
+		if r.code != tc.code || !strings.Contains(r.stderr, tc.want) || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("%q: exit %d, stderr %q; want exit %d and one line with %q", tc.args, r.code, r.stderr, tc.code, tc.want)
+		}
 	}
 }

@@ -74,6 +74,8 @@ var userRoutes = map[string]routeRule{
 	"POST /v1/images":        {roleAdmin, scopeNone},
 	"POST /v1/policies":      {roleAdmin, scopeNone},
 	"GET /v1/admin/backup":   {roleAdmin, scopeNone}, // backup.go
+	"POST /v1/nodes/drain":   {roleAdmin, scopeNone}, // drain.go
+	"POST /v1/nodes/resume":  {roleAdmin, scopeNone},
 }
 
 // nodeRoutes is the node plane's matrix: every call needs the cluster

@@ -61,6 +61,9 @@ func (s *Server) register(req api.RegisterRequest) (api.RegisterResponse, error)
 
 	s.mu.RLock()
 	old := s.nodes[req.Name]
+	if old != nil { // an operator's drain outlives registrations (drain.go)
+		rec.Drain, rec.DrainedSince = old.rec.Drain, old.rec.DrainedSince
+	}
 	persist := old == nil || old.rec.Addr != rec.Addr || old.rec.CPUs != rec.CPUs ||
 		old.rec.MemBytes != rec.MemBytes || old.rec.BootID != rec.BootID || gpusChanged(&old.rec, &rec) ||
 		(!old.up && !now.Before(old.holdUntil)) || now.Sub(old.persistedSeen) > persistSeenEvery
@@ -87,6 +90,15 @@ func (s *Server) register(req api.RegisterRequest) (api.RegisterResponse, error)
 	capChanged := n.rec.CPUs != rec.CPUs || n.rec.MemBytes != rec.MemBytes || gpusChanged(&n.rec, &rec)
 	if capChanged || n.gpus == nil && len(rec.GPUs) > 0 {
 		n.gpus = gpu.DevicesFromAPI(rec.GPUs)
+	}
+	if rec.Drain != n.rec.Drain || !rec.DrainedSince.Equal(n.rec.DrainedSince) {
+		// Drained or resumed since the record above was built: keep that,
+		// and make sure the disk has it last.
+		rec.Drain, rec.DrainedSince = n.rec.Drain, n.rec.DrainedSince
+		if err := s.store.PutNodes(rec); err != nil {
+			s.mu.Unlock()
+			return resp, err
+		}
 	}
 	n.rec, n.seen, n.reported = rec, now, req.Running
 	s.reportedLocked(req.Name, req.Running) // pipeline.go
@@ -271,9 +283,13 @@ func (s *Server) listNodes() []api.Node {
 	out := make([]api.Node, 0, len(s.nodes))
 	for name, n := range s.nodes {
 		a := alloc[name]
-		st := api.NodeDown
+		st, reason := api.NodeDown, n.reason
 		switch {
 		case !n.up:
+		case n.rec.Drain != "" && len(jobsOn[name]) > 0:
+			st, reason = api.NodeDraining, n.rec.Drain
+		case n.rec.Drain != "":
+			st, reason = api.NodeDrained, n.rec.Drain
 		case a.CPUs == 0 && a.MemBytes == 0:
 			st = api.NodeIdle
 		case a.CPUs >= n.rec.CPUs || a.MemBytes >= n.rec.MemBytes:
@@ -283,11 +299,15 @@ func (s *Server) listNodes() []api.Node {
 		}
 		ids := jobsOn[name]
 		slices.Sort(ids)
-		out = append(out, api.Node{Name: name, Addr: n.rec.Addr, State: st, Reason: n.reason,
+		out = append(out, api.Node{Name: name, Addr: n.rec.Addr, State: st, Reason: reason,
 			CPUs: n.rec.CPUs, MemBytes: n.rec.MemBytes, AllocCPUs: a.CPUs, AllocMemBytes: a.MemBytes,
 			Partitions: append([]string{}, n.parts...), LastHeartbeat: n.rec.LastSeen, RunningJobs: ids})
 		o := &out[len(out)-1]
 		o.FGPUHundredths, o.AllocFGPUHundredths, o.FGPUPerGPUHundredths, o.GPUs = s.nodeGPUViewLocked(name, n, held, gpuJobs)
+		if n.rec.Drain != "" {
+			since := n.rec.DrainedSince
+			o.DrainedSince = &since
+		}
 	}
 	sort.Slice(out, func(a, b int) bool { return hostlist.Less(out[a].Name, out[b].Name) })
 	return out

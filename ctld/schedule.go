@@ -105,7 +105,7 @@ func (s *Server) snapshotLocked(now time.Time) sched.Snapshot {
 	snap := sched.Snapshot{Now: now.Round(0)}
 	for name, n := range s.nodes {
 		snap.Nodes = append(snap.Nodes, sched.Node{Name: name,
-			Capacity: sched.Resources{CPUs: n.rec.CPUs, MemBytes: n.rec.MemBytes}, Up: n.up})
+			Capacity: sched.Resources{CPUs: n.rec.CPUs, MemBytes: n.rec.MemBytes}, Up: n.up && n.rec.Drain == ""})
 		s.addNodeGPUsLocked(&snap.Nodes[len(snap.Nodes)-1], n) // gpus.go
 	}
 	for _, p := range s.parts.list {

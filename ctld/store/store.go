@@ -57,6 +57,10 @@ type NodeRecord struct {
 	// --fgpu-per-gpu (0: not set), as it last registered.
 	GPUs                 []api.GPU `json:"gpus,omitempty"`
 	FGPUPerGPUHundredths int       `json:"fgpu_per_gpu_hundredths,omitempty"`
+	// Drain is an operator's reason for taking the node out of service
+	// ("" when it is in service), since DrainedSince.
+	Drain        string    `json:"drain,omitempty"`
+	DrainedSince time.Time `json:"drained_since,omitzero"`
 }
 
 // Options tune Open; the zero value is sensible.
