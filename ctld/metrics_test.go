@@ -53,6 +53,7 @@ func TestMetrics(t *testing.T) {
 		`corral_partition_memory_bytes{kind="allocated",partition="batch"}`: 1 << 30,
 		`corral_nodes{state="mixed"}`:                                       1,
 		`corral_nodes{state="down"}`:                                        0,
+		`corral_nodes{state="drained"}`:                                     0,
 		`corral_submits_total`:                                              2,
 	} {
 		if got, ok := m[series]; !ok || got != want {
