@@ -1,5 +1,6 @@
 // Package e2e runs whole corral clusters on this host — the real corral-ctld,
-// corral-noded and corral binaries, real runc containers and cgroups — and
+// corral-noded, corral-shim and corral binaries, real runc containers and
+// cgroups — and
 // checks the acceptance scenarios of each capability against them.
 //
 // The tests need root (containers and cgroups); they skip with that reason
