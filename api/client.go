@@ -153,7 +153,16 @@ func (c *Client) Drain(ctx context.Context, req DrainRequest) (*NodesResponse, e
 	return &resp, nil
 }
 
-// Resume puts drained nodes back in service (administrators only).
+// Down declares nodes dead (administrators only).
+func (c *Client) Down(ctx context.Context, req DownRequest) (*NodesResponse, error) {
+	var resp NodesResponse
+	if err := c.Do(ctx, http.MethodPost, "/v1/nodes/down", req, &resp); err != nil {
+		return nil, err
+	}
+	return &resp, nil
+}
+
+// Resume puts drained or downed nodes back in service (administrators only).
 func (c *Client) Resume(ctx context.Context, req ResumeRequest) (*NodesResponse, error) {
 	var resp NodesResponse
 	if err := c.Do(ctx, http.MethodPost, "/v1/nodes/resume", req, &resp); err != nil {

@@ -23,7 +23,13 @@ type DrainRequest struct {
 	Reason string   `json:"reason"`
 }
 
-// ResumeRequest is POST /v1/nodes/resume: drained nodes take jobs again.
+// DownRequest is POST /v1/nodes/down: the nodes are declared dead. Their
+// running jobs end NODE_FAIL (or are requeued), may start elsewhere at
+// once, and the nodes stay DOWN, whatever they report, until resumed.
+type DownRequest = DrainRequest
+
+// ResumeRequest is POST /v1/nodes/resume: drained or downed nodes take
+// jobs again.
 type ResumeRequest struct {
 	Nodes []string `json:"nodes"`
 }

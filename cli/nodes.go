@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -33,8 +34,19 @@ func nodesCommand() *ucli.Command {
 				Action: drainNodes,
 			},
 			{
+				Name:  "down",
+				Usage: "declare nodes dead (administrators): their jobs end NODE_FAIL or are requeued, and may run elsewhere",
+				UsageText: "corral nodes down NODES... --reason TEXT\n\n" +
+					"For a host that is gone or must stop now: its running jobs end at once\n" +
+					"(NODE_FAIL, or requeued when they allow it) and a requeued job may start on\n" +
+					"another node straight away. The node stays down, whatever it reports, and is\n" +
+					"told to kill what it still runs, until `corral nodes resume`.",
+				Flags:  []ucli.Flag{&ucli.StringFlag{Name: "reason", Usage: "why (required; shown with the node)"}, socketFlag()},
+				Action: downNodes,
+			},
+			{
 				Name:      "resume",
-				Usage:     "put drained nodes back in service (administrators)",
+				Usage:     "put drained or downed nodes back in service (administrators)",
 				UsageText: "corral nodes resume NODES...",
 				Flags:     []ucli.Flag{socketFlag()},
 				Action:    resumeNodes,
@@ -43,21 +55,26 @@ func nodesCommand() *ucli.Command {
 	}
 }
 
-func drainNodes(c *ucli.Context) error {
+func drainNodes(c *ucli.Context) error { return takeOut(c, "drain", "drained", (*api.Client).Drain) }
+
+func downNodes(c *ucli.Context) error { return takeOut(c, "set down", "set down", (*api.Client).Down) }
+
+// takeOut drains or downs the named nodes; both need a reason.
+func takeOut(c *ucli.Context, verb, done string, call func(*api.Client, context.Context, api.DrainRequest) (*api.NodesResponse, error)) error {
 	if !c.Args().Present() {
-		return usageErrorf("name the nodes to drain (names or hostlist expressions)")
+		return usageErrorf("name the nodes to %s (names or hostlist expressions)", verb)
 	}
 	reason := strings.TrimSpace(c.String("reason"))
 	if reason == "" {
-		return usageErrorf("--reason is required: say why the nodes are drained")
+		return usageErrorf("--reason is required: say why the nodes are %s", done)
 	}
 	ctx, cancel := requestContext(c)
 	defer cancel()
-	resp, err := client(c, "").Drain(ctx, api.DrainRequest{Nodes: c.Args().Slice(), Reason: reason})
+	resp, err := call(client(c, ""), ctx, api.DrainRequest{Nodes: c.Args().Slice(), Reason: reason})
 	if err != nil {
 		return err
 	}
-	printChanged(c, "drained", resp.Nodes)
+	printChanged(c, done, resp.Nodes)
 	return nil
 }
 

@@ -73,6 +73,14 @@ func (f *fakeCtld) nodeAdminRoutes(mux *http.ServeMux) {
 		}
 		reply(w, 200, api.NodesResponse{Nodes: req.Nodes})
 	})
+	mux.HandleFunc("POST /v1/nodes/down", func(w http.ResponseWriter, r *http.Request) {
+		var req api.DownRequest
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Reason == "" {
+			reply(w, 400, api.Error{Error: "bad down request"})
+			return
+		}
+		reply(w, 200, api.NodesResponse{Nodes: req.Nodes})
+	})
 	mux.HandleFunc("POST /v1/nodes/resume", func(w http.ResponseWriter, r *http.Request) {
 		reply(w, 200, api.NodesResponse{Nodes: []string{}})
 	})
@@ -92,12 +100,16 @@ func TestNodesDrainResume(t *testing.T) {
 	if r := f.run("nodes", "resume", "dev1"); r.code != 0 || r.stdout != "nothing to do: the nodes were already resumed\n" {
 		t.Errorf("resume: exit %d, %q, %q", r.code, r.stdout, r.stderr)
 	}
+	if r := f.run("nodes", "down", "dev4", "--reason", "PSU failed"); r.code != 0 || r.stdout != "set down dev4\n" {
+		t.Errorf("down: exit %d, %q, %q", r.code, r.stdout, r.stderr)
+	}
 	for _, tc := range []struct {
 		args []string
 		code int
 		want string
 	}{
 		{[]string{"nodes", "drain", "dev1"}, 2, "--reason is required"},
+		{[]string{"nodes", "down", "dev1"}, 2, "--reason is required"},
 		{[]string{"nodes", "drain", "--reason", "x"}, 2, "name the nodes to drain"},
 		{[]string{"nodes", "resume"}, 2, "name the nodes to resume"},
 		{[]string{"nodes", "drain", "nope", "--reason", "x"}, 1, "no node nope (nothing changed)"},

@@ -75,6 +75,7 @@ var userRoutes = map[string]routeRule{
 	"POST /v1/policies":      {roleAdmin, scopeNone},
 	"GET /v1/admin/backup":   {roleAdmin, scopeNone}, // backup.go
 	"POST /v1/nodes/drain":   {roleAdmin, scopeNone}, // drain.go
+	"POST /v1/nodes/down":    {roleAdmin, scopeNone},
 	"POST /v1/nodes/resume":  {roleAdmin, scopeNone},
 }
 

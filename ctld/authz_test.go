@@ -93,6 +93,8 @@ func matrixCases() []matrixCase {
 		// No node is registered: an admin reaches the handler and hears 404.
 		{"POST /v1/nodes/drain", job("POST", "/v1/nodes/drain", func(uint64) any { return api.DrainRequest{Nodes: []string{"n9"}, Reason: "x"} }),
 			func(c int, _ string) bool { return c == http.StatusNotFound }},
+		{"POST /v1/nodes/down", job("POST", "/v1/nodes/down", func(uint64) any { return api.DownRequest{Nodes: []string{"n9"}, Reason: "x"} }),
+			func(c int, _ string) bool { return c == http.StatusNotFound }},
 		{"POST /v1/nodes/resume", job("POST", "/v1/nodes/resume", func(uint64) any { return api.ResumeRequest{Nodes: []string{"n9"}} }),
 			func(c int, _ string) bool { return c == http.StatusNotFound }},
 	}

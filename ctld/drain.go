@@ -12,81 +12,88 @@ import (
 	"github.com/corral-hpc/corral/hostlist"
 )
 
-// Draining takes a node out of service without touching what runs there:
-// the planner stops placing jobs on it (it is not Up in the snapshot),
-// its running jobs finish, and it comes back only when resumed. The
-// reason and time are kept in the node's record, so a drain survives
-// controller restarts and node re-registrations.
+// Administrators take nodes out of service in two strengths:
+//
+//   - drain: the planner stops placing jobs on the node (it is not Up in
+//     the snapshot) and its running jobs finish;
+//   - down: the node is declared dead. Its running jobs end NODE_FAIL (or
+//     are requeued) at once and may start elsewhere at once, since the
+//     old runs count as gone (oldRunMayLiveLocked); the node stays DOWN
+//     whatever it reports, and is told to kill whatever it still runs.
+//
+// Both are kept in the node's record (reason, since, down), so they
+// survive controller restarts and node re-registrations, until a resume.
 
 // maxDrainReason bounds a drain's reason, which every `corral nodes` shows.
 const maxDrainReason = 256
 
+// nodeOp is one of the three administrative changes.
+type nodeOp string
+
+const (
+	opDrain  nodeOp = "drain"
+	opDown   nodeOp = "down"
+	opResume nodeOp = "resume"
+)
+
 func (s *Server) nodeAdminRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("POST /v1/nodes/drain", s.withCaller(s.handleDrain))
-	mux.HandleFunc("POST /v1/nodes/resume", s.withCaller(s.handleResume))
+	mux.HandleFunc("POST /v1/nodes/drain", s.withCaller(s.handleNodeOp(opDrain)))
+	mux.HandleFunc("POST /v1/nodes/down", s.withCaller(s.handleNodeOp(opDown)))
+	mux.HandleFunc("POST /v1/nodes/resume", s.withCaller(s.handleNodeOp(opResume)))
 }
 
-func (s *Server) handleDrain(w http.ResponseWriter, r *http.Request, caller peer) {
-	var req api.DrainRequest
-	if err := decodeBody(r.Body, &req, true); err != nil {
-		writeError(w, err)
-		return
+func (s *Server) handleNodeOp(op nodeOp) callerHandler {
+	return func(w http.ResponseWriter, r *http.Request, caller peer) {
+		var req api.DrainRequest // ResumeRequest is the same without a reason
+		if op == opResume {
+			var rr api.ResumeRequest
+			if err := decodeBody(r.Body, &rr, true); err != nil {
+				writeError(w, err)
+				return
+			}
+			req.Nodes = rr.Nodes
+		} else if err := decodeBody(r.Body, &req, true); err != nil {
+			writeError(w, err)
+			return
+		}
+		resp, err := s.changeNodes(op, req.Nodes, strings.TrimSpace(req.Reason), caller)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, resp)
 	}
-	reason := strings.TrimSpace(req.Reason)
-	switch {
-	case reason == "":
-		writeError(w, errorf(http.StatusBadRequest, "a drain needs a reason (it is shown with the node)"))
-		return
-	case len(reason) > maxDrainReason || strings.ContainsAny(reason, "\n\r\x00"):
-		writeError(w, errorf(http.StatusBadRequest, "the reason must be one line of at most %d bytes", maxDrainReason))
-		return
-	}
-	resp, err := s.setDrain(req.Nodes, reason, caller)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, resp)
 }
 
-func (s *Server) handleResume(w http.ResponseWriter, r *http.Request, caller peer) {
-	var req api.ResumeRequest
-	if err := decodeBody(r.Body, &req, true); err != nil {
-		writeError(w, err)
-		return
-	}
-	resp, err := s.setDrain(req.Nodes, "", caller)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, resp)
-}
-
-// setDrain drains the named nodes (reason set) or resumes them (reason
-// ""), all or none: an unknown node refuses the whole request. It returns
-// the nodes whose state changed.
-func (s *Server) setDrain(exprs []string, reason string, caller peer) (api.NodesResponse, error) {
-	verb := "drain"
-	if reason == "" {
-		verb = "resume"
-	}
+// changeNodes applies op to the named nodes, all or none: an unknown node
+// or a bad reason refuses the whole request. It returns the nodes whose
+// state changed (a node already so is not an error).
+func (s *Server) changeNodes(op nodeOp, exprs []string, reason string, caller peer) (api.NodesResponse, error) {
 	if !s.isAdmin(caller) {
-		return api.NodesResponse{}, errorf(http.StatusForbidden, "%s: only administrators may change nodes", verb)
+		return api.NodesResponse{}, errorf(http.StatusForbidden, "%s: only administrators may change nodes", op)
+	}
+	switch {
+	case op == opResume:
+		reason = ""
+	case reason == "":
+		return api.NodesResponse{}, errorf(http.StatusBadRequest, "%s: a reason is required (it is shown with the node)", op)
+	case len(reason) > maxDrainReason || strings.ContainsAny(reason, "\n\r\x00"):
+		return api.NodesResponse{}, errorf(http.StatusBadRequest, "%s: the reason must be one line of at most %d bytes", op, maxDrainReason)
 	}
 	var names []string
 	for _, e := range exprs {
 		ns, err := hostlist.Expand(e)
 		if err != nil {
-			return api.NodesResponse{}, errorf(http.StatusBadRequest, "%s: %v", verb, err)
+			return api.NodesResponse{}, errorf(http.StatusBadRequest, "%s: %v", op, err)
 		}
 		names = append(names, ns...)
 	}
 	hostlist.Sort(names)
 	names = slices.Compact(names)
 	if len(names) == 0 {
-		return api.NodesResponse{}, errorf(http.StatusBadRequest, "%s: name at least one node", verb)
+		return api.NodesResponse{}, errorf(http.StatusBadRequest, "%s: name at least one node", op)
 	}
+
 	now := time.Now()
 	s.mu.Lock()
 	var unknown []string
@@ -97,22 +104,22 @@ func (s *Server) setDrain(exprs []string, reason string, caller peer) (api.Nodes
 	}
 	if len(unknown) > 0 {
 		s.mu.Unlock()
-		return api.NodesResponse{}, errorf(http.StatusNotFound, "%s: no node %s (nothing changed)", verb, strings.Join(unknown, ", "))
+		return api.NodesResponse{}, errorf(http.StatusNotFound, "%s: no node %s (nothing changed)", op, strings.Join(unknown, ", "))
 	}
 	resp := api.NodesResponse{Nodes: []string{}}
 	var recs []store.NodeRecord
 	for _, name := range names {
 		n := s.nodes[name]
-		if n.rec.Drain == reason {
-			continue // already so
-		}
 		rec := n.rec
-		rec.Drain, rec.DrainedSince = reason, time.Time{}
-		if reason != "" {
+		rec.Drain, rec.Down = reason, op == opDown
+		switch {
+		case reason == "":
+			rec.DrainedSince = time.Time{}
+		case n.rec.Drain == "":
 			rec.DrainedSince = now
-			if n.rec.Drain != "" { // a new reason keeps the time it began
-				rec.DrainedSince = n.rec.DrainedSince
-			}
+		} // a new reason or a stronger state keeps the time it began
+		if rec.Drain == n.rec.Drain && rec.Down == n.rec.Down {
+			continue // already so
 		}
 		recs = append(recs, rec)
 		resp.Nodes = append(resp.Nodes, name)
@@ -120,17 +127,55 @@ func (s *Server) setDrain(exprs []string, reason string, caller peer) (api.Nodes
 	if len(recs) > 0 {
 		if err := s.store.PutNodes(recs...); err != nil { // one commit for all
 			s.mu.Unlock()
-			return api.NodesResponse{}, fmt.Errorf("%s: %w", verb, err)
+			return api.NodesResponse{}, fmt.Errorf("%s: %w", op, err)
 		}
 	}
+	downed := map[string]bool{}
 	for _, rec := range recs {
-		s.nodes[rec.Name].rec = rec
+		n := s.nodes[rec.Name]
+		wasDown := n.rec.Down
+		n.rec = rec
+		switch {
+		case rec.Down:
+			n.up = false
+			downed[rec.Name] = true
+		case wasDown: // resumed: up again at its next registration
+			n.reason = "resumed; waiting for the node to register"
+		}
 	}
+	lost := s.lostOnDownedLocked(downed, now)
+	err := s.commitLocked(lost)
 	s.mu.Unlock()
 	if len(resp.Nodes) > 0 {
-		s.log.Printf("%s nodes %s by uid %d%s", verb, strings.Join(resp.Nodes, ","), caller.UID,
-			suffixIf(": "+reason, reason != ""))
-		s.Kick() // a resumed node may start jobs now
+		s.log.Printf("%s nodes %s by uid %d%s", op, strings.Join(resp.Nodes, ","), caller.UID, suffixIf(": "+reason, reason != ""))
+		s.Kick() // a resumed node, or requeued jobs, may start now
+	}
+	for _, c := range lost {
+		s.log.Printf("end job %d %s: its node was set DOWN", c.next.Job.ID, c.next.Job.State)
+	}
+	if err != nil {
+		return resp, fmt.Errorf("%s: the nodes changed, but ending their jobs failed: %w", op, err)
 	}
 	return resp, nil
+}
+
+// lostOnDownedLocked ends (NODE_FAIL, or requeued) every job ctld has
+// RUNNING on a node in downed.
+func (s *Server) lostOnDownedLocked(downed map[string]bool, now time.Time) []change {
+	if len(downed) == 0 {
+		return nil
+	}
+	var lost []change
+	for _, j := range s.active {
+		if j.state() != api.StateRunning {
+			continue
+		}
+		for _, name := range j.rec.Job.Nodes {
+			if downed[name] {
+				lost = append(lost, change{j, s.failed(j, now, "node "+name+" was set DOWN by an administrator: "+s.nodes[name].rec.Drain)})
+				break
+			}
+		}
+	}
+	return lost
 }

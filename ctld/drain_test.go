@@ -79,7 +79,7 @@ func TestDrainRefusals(t *testing.T) {
 		want string
 	}{
 		{api.DrainRequest{Nodes: []string{"n1", "n7"}, Reason: "x"}, http.StatusNotFound, "no node n7 (nothing changed)"},
-		{api.DrainRequest{Nodes: []string{"n1"}, Reason: "  "}, http.StatusBadRequest, "needs a reason"},
+		{api.DrainRequest{Nodes: []string{"n1"}, Reason: "  "}, http.StatusBadRequest, "a reason is required"},
 		{api.DrainRequest{Nodes: []string{"n1"}, Reason: "two\nlines"}, http.StatusBadRequest, "one line"},
 		{api.DrainRequest{Nodes: []string{"n[1-"}, Reason: "x"}, http.StatusBadRequest, "drain: "},
 		{api.DrainRequest{Reason: "x"}, http.StatusBadRequest, "at least one node"},
@@ -105,5 +105,67 @@ func TestDrainRefusals(t *testing.T) {
 	}
 	if n := tc.node("n1"); n.Reason != "second" || !n.DrainedSince.Equal(since) {
 		t.Errorf("re-drained: %q since %v, want second since %v", n.Reason, n.DrainedSince, since)
+	}
+}
+
+// Setting a node DOWN declares it dead: its running jobs end at once
+// (requeued when they allow it) and a requeued one starts on another node
+// straight away, though the dead node never confirmed the old run gone.
+// The node stays DOWN through its own registrations, is told to kill what
+// it still runs, and comes back only when resumed.
+func TestDownDeclaresRunsDead(t *testing.T) {
+	tc := MustServer(t, eventsOnly)
+	n1 := newFakeNode(tc, "n1", 1, 4<<30)
+	n1.register()
+	spec := script("requeueable")
+	spec.Requeue = ptr(true)
+	requeueable := tc.submit(spec)
+	n1.waitLaunch()
+	tc.waitAcked(requeueable)
+	n2 := newFakeNode(tc, "n2", 1, 4<<30) // registers only after the down
+
+	resp, err := tc.client.Down(context.Background(), api.DownRequest{Nodes: []string{"n1"}, Reason: "PSU failed"})
+	if err != nil || !slices.Equal(resp.Nodes, []string{"n1"}) {
+		t.Fatalf("down: %+v, %v", resp, err)
+	}
+	j := tc.job(requeueable)
+	if j.State != api.StatePending || j.Restarts != 1 || !strings.Contains(j.Runs[0].Message, "set DOWN by an administrator: PSU failed") {
+		t.Fatalf("job on the downed node: %s restarts %d runs %+v", j.State, j.Restarts, j.Runs)
+	}
+	if n := tc.node("n1"); n.State != api.NodeDown || n.Reason != "PSU failed" {
+		t.Fatalf("downed node: %s %q", n.State, n.Reason)
+	}
+	// n1 never confirmed the run gone, yet the job may run on n2 now.
+	n2.register()
+	if l := n2.waitLaunch(); l.JobID != requeueable {
+		t.Fatalf("n2 launched %d, want the requeued %d", l.JobID, requeueable)
+	}
+	// n1 heartbeats, still listing the old run: it stays DOWN and is told
+	// to kill it; nothing is launched there.
+	if resp := n1.register(); !slices.Contains(resp.Kill, requeueable) {
+		t.Fatalf("n1's heartbeat got kill %v, want the old run %d", resp.Kill, requeueable)
+	}
+	if n := tc.node("n1"); n.State != api.NodeDown {
+		t.Fatalf("downed node after its heartbeat: %s", n.State)
+	}
+	other := tc.submit(script("other")) // n2 is busy; n1 is down
+	time.Sleep(100 * time.Millisecond)
+	n1.noLaunch()
+	tc.Restart() // the down is in the state file
+	n2.register()
+	n1.register()
+	time.Sleep(100 * time.Millisecond)
+	n1.noLaunch()
+	if n := tc.node("n1"); n.State != api.NodeDown || n.Reason != "PSU failed" {
+		t.Fatalf("downed node after a controller restart: %s %q", n.State, n.Reason)
+	}
+
+	if _, err := tc.client.Resume(context.Background(), api.ResumeRequest{Nodes: []string{"n1"}}); err != nil {
+		t.Fatal(err)
+	}
+	n1.set(func(f *fakeNode) { f.running = nil })
+	n1.register()
+	if l := n1.waitLaunch(); l.JobID != other {
+		t.Fatalf("resumed n1 launched %d, want %d", l.JobID, other)
 	}
 }

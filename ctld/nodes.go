@@ -61,12 +61,12 @@ func (s *Server) register(req api.RegisterRequest) (api.RegisterResponse, error)
 
 	s.mu.RLock()
 	old := s.nodes[req.Name]
-	if old != nil { // an operator's drain outlives registrations (drain.go)
-		rec.Drain, rec.DrainedSince = old.rec.Drain, old.rec.DrainedSince
+	if old != nil { // an administrator's drain or down outlives registrations (drain.go)
+		rec.Drain, rec.DrainedSince, rec.Down = old.rec.Drain, old.rec.DrainedSince, old.rec.Down
 	}
 	persist := old == nil || old.rec.Addr != rec.Addr || old.rec.CPUs != rec.CPUs ||
 		old.rec.MemBytes != rec.MemBytes || old.rec.BootID != rec.BootID || gpusChanged(&old.rec, &rec) ||
-		(!old.up && !now.Before(old.holdUntil)) || now.Sub(old.persistedSeen) > persistSeenEvery
+		(!old.up && !now.Before(old.holdUntil) && !old.rec.Down) || now.Sub(old.persistedSeen) > persistSeenEvery
 	s.mu.RUnlock()
 	if persist {
 		if err := s.store.PutNodes(rec); err != nil {
@@ -91,10 +91,10 @@ func (s *Server) register(req api.RegisterRequest) (api.RegisterResponse, error)
 	if capChanged || n.gpus == nil && len(rec.GPUs) > 0 {
 		n.gpus = gpu.DevicesFromAPI(rec.GPUs)
 	}
-	if rec.Drain != n.rec.Drain || !rec.DrainedSince.Equal(n.rec.DrainedSince) {
-		// Drained or resumed since the record above was built: keep that,
-		// and make sure the disk has it last.
-		rec.Drain, rec.DrainedSince = n.rec.Drain, n.rec.DrainedSince
+	if rec.Drain != n.rec.Drain || !rec.DrainedSince.Equal(n.rec.DrainedSince) || rec.Down != n.rec.Down {
+		// Drained, downed or resumed since the record above was built:
+		// keep that, and make sure the disk has it last.
+		rec.Drain, rec.DrainedSince, rec.Down = n.rec.Drain, n.rec.DrainedSince, n.rec.Down
 		if err := s.store.PutNodes(rec); err != nil {
 			s.mu.Unlock()
 			return resp, err
@@ -103,7 +103,7 @@ func (s *Server) register(req api.RegisterRequest) (api.RegisterResponse, error)
 	n.rec, n.seen, n.reported = rec, now, req.Running
 	s.reportedLocked(req.Name, req.Running) // pipeline.go
 	cameUp := false
-	if !n.up && !now.Before(n.holdUntil) {
+	if !n.up && !now.Before(n.holdUntil) && !n.rec.Down {
 		n.up, n.reason, cameUp = true, "", true
 	}
 	kill, lost := s.reconcileLocked(n, req.Running, now)
@@ -145,7 +145,17 @@ func (s *Server) reconcileLocked(n *node, running []uint64, now time.Time) (kill
 		}
 	}
 	for id, j := range s.active {
-		if j.state() != api.StateRunning || j.batchHost() != n.rec.Name || reported[id] {
+		if j.state() != api.StateRunning || j.batchHost() != n.rec.Name {
+			continue
+		}
+		if n.rec.Down { // declared dead (drain.go): its runs are gone whatever it says
+			lost = append(lost, change{j, s.failed(j, now, "node "+n.rec.Name+" was set DOWN by an administrator: "+n.rec.Drain)})
+			if reported[id] {
+				kill = append(kill, id)
+			}
+			continue
+		}
+		if reported[id] {
 			continue
 		}
 		if s.lostLocked(j, now) {
@@ -285,6 +295,8 @@ func (s *Server) listNodes() []api.Node {
 		a := alloc[name]
 		st, reason := api.NodeDown, n.reason
 		switch {
+		case !n.up && n.rec.Down:
+			reason = n.rec.Drain
 		case !n.up:
 		case n.rec.Drain != "" && len(jobsOn[name]) > 0:
 			st, reason = api.NodeDraining, n.rec.Drain
@@ -316,8 +328,10 @@ func (s *Server) listNodes() []api.Node {
 // oldRunMayLiveLocked: a requeued job's earlier run on node may still be
 // going. A node that is DOWN has not told us otherwise; a node that is up
 // but still lists the job has been told to kill it (reconcileLocked) and
-// not yet confirmed. A node the controller no longer knows cannot run it.
+// not yet confirmed. A node the controller no longer knows cannot run it,
+// nor one an administrator set DOWN (drain.go): that declares its runs
+// gone.
 func (s *Server) oldRunMayLiveLocked(id uint64, name string) bool {
 	n := s.nodes[name]
-	return n != nil && (!n.up || containsID(n.reported, id))
+	return n != nil && !n.rec.Down && (!n.up || containsID(n.reported, id))
 }

@@ -57,10 +57,12 @@ type NodeRecord struct {
 	// --fgpu-per-gpu (0: not set), as it last registered.
 	GPUs                 []api.GPU `json:"gpus,omitempty"`
 	FGPUPerGPUHundredths int       `json:"fgpu_per_gpu_hundredths,omitempty"`
-	// Drain is an operator's reason for taking the node out of service
-	// ("" when it is in service), since DrainedSince.
+	// Drain is an administrator's reason for taking the node out of
+	// service ("" when it is in service), since DrainedSince. Down says
+	// it was set DOWN, not only drained: its runs were declared dead.
 	Drain        string    `json:"drain,omitempty"`
 	DrainedSince time.Time `json:"drained_since,omitzero"`
+	Down         bool      `json:"down,omitempty"`
 }
 
 // Options tune Open; the zero value is sensible.
