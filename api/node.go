@@ -10,8 +10,8 @@ const (
 	NodeMixed     NodeState = "MIXED"     // up, partly allocated
 	NodeAllocated NodeState = "ALLOCATED" // up, fully allocated
 	NodeDown      NodeState = "DOWN"      // missed heartbeats or never registered
-	// An operator drained the node: it takes no new jobs; DRAINING while
-	// jobs still run there, DRAINED once none do.
+	// An administrator drained the node: it takes no new jobs; DRAINING
+	// while jobs still run there, DRAINED once none do.
 	NodeDraining NodeState = "DRAINING"
 	NodeDrained  NodeState = "DRAINED"
 )
@@ -34,7 +34,7 @@ type ResumeRequest struct {
 	Nodes []string `json:"nodes"`
 }
 
-// NodesResponse names the nodes a drain or resume changed, in order.
+// NodesResponse names the nodes a drain, down or resume changed, in order.
 type NodesResponse struct {
 	Nodes []string `json:"nodes"`
 }

@@ -160,7 +160,8 @@ func Remove(stateRoot, id string) error {
 // creates a mount point there for every top-level host entry and every
 // bind; on disk that is some thirty inodes made and freed per job, and
 // on an ext4 without a journal each allocation scans past the recently
-// freed ones (a fifth of all CPU in the end-to-end benchmark). The tmpfs
+// freed ones (11% of all CPU samples in the end-to-end benchmark, perf;
+// docs/benchmarks.md). The tmpfs
 // holds only those empty mount points and goes away in one unmount.
 func mountHostViewRoot(rootfs string) error {
 	if err := unix.Mount("tmpfs", rootfs, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC,

@@ -159,6 +159,11 @@ func (s *Server) changeNodes(op nodeOp, exprs []string, reason string, caller pe
 	return resp, nil
 }
 
+// downedMessage is the end message of a run on a node set DOWN.
+func downedMessage(n *node) string {
+	return "node " + n.rec.Name + " was set DOWN by an administrator: " + n.rec.Drain
+}
+
 // lostOnDownedLocked ends (NODE_FAIL, or requeued) every job ctld has
 // RUNNING on a node in downed.
 func (s *Server) lostOnDownedLocked(downed map[string]bool, now time.Time) []change {
@@ -172,7 +177,7 @@ func (s *Server) lostOnDownedLocked(downed map[string]bool, now time.Time) []cha
 		}
 		for _, name := range j.rec.Job.Nodes {
 			if downed[name] {
-				lost = append(lost, change{j, s.failed(j, now, "node "+name+" was set DOWN by an administrator: "+s.nodes[name].rec.Drain)})
+				lost = append(lost, change{j, s.failed(j, now, downedMessage(s.nodes[name]))})
 				break
 			}
 		}

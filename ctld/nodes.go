@@ -149,7 +149,7 @@ func (s *Server) reconcileLocked(n *node, running []uint64, now time.Time) (kill
 			continue
 		}
 		if n.rec.Down { // declared dead (drain.go): its runs are gone whatever it says
-			lost = append(lost, change{j, s.failed(j, now, "node "+n.rec.Name+" was set DOWN by an administrator: "+n.rec.Drain)})
+			lost = append(lost, change{j, s.failed(j, now, downedMessage(n))})
 			if reported[id] {
 				kill = append(kill, id)
 			}

@@ -9,8 +9,8 @@ import "time"
 // waited out, and never more than maxRest at a time.
 //
 // Resting a fixed restFactor*d after every cycle (the simpler rule) made
-// two job ends a few milliseconds apart wait out each other's rest: on a
-// busy small node that was a tenth of every job slot's cycle.
+// an event that came just after a cycle wait out that rest even after a
+// long idle spell.
 type cyclePacer struct {
 	debt    time.Duration
 	lastEnd time.Time

@@ -23,7 +23,7 @@ func (s *Server) userHandler() http.Handler {
 	s.schedulingRoutes(mux)  // prio.go
 	s.environmentRoutes(mux) // environments.go: images, logs, policies, usage
 	s.adminRoutes(mux)       // backup.go: state file backup
-	s.nodeAdminRoutes(mux)   // drain.go: drain and resume
+	s.nodeAdminRoutes(mux)   // drain.go: drain, down and resume
 	mux.HandleFunc("/", notFound)
 	return s.authorize(mux) // authz.go: identity, rate limit, the route's role
 }

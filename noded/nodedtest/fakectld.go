@@ -103,10 +103,16 @@ func (f *FakeCtld) Unlock() { f.mu.Unlock() }
 // Started waits for the started event of a job.
 func (f *FakeCtld) Started(id uint64) api.JobEvent {
 	f.t.Helper()
+	return f.waitEvent(id, api.EventStarted, "the start of job "+itoa(id))
+}
+
+// waitEvent waits for the first event of kind for job id.
+func (f *FakeCtld) waitEvent(id uint64, kind api.JobEventKind, what string) api.JobEvent {
+	f.t.Helper()
 	var ev api.JobEvent
-	f.WaitFor("the start of job "+itoa(id), func(f *FakeCtld) bool {
+	f.WaitFor(what, func(f *FakeCtld) bool {
 		for _, e := range f.Events {
-			if e.JobID == id && e.Kind == api.EventStarted {
+			if e.JobID == id && e.Kind == kind {
 				ev = e
 				return true
 			}
@@ -191,17 +197,7 @@ func (f *FakeCtld) WaitFor(what string, cond func(f *FakeCtld) bool) {
 // Ended waits for the ended event of a job and returns it.
 func (f *FakeCtld) Ended(id uint64) api.JobEvent {
 	f.t.Helper()
-	var ev api.JobEvent
-	f.WaitFor("the end of job "+itoa(id), func(f *FakeCtld) bool {
-		for _, e := range f.Events {
-			if e.JobID == id && e.Kind == api.EventEnded {
-				ev = e
-				return true
-			}
-		}
-		return false
-	})
-	return ev
+	return f.waitEvent(id, api.EventEnded, "the end of job "+itoa(id))
 }
 
 // Kinds lists the event kinds received for a job, in order.

@@ -45,8 +45,9 @@ const (
 
 // Run runs the job in dir to its end and returns the result; it does not
 // write result.json (Main does, from Controls.Ended). Every failure
-// becomes a FAILED result with a message, after everything created so
-// far has been removed.
+// becomes a FAILED result with a message. When Run returns, everything
+// created has been removed: the container before Controls.Ended, the
+// scratch files after it.
 func Run(dir string, ctl Controls) *Result {
 	var r *Result
 	cleanup := func() {}
