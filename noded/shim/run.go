@@ -179,6 +179,11 @@ func run(dir string, job *Job, ctl Controls) (res *Result, cleanup func(), err e
 	reportc := make(chan []byte, 1)
 	go readReport(reportR, ready, reportc)
 	why, ps := supervise(c, job, ctl, ready)
+	// corral-init wrote its report before it exited, so it is in the pipe
+	// by now. Wait no longer than reportGrace for it: a copy of the pipe's
+	// write end may live on outside the job (a root job can hand one out),
+	// so end-of-file may never come.
+	_ = reportR.SetReadDeadline(time.Now().Add(reportGrace))
 	report := <-reportc
 
 	res = &Result{Start: start}
@@ -199,8 +204,12 @@ func run(dir string, job *Job, ctl Controls) (res *Result, cleanup func(), err e
 // maxTimeLimit (seconds) fits a time.Duration; longer limits mean none.
 const maxTimeLimit = int64(1<<63-1) / int64(time.Second)
 
+// reportGrace bounds the wait for corral-init's report once it is gone.
+const reportGrace = time.Second
+
 // readReport reads corral-init's pipe: the Ready line closes ready, the
-// rest (the JSON report) is sent on reportc once corral-init is gone.
+// JSON report that follows is sent on reportc as soon as it is whole (nil
+// if there is none), without waiting for end-of-file.
 func readReport(r io.Reader, ready chan<- struct{}, reportc chan<- []byte) {
 	br := bufio.NewReader(io.LimitReader(r, 64<<10))
 	line, err := br.ReadString('\n')
@@ -208,8 +217,11 @@ func readReport(r io.Reader, ready chan<- struct{}, reportc chan<- []byte) {
 		close(ready)
 		line = ""
 	}
-	rest, _ := io.ReadAll(br)
-	reportc <- append([]byte(line), rest...)
+	var rep json.RawMessage
+	if json.NewDecoder(io.MultiReader(strings.NewReader(line), br)).Decode(&rep) != nil {
+		rep = nil
+	}
+	reportc <- rep
 }
 
 // supervise waits for the job while enforcing its time limit and cancel:
