@@ -38,6 +38,7 @@ func ResolveSocket(flag string) string {
 type StatusError struct {
 	Code    int
 	Message string
+	Kind    ErrorKind // the answer's kind, if any (node.go)
 }
 
 func (e *StatusError) Error() string { return e.Message }
@@ -228,7 +229,7 @@ func doJSON(ctx context.Context, hc *http.Client, rawURL, method string, in, out
 	if resp.StatusCode/100 != 2 {
 		var e Error
 		if json.Unmarshal(data, &e) == nil && e.Error != "" {
-			return &StatusError{Code: resp.StatusCode, Message: e.Error}
+			return &StatusError{Code: resp.StatusCode, Message: e.Error, Kind: e.Kind}
 		}
 		return &StatusError{Code: resp.StatusCode, Message: fmt.Sprintf("%s: %s", resp.Status, bytes.TrimSpace(data))}
 	}

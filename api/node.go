@@ -1,6 +1,9 @@
 package api
 
-import "time"
+import (
+	"errors"
+	"time"
+)
 
 // NodeState is how ctld sees a node daemon.
 type NodeState string
@@ -95,6 +98,9 @@ type RegisterRequest struct {
 	// --fgpu-per-gpu (0: not set, the controller's default applies).
 	GPUs                 []GPU `json:"gpus,omitempty"`
 	FGPUPerGPUHundredths int   `json:"fgpu_per_gpu_hundredths,omitempty"`
+	// MountRoots are its --mount-root directories: ctld refuses at submit
+	// a --mount that no node of the job's partition allows.
+	MountRoots []string `json:"mount_roots,omitempty"`
 }
 
 // RegisterResponse tells noded which of its jobs ctld no longer wants.
@@ -204,9 +210,32 @@ type SignalRequest struct {
 	JobID uint64 `json:"job_id"`
 }
 
+// MaxLaunchBytes bounds a node-plane request to noded (a launch carries
+// a whole script and environment). ctld fails a job whose launch would be
+// larger instead of sending it.
+const MaxLaunchBytes = 4 << 20
+
 // ---- errors ----
 
 // Error is the body of every non-2xx answer.
 type Error struct {
 	Error string `json:"error"`
+	// Kind says whose fault a refusal is, where the caller acts on it;
+	// "" for most errors.
+	Kind ErrorKind `json:"kind,omitempty"`
+}
+
+// ErrorKind classifies a refusal.
+type ErrorKind string
+
+// KindJobRefused: noded refuses a launch for the job's own reasons (its
+// request, which no retry or other node state would change). ctld fails
+// the job and leaves the node up. Any other launch error is the node's
+// fault: the job goes back to PENDING and the node is held DOWN a while.
+const KindJobRefused ErrorKind = "job_refused"
+
+// JobRefused tells whether err is a launch refusal of KindJobRefused.
+func JobRefused(err error) bool {
+	var se *StatusError
+	return errors.As(err, &se) && se.Kind == KindJobRefused
 }

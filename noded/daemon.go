@@ -242,6 +242,7 @@ func (d *Daemon) heartbeat(ctx context.Context) {
 			Name: d.cfg.Name, Addr: d.addr, CPUs: d.cfg.CPUs, MemBytes: d.cfg.MemBytes,
 			Running: d.Running(), BootID: d.bootID,
 			GPUs: d.gpus.devices(), FGPUPerGPUHundredths: int(d.cfg.FGPUPerGPU),
+			MountRoots: d.cfg.MountRoots,
 		}
 		var resp api.RegisterResponse
 		err := d.ctld.Do(ctx, http.MethodPost, "/v1/node/register", req, &resp)

@@ -48,7 +48,7 @@ func (d *Daemon) images() (*images.Store, error) {
 func (d *Daemon) prepareEnvironment(r *api.LaunchRequest, sj *shim.Job) error {
 	sj.MountRoots = d.cfg.MountRoots
 	if len(r.Mounts) > 0 && len(d.cfg.MountRoots) == 0 {
-		return refuse(http.StatusBadRequest, "launch of job %d: node %s allows no --mount (no --mount-root)", r.JobID, d.cfg.Name)
+		return refuseJob("launch of job %d: node %s allows no --mount (no --mount-root)", r.JobID, d.cfg.Name)
 	}
 	if r.Image == "" {
 		return nil
@@ -63,6 +63,11 @@ func (d *Daemon) prepareEnvironment(r *api.LaunchRequest, sj *shim.Job) error {
 		return nil // the shim pulls it (slow work stays out of the launch call)
 	}
 	if err != nil {
+		if _, lerr := st.List(); lerr == nil {
+			// The store reads fine: the reference is what is wrong (an
+			// ambiguous ID prefix), and the user chose it.
+			return refuseJob("launch of job %d: --container-image %s on node %s: %v", r.JobID, r.Image, d.cfg.Name, err)
+		}
 		return err
 	}
 	sj.ImageRootfs, sj.ImageEnv = st.RootfsPath(im.ID), im.Env

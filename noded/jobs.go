@@ -31,30 +31,42 @@ type job struct {
 	gpu       *gpuClaim // its MIG instances and MPS GPU (gpus.go)
 }
 
-// launchError is a launch noded refuses, with its HTTP status.
+// launchError is a launch noded refuses, with its HTTP status and, for a
+// refusal that is the job's own fault, api.KindJobRefused.
 type launchError struct {
 	code int
+	kind api.ErrorKind
 	msg  string
 }
 
 func (e *launchError) Error() string { return e.msg }
 
+// refuse is a refusal that is the node's fault (busy cores, leftovers, a
+// broken device): ctld holds the node down and retries the job.
 func refuse(code int, format string, a ...any) error {
 	return &launchError{code: code, msg: fmt.Sprintf(format, a...)}
+}
+
+// refuseJob is a refusal caused by the job's request alone: ctld fails
+// the job and keeps the node up, so no user's input can take a node out
+// of service. Anything a user chooses must be refused this way.
+func refuseJob(format string, a ...any) error {
+	return &launchError{code: http.StatusBadRequest, kind: api.KindJobRefused, msg: fmt.Sprintf(format, a...)}
 }
 
 // validate rejects launch requests noded cannot run at all.
 func (d *Daemon) validate(r *api.LaunchRequest) error {
 	bad := func(format string, a ...any) error {
-		return refuse(http.StatusBadRequest, "launch of job %d: "+format, append([]any{r.JobID}, a...)...)
+		return refuseJob("launch of job %d: "+format, append([]any{r.JobID}, a...)...)
 	}
 	switch {
 	case r.JobID == 0:
 		return refuse(http.StatusBadRequest, "launch: job_id must be positive")
+	case r.CPUs > d.cfg.CPUs:
+		// ctld placed it by the CPUs this node registered: the node's fault.
+		return refuse(http.StatusBadRequest, "launch of job %d: asks for %d CPUs; node %s has %d", r.JobID, r.CPUs, d.cfg.Name, d.cfg.CPUs)
 	case r.CPUs < 1:
 		return bad("cpus must be at least 1")
-	case r.CPUs > d.cfg.CPUs:
-		return bad("asks for %d CPUs; node %s has %d", r.CPUs, d.cfg.Name, d.cfg.CPUs)
 	case r.MemBytes <= 0:
 		return bad("mem_bytes must be positive")
 	case r.ShmBytes < 0 || r.TimeLimit < 0:

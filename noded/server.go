@@ -13,7 +13,7 @@ import (
 )
 
 // maxBody bounds a node-plane request (a launch carries a whole script).
-const maxBody = 4 << 20
+const maxBody = api.MaxLaunchBytes
 
 func (d *Daemon) handler() http.Handler {
 	mux := http.NewServeMux()
@@ -36,7 +36,13 @@ func (d *Daemon) authenticate(next http.Handler) http.Handler {
 			return
 		}
 		if len(body) > maxBody {
-			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes", maxBody))
+			// A launch this large is the job's script and environment:
+			// the job's fault, never a reason to take the node down.
+			var kind api.ErrorKind
+			if r.URL.Path == "/v1/launch" {
+				kind = api.KindJobRefused
+			}
+			writeJSON(w, http.StatusRequestEntityTooLarge, api.Error{Error: fmt.Sprintf("request body over %d bytes", maxBody), Kind: kind})
 			return
 		}
 		if err := api.Verify(r, d.cfg.Key, body, time.Now()); err != nil {
@@ -80,7 +86,7 @@ func (d *Daemon) handleLaunch(w http.ResponseWriter, r *http.Request) {
 	if err := d.launch(&req); err != nil {
 		var le *launchError
 		if errors.As(err, &le) {
-			writeError(w, le.code, le.msg)
+			writeJSON(w, le.code, api.Error{Error: le.msg, Kind: le.kind})
 			return
 		}
 		writeError(w, http.StatusInternalServerError, err.Error())

@@ -57,6 +57,8 @@ type NodeRecord struct {
 	// --fgpu-per-gpu (0: not set), as it last registered.
 	GPUs                 []api.GPU `json:"gpus,omitempty"`
 	FGPUPerGPUHundredths int       `json:"fgpu_per_gpu_hundredths,omitempty"`
+	// MountRoots are its --mount-root directories (submit checks --mount).
+	MountRoots []string `json:"mount_roots,omitempty"`
 	// Drain is an administrator's reason for taking the node out of
 	// service ("" when it is in service), since DrainedSince. Down says
 	// it was set DOWN, not only drained: its runs were declared dead.
