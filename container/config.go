@@ -125,9 +125,24 @@ func holdsAny(dir string, paths []string) bool {
 	return false
 }
 
+// tmpMount is the job's private /tmp: a tmpfs, so what the job writes
+// there is memory charged to its own memory cgroup (tmpfs pages count
+// against the cgroup of the process that writes them), bounded by its
+// memory limit and never on the node's disk; it vanishes with the job's
+// mount namespace. Mode 1777 as on any host. memBytes 0 (no limit)
+// leaves tmpfs's default, half the node's memory.
+func tmpMount(memBytes int64) *configs.Mount {
+	data := "mode=1777"
+	if memBytes > 0 {
+		data += fmt.Sprintf(",size=%dk", (memBytes+1023)/1024)
+	}
+	return &configs.Mount{Source: "tmpfs", Destination: "/tmp", Device: "tmpfs", Flags: unix.MS_NOSUID | unix.MS_NODEV, Data: data}
+}
+
 // systemMounts are the container's own file systems.
-func systemMounts(shmBytes int64) []*configs.Mount {
+func systemMounts(shmBytes, memBytes int64) []*configs.Mount {
 	ms := []*configs.Mount{
+		tmpMount(memBytes),
 		{Source: "proc", Destination: "/proc", Device: "proc", Flags: defaultMountFlags},
 		{Source: "tmpfs", Destination: "/dev", Device: "tmpfs", Flags: unix.MS_NOSUID | unix.MS_STRICTATIME, Data: "mode=755,size=65536k"},
 		{Source: "devpts", Destination: "/dev/pts", Device: "devpts", Flags: unix.MS_NOSUID | unix.MS_NOEXEC,
@@ -146,8 +161,9 @@ func systemMounts(shmBytes int64) []*configs.Mount {
 	return ms
 }
 
-// bindMounts orders the caller's binds shallowest first, so that /tmp is
-// mounted before a work directory under it.
+// bindMounts orders the caller's binds shallowest first, so that a bind
+// at /tmp (one replacing the job's tmpfs) is mounted before a work
+// directory under it.
 func bindMounts(binds []Bind) []*configs.Mount {
 	sorted := append([]Bind(nil), binds...)
 	sort.SliceStable(sorted, func(i, j int) bool { return depth(sorted[i].Dest) < depth(sorted[j].Dest) })
@@ -219,7 +235,7 @@ func Config(s *Spec) (*configs.Config, error) {
 		shm = s.Resources.Memory
 	}
 	cgroupNS := hasCgroupNS()
-	mounts := append(view, systemMounts(shm)...)
+	mounts := append(view, systemMounts(shm, s.Resources.Memory)...)
 	mounts = append(mounts, bindMounts(s.Binds)...)
 
 	if err := checkDevices(s.Devices); err != nil {

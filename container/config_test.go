@@ -33,7 +33,6 @@ func TestConfigFromFakeHost(t *testing.T) {
 		Hide:      []string{"/var/lib/corral"},
 		Binds: []Bind{
 			{Source: "/x/work", Dest: "/tmp/a/work", Writable: true},
-			{Source: "/x/tmp", Dest: "/tmp", Writable: true},
 			{Source: "/x/init", Dest: "/.corral/init"},
 		},
 		UID: 1000, GID: 1000,
@@ -71,6 +70,9 @@ func TestConfigFromFakeHost(t *testing.T) {
 	}
 	if byDest["/tmp"] > byDest["/tmp/a/work"] {
 		t.Error("/tmp is mounted after the work directory below it")
+	}
+	if m := cfg.Mounts[byDest["/tmp"]]; m.Device != "tmpfs" || m.Data != "mode=1777,size=32768k" || m.Flags&unix.MS_NOSUID == 0 {
+		t.Errorf("/tmp %+v, want a nosuid tmpfs capped at the memory limit (not the node's disk)", m)
 	}
 	if m := cfg.Mounts[byDest["/tmp/a/work"]]; m.RecAttr != nil || m.Flags&unix.MS_NOSUID == 0 {
 		t.Errorf("work directory bind %+v, want writable and nosuid", m)

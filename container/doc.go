@@ -6,10 +6,11 @@
 // host's "/" (except /proc, /sys, /dev and /tmp) and the host's top-level
 // symlinks recreated as symlinks. On top come a fresh /proc, a tmpfs /dev
 // with the default devices, devpts, a private /dev/shm of the job's size,
-// mqueue, /sys read-only, a cgroup mount showing the job's own cgroup (a
-// cgroup namespace, so /sys/fs/cgroup holds the job's limits), and the
-// caller's binds: the private /tmp, the work directory and home (writable),
-// corral-init and the script (read-only). Paths in Spec.Hide (noded's state
+// mqueue, a private tmpfs /tmp no larger than the job's memory limit (its
+// pages count against the job's memory), /sys read-only, a cgroup mount
+// showing the job's own cgroup (a cgroup namespace, so /sys/fs/cgroup
+// holds the job's limits), and the caller's binds: the work directory and
+// home (writable), corral-init and the script (read-only). Paths in Spec.Hide (noded's state
 // directory) are masked.
 //
 // Namespaces: PID, mount, IPC, UTS and cgroup; the network is the host's.

@@ -3,11 +3,12 @@
 // noded starts one shim per job (cmd/corral-shim, in its own session, in
 // noded's cgroups) so that jobs do not depend on noded's lifetime. The shim
 // reads launch.json, opens the job's output files as the job's user,
-// writes the script and creates the private /tmp, starts the container
-// (package container) with corral-init as PID 1, enforces the time limit,
-// handles cancel, waits, reads the cgroup's usage, destroys the container
-// and writes result.json atomically. Then it says EndedLine on its status
-// pipe, so noded reports the end at once, and deletes the script and /tmp.
+// writes the script, starts the container (package container) with
+// corral-init as PID 1, enforces the time limit, handles cancel, waits,
+// reads the cgroup's usage, destroys the container and writes
+// result.json atomically. Then it says EndedLine on its status
+// pipe, so noded reports the end at once, and deletes the script. The
+// job's /tmp is a tmpfs in its container (package container).
 //
 // Job directory (<state>/jobs/<id>/):
 //
@@ -17,11 +18,10 @@
 //	result.json  Result, written last and atomically
 //	shim.log     the shim's own stdout and stderr
 //	script       the job script (mode 0755, owned by the user), bound at /.corral/script
-//	tmp/         the job's private /tmp (owned by the user)
 //	rootfs/      the container's root: a small tmpfs of mount points over the host view
 //
-// rootfs/ is gone before result.json appears; script and tmp/ are deleted
-// just after it (noded removes the whole directory once the shim exits). A noded
+// rootfs/ is gone before result.json appears; script is deleted just
+// after it (noded removes the whole directory once the shim exits). A noded
 // that restarts can find live shims by shim.pid and finished ones by
 // result.json; nothing in the shim depends on its parent staying alive.
 //

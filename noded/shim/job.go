@@ -19,7 +19,6 @@ const (
 	ResultFile  = "result.json"
 	LogFile     = "shim.log"
 	ScriptFile  = "script"
-	TmpDir      = "tmp"
 	RootfsDir   = "rootfs"
 )
 

@@ -3,7 +3,6 @@ package shim
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -109,10 +108,9 @@ func run(dir string, job *Job, ctl Controls) (res *Result, cleanup func(), err e
 	}
 
 	script := filepath.Join(dir, ScriptFile)
-	tmp := filepath.Join(dir, TmpDir)
 	rootfs := filepath.Join(dir, RootfsDir)
 	cleanup = func() {
-		for _, p := range []string{script, tmp, rootfs} {
+		for _, p := range []string{script, rootfs} {
 			if rerr := container.RemoveTree(p); rerr != nil {
 				log.Printf("job %d: cleanup: %v", l.JobID, rerr)
 			}
@@ -120,9 +118,6 @@ func run(dir string, job *Job, ctl Controls) (res *Result, cleanup func(), err e
 	}
 	if err := writeOwned(script, []byte(l.Script), 0o755, id); err != nil {
 		return &Result{}, cleanup, fmt.Errorf("writing the script: %w", err)
-	}
-	if err := mkdirOwned(tmp, 0o700, id); err != nil {
-		return &Result{}, cleanup, fmt.Errorf("creating the job's /tmp: %w", err)
 	}
 	if err := os.Mkdir(rootfs, 0o755); err != nil {
 		return &Result{}, cleanup, err
@@ -144,7 +139,7 @@ func run(dir string, job *Job, ctl Controls) (res *Result, cleanup func(), err e
 		ID:         ContainerID(l.JobID),
 		StateRoot:  job.RuncRoot,
 		Rootfs:     rootfs,
-		Binds:      append(binds(job, tmp, script), userBinds...),
+		Binds:      append(binds(job, script), userBinds...),
 		Image:      imageOf(job, dir),
 		Hide:       job.Hide,
 		ShmBytes:   l.ShmBytes,
@@ -315,11 +310,11 @@ func decide(why ending, r *Result) api.JobState {
 	return api.StateFailed
 }
 
-// binds are the job's own mounts over the read-only host view.
-func binds(job *Job, tmp, script string) []container.Bind {
+// binds are the job's own mounts over the read-only host view (its /tmp
+// is the container's tmpfs).
+func binds(job *Job, script string) []container.Bind {
 	l := &job.Launch
 	bs := []container.Bind{
-		{Source: tmp, Dest: "/tmp", Writable: true},
 		{Source: job.InitPath, Dest: initproto.InitPath},
 		{Source: script, Dest: initproto.ScriptPath},
 	}
@@ -348,16 +343,6 @@ func writeOwned(path string, data []byte, mode os.FileMode, id Identity) error {
 		return err
 	}
 	if err := os.Chmod(path, mode); err != nil { // umask
-		return err
-	}
-	return os.Chown(path, int(id.UID), int(id.GID))
-}
-
-func mkdirOwned(path string, mode os.FileMode, id Identity) error {
-	if err := os.Mkdir(path, mode); err != nil && !errors.Is(err, os.ErrExist) {
-		return err
-	}
-	if err := os.Chmod(path, mode); err != nil {
 		return err
 	}
 	return os.Chown(path, int(id.UID), int(id.GID))

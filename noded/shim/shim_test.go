@@ -103,7 +103,7 @@ func (tj *testJob) run(t *testing.T, ctl shim.Controls) *shim.Result {
 func (tj *testJob) mustBeClean(t *testing.T) {
 	t.Helper()
 	leaks := containertest.Leaks(tj.place.Dirs, []string{tj.state, tj.work}, cgroup.JobName(node, tj.job.Launch.JobID))
-	for _, p := range []string{shim.ScriptFile, shim.TmpDir, shim.RootfsDir} {
+	for _, p := range []string{shim.ScriptFile, shim.RootfsDir} {
 		if _, err := os.Stat(filepath.Join(tj.dir, p)); !os.IsNotExist(err) {
 			leaks = append(leaks, "job dir: "+p)
 		}
@@ -262,9 +262,6 @@ echo "$0 $1 $2"
 	if got := strings.Split(strings.TrimSpace(tj.output(t)), "\n"); strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("job saw\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if _, err := os.Stat(filepath.Join(tj.dir, shim.TmpDir)); !os.IsNotExist(err) {
-		t.Error("the job's /tmp was not removed")
-	}
 }
 
 // 5. Output files are created as the user, with patterns expanded; output
@@ -362,16 +359,16 @@ func TestExitCodes(t *testing.T) {
 
 // TestEndedBeforeScratchRemoval: Controls.Ended gets the final result
 // once, after the container is gone (no libcontainer state, no cgroup)
-// but while the job's script and /tmp are still there to delete.
+// but while the job's script is still there to delete.
 func TestEndedBeforeScratchRemoval(t *testing.T) {
-	tj := mustJob(t, "echo kept > /tmp/f\nexit 4\n", nil)
+	tj := mustJob(t, "exit 4\n", nil)
 	var calls int
 	var seen *shim.Result
 	r := tj.run(t, shim.Controls{Ended: func(r *shim.Result) {
 		calls++
 		seen = r
-		if _, err := os.Stat(filepath.Join(tj.dir, shim.TmpDir, "f")); err != nil {
-			t.Errorf("the job's /tmp is gone before Ended: %v", err)
+		if _, err := os.Stat(filepath.Join(tj.dir, shim.ScriptFile)); err != nil {
+			t.Errorf("the job's script is gone before Ended: %v", err)
 		}
 		if _, err := os.Stat(filepath.Join(tj.job.RuncRoot, shim.ContainerID(tj.job.Launch.JobID))); !os.IsNotExist(err) {
 			t.Errorf("the container is still there at Ended (%v)", err)
