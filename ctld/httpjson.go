@@ -75,6 +75,9 @@ func decodeBody(body io.Reader, v any, strict bool) error {
 		}
 		return errorf(http.StatusBadRequest, "bad request body: unexpected data after the JSON object")
 	}
+	if strict {
+		return checkSizes(v) // sanity.go: no string over 64 KiB, no list over 65,536 entries
+	}
 	return nil
 }
 

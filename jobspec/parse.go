@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -23,10 +22,9 @@ const DefaultOutput = "corral-%j.out"
 // (sbatch's slurm-%A_%a.out): one file per task.
 const DefaultArrayOutput = "corral-%A_%a.out"
 
-// MaxScriptBytes bounds a batch script. The user API takes bodies up to
-// 4 MiB including the environment and JSON escaping, so a script must stay
-// well below that.
-const MaxScriptBytes = 2 << 20
+// MaxScriptBytes bounds a batch script (api.ValidateScript checks it, on
+// both sides of the socket).
+const MaxScriptBytes = api.MaxScriptBytes
 
 // Request is a parsed submission: the job spec plus what only the client
 // needs to know.
@@ -138,6 +136,9 @@ func ParseWith(args []string, read ReadFunc, env LookupFunc, now time.Time) (*Re
 		return nil, fmt.Errorf("--wrap cannot be used together with a script (got %s)", show(rest[0]))
 	case probe.st.wrap != nil:
 		script = "#!/bin/sh\n" + *probe.st.wrap + "\n"
+		if err := api.ValidateScript("--wrap command", script); err != nil {
+			return nil, err
+		}
 		r.Spec.Name = "wrap"
 	case len(rest) == 0:
 		return nil, errors.New(`missing script: give a script file or --wrap "COMMAND"`)
@@ -249,16 +250,9 @@ func readScript(path string, read ReadFunc) (string, error) {
 		}
 		return "", fmt.Errorf("cannot read script %s: %v", show(path), err)
 	}
-	path = show(path)
-	switch {
-	case len(data) > MaxScriptBytes:
-		return "", fmt.Errorf("script %s is larger than the limit of %d bytes", path, MaxScriptBytes)
-	case strings.TrimSpace(string(data)) == "":
-		return "", fmt.Errorf("script %s is empty", path)
-	case strings.IndexByte(string(data), 0) >= 0:
-		return "", fmt.Errorf("script %s contains NUL bytes: it is not a text file", path)
-	case strings.Contains(string(data), "\r\n"):
-		return "", fmt.Errorf(`script %s has DOS line breaks (\r\n): convert it with dos2unix`, path)
+	// The controller runs the same check (ctld/submit.go).
+	if err := api.ValidateScript("script "+show(path), string(data)); err != nil {
+		return "", err
 	}
 	return string(data), nil
 }
