@@ -150,6 +150,7 @@ func TestUsageDeltas(t *testing.T) {
 func TestEnvironmentSubmitAndLaunch(t *testing.T) {
 	tc := MustServer(t)
 	node := newFakeNode(tc, "n1", 2, 4<<30)
+	node.set(func(f *fakeNode) { f.mountRoots = []string{"/data"} }) // else submit refuses the mount
 	node.register()
 	spec := script("env.job-1")
 	spec.ContainerImage = "127.0.0.1:5000/tensorflow:2.2"

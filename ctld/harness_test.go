@@ -207,6 +207,8 @@ type fakeNode struct {
 	signals    []uint64
 	badAuth    int
 	refuse     bool          // answer launches 503
+	refusal    *api.Error    // when set, answer launches 400 with this body
+	mountRoots []string      // reported in registrations (launchfail_test.go)
 	dropReply  bool          // accept launches but cut the connection instead of answering
 	forget     bool          // do not keep launched jobs (as if the launch never arrived)
 	holdLaunch chan struct{} // when set, launches wait for it to close
@@ -253,10 +255,15 @@ func (f *fakeNode) serve(w http.ResponseWriter, r *http.Request) {
 		var req api.LaunchRequest
 		json.Unmarshal(body, &req)
 		f.mu.Lock()
-		refuse, hold := f.refuse, f.holdLaunch
+		refuse, hold, refusal := f.refuse, f.holdLaunch, f.refusal
 		f.mu.Unlock()
 		if hold != nil {
 			<-hold
+		}
+		if refusal != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			json.NewEncoder(w).Encode(refusal)
+			return
 		}
 		if refuse {
 			w.WriteHeader(http.StatusServiceUnavailable)
@@ -302,11 +309,11 @@ func (f *fakeNode) register() api.RegisterResponse {
 	f.t.Helper()
 	f.mu.Lock()
 	running := slices.Clone(f.running)
-	gpus, perGPU := f.gpus, f.perGPU
+	gpus, perGPU, roots := f.gpus, f.perGPU, f.mountRoots
 	f.mu.Unlock()
 	var resp api.RegisterResponse
 	req := api.RegisterRequest{Name: f.name, Addr: f.addr(), CPUs: f.cpus, MemBytes: f.mem, Running: running, BootID: "boot-" + f.name,
-		GPUs: gpus, FGPUPerGPUHundredths: perGPU}
+		GPUs: gpus, FGPUPerGPUHundredths: perGPU, MountRoots: roots}
 	if err := f.ctld().Do(context.Background(), http.MethodPost, "/v1/node/register", req, &resp); err != nil {
 		f.t.Fatalf("register %s: %v", f.name, err)
 	}

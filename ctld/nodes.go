@@ -3,6 +3,7 @@ package ctld
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -46,6 +47,8 @@ func checkRegister(req *api.RegisterRequest) error {
 		return fmt.Errorf("node %s reports %d CPUs; at least 1 is needed", req.Name, req.CPUs)
 	case req.MemBytes < 0:
 		return fmt.Errorf("node %s reports negative memory", req.Name)
+	case slices.ContainsFunc(req.MountRoots, func(r string) bool { return !filepath.IsAbs(r) }):
+		return fmt.Errorf("node %s reports mount roots %q; each must be an absolute path", req.Name, req.MountRoots)
 	}
 	return checkRegisterGPUs(req) // gpus.go
 }
@@ -57,7 +60,8 @@ func (s *Server) register(req api.RegisterRequest) (api.RegisterResponse, error)
 	now := time.Now()
 	resp := api.RegisterResponse{HeartbeatInterval: s.cfg.Heartbeat.Milliseconds()}
 	rec := store.NodeRecord{Name: req.Name, Addr: req.Addr, CPUs: req.CPUs, MemBytes: req.MemBytes,
-		BootID: req.BootID, LastSeen: now, GPUs: req.GPUs, FGPUPerGPUHundredths: req.FGPUPerGPUHundredths}
+		BootID: req.BootID, LastSeen: now, GPUs: req.GPUs, FGPUPerGPUHundredths: req.FGPUPerGPUHundredths,
+		MountRoots: req.MountRoots}
 
 	s.mu.RLock()
 	old := s.nodes[req.Name]
@@ -66,6 +70,7 @@ func (s *Server) register(req api.RegisterRequest) (api.RegisterResponse, error)
 	}
 	persist := old == nil || old.rec.Addr != rec.Addr || old.rec.CPUs != rec.CPUs ||
 		old.rec.MemBytes != rec.MemBytes || old.rec.BootID != rec.BootID || gpusChanged(&old.rec, &rec) ||
+		!slices.Equal(old.rec.MountRoots, rec.MountRoots) ||
 		(!old.up && !now.Before(old.holdUntil) && !old.rec.Down) || now.Sub(old.persistedSeen) > persistSeenEvery
 	s.mu.RUnlock()
 	if persist {
@@ -266,7 +271,8 @@ func (s *Server) sweepNodes(now time.Time) {
 	}
 }
 
-// markDownLocked takes a node out of scheduling after it failed a launch.
+// markDownLocked takes a node out of scheduling after it failed a launch
+// for a fault of its own; never for a job's (launchFailedLocked).
 func (s *Server) markDownLocked(name, reason string, now time.Time) {
 	n := s.nodes[name]
 	if n == nil {

@@ -281,14 +281,13 @@ func launchRequest(j *job) api.LaunchRequest {
 	return req
 }
 
-// launch sends one launch. A refusal or an unreachable node puts the job
-// back to PENDING (reason LaunchFailed) and takes the node out of
-// scheduling for a while; the job is never lost.
+// launch sends one launch. A failed one never loses the job: it ends
+// FAILED when the node refused it for the job's own reasons, else it goes
+// back to PENDING (reason LaunchFailed) and the node is taken out of
+// scheduling for a while (launchfail.go).
 func (s *Server) launch(l launchOrder) {
 	defer s.bg.Done()
-	ctx, cancel := context.WithTimeout(s.bgCtx, nodeCallTimeout)
-	err := l.client.Do(ctx, http.MethodPost, "/v1/launch", l.req, nil)
-	cancel()
+	err := s.sendLaunch(l)
 	var refused *api.StatusError
 	if err != nil && !errors.As(err, &refused) && s.nodeHasJob(l) {
 		err = nil // the answer was lost, but the node has the job
@@ -319,21 +318,7 @@ func (s *Server) launch(l launchOrder) {
 		// node) or already ended (e.g. the node reported it first).
 		return
 	}
-	msg := "launch on " + l.node + " failed: " + err.Error()
-	var next = transition(j.rec, api.StatePending, api.ReasonLaunchFailed, now)
-	if j.cancelRequested {
-		next = ended(j.rec, api.StateCancelled, now, nil, "cancelled; "+msg)
-	} else {
-		next.Job.StartTime, next.Job.Nodes, next.Job.GPUAlloc = nil, nil, nil
-		next.Job.Message = msg
-	}
-	if err := s.commitLocked([]change{{j, next}}); err != nil {
-		s.log.Printf("job %d: %s; recording that failed: %v", l.id, msg, err)
-		return
-	}
-	s.markDownLocked(l.node, "launch failed: "+err.Error(), now)
-	s.log.Printf("job %d back to %s: %s; node %s down for %s", l.id, next.Job.State, msg, l.node, s.cfg.LaunchFailureHold)
-	s.Kick()
+	s.launchFailedLocked(j, l, err, now)
 }
 
 // nodeHasJob asks a node whose launch answer never came (timeout, broken

@@ -62,6 +62,9 @@ func (s *Server) checkSubmit(caller peer, req api.SubmitRequest) (*store.JobReco
 	if err == nil {
 		err = s.checkEnvironment(owner, &spec) // environments.go: name, image, mounts, policies
 	}
+	if err == nil {
+		err = s.checkMountRoots(&spec) // mountroots.go: some node of the partition allows the mounts
+	}
 	if err != nil {
 		return nil, err
 	}
