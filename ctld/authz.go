@@ -118,6 +118,7 @@ func (s *Server) authorize(mux *http.ServeMux) http.Handler {
 		p.Role = s.roleOf(p)
 		if retry, limited := s.limits.take(p, time.Now()); limited {
 			w.Header().Set("Retry-After", fmt.Sprint(max(1, (retry+time.Second-1)/time.Second)))
+			w.Header().Set("Connection", "close") // a 429 must not keep a descriptor (connlimit.go)
 			writeError(w, errorf(http.StatusTooManyRequests, "slow down: more than %g requests per second from uid %d; retry in %d ms",
 				s.limits.rate, p.UID, max(1, retry.Milliseconds())))
 			return
@@ -135,6 +136,10 @@ func (s *Server) authorize(mux *http.ServeMux) http.Handler {
 		if !p.atLeast(rule.Min) {
 			writeError(w, errorf(http.StatusForbidden, "%s needs the %s role; uid %d is a %s (see AdminUsers/OperatorUsers in corral.conf)",
 				pattern, rule.Min, p.UID, p.Role))
+			return
+		}
+		if err := withinBound(w, r, pattern); err != nil { // bounds.go: what one request may cost
+			writeError(w, err)
 			return
 		}
 		mux.ServeHTTP(w, r.WithContext(withPeer(r.Context(), p)))

@@ -55,7 +55,7 @@ func (s *Server) tcpHandler() http.Handler {
 	node, user := s.nodeHandler(), s.userHandler()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/v1/node/") {
-			node.ServeHTTP(w, r)
+			s.serveNodePlane(node, w, r) // connlimit.go
 			return
 		}
 		tok := r.Header.Get(api.CredentialHeader)
@@ -75,6 +75,9 @@ func (s *Server) tcpHandler() http.Handler {
 			return
 		case !fresh:
 			writeError(w, errorf(http.StatusUnauthorized, "credential was already used (replayed); get a new one for each request"))
+			return
+		}
+		if !s.chargeRemote(w, r, cred.UID) { // connlimit.go: the uid's connection bound
 			return
 		}
 		user.ServeHTTP(w, r.WithContext(withPeer(r.Context(), peer{UID: cred.UID, GID: cred.GID})))

@@ -26,22 +26,30 @@ type peerKey struct{}
 // peerConnContext is http.Server.ConnContext for the user socket: it reads
 // the peer's credentials once per connection.
 func peerConnContext(ctx context.Context, c net.Conn) context.Context {
+	if p, ok := peerOfConn(c); ok {
+		return withPeer(ctx, p)
+	}
+	return ctx
+}
+
+// peerOfConn reads a Unix connection's peer credentials.
+func peerOfConn(c net.Conn) (peer, bool) {
 	uc, ok := c.(*net.UnixConn)
 	if !ok {
-		return ctx
+		return peer{}, false
 	}
 	raw, err := uc.SyscallConn()
 	if err != nil {
-		return ctx
+		return peer{}, false
 	}
 	var cred *unix.Ucred
 	var credErr error
 	if err := raw.Control(func(fd uintptr) {
 		cred, credErr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
 	}); err != nil || credErr != nil {
-		return ctx
+		return peer{}, false
 	}
-	return withPeer(ctx, peer{UID: cred.Uid, GID: cred.Gid, PID: cred.Pid})
+	return peer{UID: cred.Uid, GID: cred.Gid, PID: cred.Pid}, true
 }
 
 func withPeer(ctx context.Context, p peer) context.Context {

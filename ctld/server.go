@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"github.com/corral-hpc/corral/internal/fsutil"
-	"io"
 	"log"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,6 +74,21 @@ type Config struct {
 	RateLimit float64
 	RateBurst int
 
+	// Connection bounds (connlimit.go). MaxConnsPerUser bounds a uid's
+	// open connections (the socket and remote ones together) and
+	// MaxConnsPerHost a TCP address's connections before a request says
+	// who is calling; 0 takes the defaults, negative means unbounded.
+	// MaxConns bounds all connections but root's, administrators' and
+	// nodes'; 0 takes the descriptor limit less a reserve (autoMaxConns).
+	MaxConnsPerUser int
+	MaxConnsPerHost int
+	MaxConns        int
+	// BodyTimeout is how long a request's body may take to arrive, and
+	// IdleTimeout how long a keep-alive connection may idle, on both
+	// listeners; 0 takes DefaultBodyTimeout and DefaultIdleTimeout.
+	BodyTimeout time.Duration
+	IdleTimeout time.Duration
+
 	// TLSSANs are more names and addresses for the controller's TLS
 	// certificate (tls.go). InsecurePlaintext serves the TCP port as plain
 	// HTTP instead of TLS: for tests only, and logged loudly.
@@ -117,6 +130,21 @@ func (c *Config) setDefaults() {
 	if c.RateBurst <= 0 {
 		c.RateBurst = DefaultRateBurst
 	}
+	if c.MaxConnsPerUser == 0 {
+		c.MaxConnsPerUser = DefaultMaxConnsPerUser
+	}
+	if c.MaxConnsPerHost == 0 {
+		c.MaxConnsPerHost = DefaultMaxConnsPerHost
+	}
+	if c.MaxConns <= 0 {
+		c.MaxConns = autoMaxConns() // connlimit.go
+	}
+	if c.BodyTimeout <= 0 {
+		c.BodyTimeout = DefaultBodyTimeout
+	}
+	if c.IdleTimeout <= 0 {
+		c.IdleTimeout = DefaultIdleTimeout
+	}
 }
 
 // Server is a running controller. Create it with New, then call Run.
@@ -141,6 +169,7 @@ type Server struct {
 	metrics  *metrics // nil without Config.MetricsListen
 	access   config.Access
 	limits   *userLimits // per-uid user-plane rate limit (ratelimit.go)
+	conns    *connLimits // open connections per uid and address (connlimit.go)
 	nonces   nonceCache  // remote credentials already used (credential.go)
 	ca       *api.CA     // the cluster CA; nil with InsecurePlaintext (tls.go)
 	nodeTLS  *tls.Config // pins the CA for calls to nodes; nil with InsecurePlaintext
@@ -179,6 +208,7 @@ func New(cfg Config) (*Server, error) {
 		nodes:   make(map[string]*node),
 		kick:    make(chan struct{}, 1),
 		limits:  newUserLimits(cfg.RateLimit, cfg.RateBurst),
+		conns:   newConnLimits(&cfg),
 	}
 	file, err := loadConfigFile(cfg.ConfigFile) // fairshare.go
 	if err != nil {
@@ -250,6 +280,7 @@ func (s *Server) listen() error {
 	if err != nil {
 		return fmt.Errorf("user socket: %w", err)
 	}
+	ul = &limitedListener{Listener: ul, lim: s.conns, identify: s.identifyLocal} // connlimit.go
 	// Every local user may connect; who they are comes from SO_PEERCRED.
 	if err := os.Chmod(s.cfg.Socket, 0o666); err != nil {
 		ul.Close()
@@ -261,8 +292,12 @@ func (s *Server) listen() error {
 		return fmt.Errorf("node plane: %w", err)
 	}
 	tcpAddr := nl.Addr().(*net.TCPAddr)
-	if nl, err = s.secureListener(nl); err != nil { // tls.go
+	// Bounded below TLS, so a refused connection costs no handshake
+	// unless it is answered.
+	limited := &limitedListener{Listener: nl, lim: s.conns, identify: identifyRemote}
+	if nl, limited.tls, err = s.secureListener(limited); err != nil { // tls.go
 		ul.Close()
+		limited.Close()
 		return fmt.Errorf("TLS: %w", err)
 	}
 	s.userLn, s.nodeLn = ul, nl
@@ -301,13 +336,10 @@ func (s *Server) Run(ctx context.Context) error {
 }
 
 func (s *Server) run(ctx context.Context) error {
-	errLog := log.New(io.Discard, "", 0)
-	userSrv := &http.Server{Handler: s.userHandler(), ConnContext: peerConnContext, ErrorLog: errLog,
-		ReadHeaderTimeout: 10 * time.Second}
-	userSrv.RegisterOnShutdown(s.pipe.shutdown) // ends long polls (wait.go)
+	userSrv := s.newHTTPServer(s.userHandler(), localConnContext) // connlimit.go: timeouts
+	userSrv.RegisterOnShutdown(s.pipe.shutdown)                   // ends long polls (wait.go)
 	// The TCP port: node plane and remote users (credential.go).
-	nodeSrv := &http.Server{Handler: s.tcpHandler(), ErrorLog: errLog,
-		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
+	nodeSrv := s.newHTTPServer(s.tcpHandler(), remoteConnContext)
 	nodeSrv.RegisterOnShutdown(s.pipe.shutdown) // remote users' long polls too
 	serveErr := make(chan error, 2)
 	go func() { serveErr <- userSrv.Serve(s.userLn) }()

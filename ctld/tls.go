@@ -19,17 +19,19 @@ import (
 // the cluster CA (created in the state directory on first start), and
 // prepares the client side that pins the CA for calls to nodes. With
 // Config.InsecurePlaintext (tests only) it returns ln unchanged and says
-// so in the log: plain HTTP is never chosen silently.
-func (s *Server) secureListener(ln net.Listener) (net.Listener, error) {
+// so in the log: plain HTTP is never chosen silently. It also returns the
+// TLS configuration (nil for plain HTTP).
+func (s *Server) secureListener(ln net.Listener) (net.Listener, *tls.Config, error) {
 	if s.ca == nil {
 		s.log.Printf("WARNING: --insecure-plaintext: the TCP port is plain HTTP (node traffic and remote users' requests are not encrypted)")
-		return ln, nil
+		return ln, nil, nil
 	}
 	cert, err := s.ca.Issue(s.certHosts(ln.Addr().(*net.TCPAddr)), time.Now())
 	if err != nil {
-		return nil, fmt.Errorf("controller certificate: %w", err)
+		return nil, nil, fmt.Errorf("controller certificate: %w", err)
 	}
-	return tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13}), nil
+	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13}
+	return tls.NewListener(ln, cfg), cfg, nil
 }
 
 // loadCA loads (or creates) the cluster CA before the store is read, so

@@ -45,6 +45,11 @@ func newApp(logTo io.Writer) *cli.App {
 			&cli.BoolFlag{Name: "insecure-plaintext", Usage: "serve the TCP port as plain HTTP instead of TLS (tests only: nothing between hosts is encrypted)"},
 			&cli.Float64Flag{Name: "rate-limit", Value: ctld.DefaultRateLimit, Usage: "user-plane requests per second per uid before 429 \"slow down\" (admins exempt; negative: no limit)"},
 			&cli.IntFlag{Name: "rate-burst", Value: ctld.DefaultRateBurst, Usage: "user-plane requests a uid may send at once"},
+			&cli.IntFlag{Name: "max-conns-per-user", Value: ctld.DefaultMaxConnsPerUser, Usage: "open connections per uid, local and remote, before 429 (root and admins exempt; negative: unbounded)"},
+			&cli.IntFlag{Name: "max-conns-per-host", Value: ctld.DefaultMaxConnsPerHost, Usage: "TCP connections per address before its first request identifies it (negative: unbounded)"},
+			&cli.IntFlag{Name: "max-conns", Usage: "connections of all users together, root, admins and nodes aside (default: the descriptor limit less 1024, at most 8192)"},
+			&cli.DurationFlag{Name: "body-timeout", Value: ctld.DefaultBodyTimeout, Usage: "time a request body may take to arrive"},
+			&cli.DurationFlag{Name: "idle-timeout", Value: ctld.DefaultIdleTimeout, Usage: "an idle keep-alive connection is closed after this"},
 		},
 		// One line per error, no usage dump.
 		OnUsageError:   func(_ *cli.Context, err error, _ bool) error { return err },
@@ -61,6 +66,7 @@ func newApp(logTo io.Writer) *cli.App {
 				return err
 			}
 			cfg.Logger = log.New(logTo, "", log.LstdFlags|log.Lmicroseconds)
+			raiseFileLimit(cfg.Logger)
 			srv, err := ctld.New(cfg)
 			if err != nil {
 				return err
@@ -88,6 +94,14 @@ func configFromFlags(c *cli.Context) (ctld.Config, error) {
 	if cfg.RateLimit == 0 || cfg.RateBurst <= 0 {
 		return cfg, errors.New("--rate-limit must not be 0 (negative turns it off) and --rate-burst must be positive")
 	}
+	cfg.MaxConnsPerUser, cfg.MaxConnsPerHost, cfg.MaxConns = c.Int("max-conns-per-user"), c.Int("max-conns-per-host"), c.Int("max-conns")
+	cfg.BodyTimeout, cfg.IdleTimeout = c.Duration("body-timeout"), c.Duration("idle-timeout")
+	if cfg.MaxConnsPerUser == 0 || cfg.MaxConnsPerHost == 0 || cfg.MaxConns < 0 {
+		return cfg, errors.New("--max-conns-per-user and --max-conns-per-host must not be 0 (negative: unbounded), and --max-conns must not be negative")
+	}
+	if cfg.BodyTimeout <= 0 || cfg.IdleTimeout <= 0 {
+		return cfg, errors.New("--body-timeout and --idle-timeout must be positive durations")
+	}
 	if cfg.NodeTimeout <= 0 || cfg.Heartbeat <= 0 {
 		return cfg, errors.New("--node-timeout and --heartbeat must be positive durations")
 	}
@@ -102,4 +116,24 @@ func configFromFlags(c *cli.Context) (ctld.Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// raiseFileLimit lifts the soft descriptor limit to the hard one: every
+// connection is a descriptor, and the connection bounds (the automatic
+// --max-conns) are computed from this limit. The Go runtime does the same
+// since 1.19; doing it here states it and logs the figure operators need.
+func raiseFileLimit(logger *log.Logger) {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+		logger.Printf("reading the descriptor limit: %v", err)
+		return
+	}
+	if rl.Cur < rl.Max {
+		rl.Cur = rl.Max
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+			logger.Printf("raising the descriptor limit to %d: %v", rl.Max, err)
+			return
+		}
+	}
+	logger.Printf("descriptor limit %d", rl.Cur)
 }
