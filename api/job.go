@@ -401,10 +401,14 @@ type CancelRequest struct {
 	Tasks []TaskRef `json:"tasks,omitempty"`
 }
 
-// CancelResponse lists what was cancelled and, per ID, why not.
+// CancelResponse lists what was cancelled and, per ID, why not. Both
+// lists are bounded (the lowest MaxRefsPerRequest IDs cancelled, the
+// first MaxListedErrors refusals); the counts are of all of them.
 type CancelResponse struct {
-	Cancelled []uint64          `json:"cancelled"`
-	Errors    map[uint64]string `json:"errors,omitempty"`
+	Cancelled      []uint64          `json:"cancelled"`
+	CancelledCount int               `json:"cancelled_count"`
+	Errors         map[uint64]string `json:"errors,omitempty"`
+	ErrorCount     int               `json:"error_count,omitempty"`
 }
 
 // JobFilter selects jobs for GET /v1/jobs (query: user, state, id; repeatable).

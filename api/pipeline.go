@@ -83,10 +83,12 @@ type JobsRequest struct {
 }
 
 // JobsResponse says, per job as the request named it ("123", "123_4"),
-// what was done and what was refused and why.
+// what was done and what was refused and why: the first MaxListedErrors
+// refusals, and ErrorCount counts them all.
 type JobsResponse struct {
-	Done   []string          `json:"done"`
-	Errors map[string]string `json:"errors,omitempty"`
+	Done       []string          `json:"done"`
+	Errors     map[string]string `json:"errors,omitempty"`
+	ErrorCount int               `json:"error_count,omitempty"`
 }
 
 // UpdateRequest is POST /v1/jobs/update: change a pending or running

@@ -138,6 +138,10 @@ func (s *Server) authorize(mux *http.ServeMux) http.Handler {
 				pattern, rule.Min, p.UID, p.Role))
 			return
 		}
+		if err := withinBound(w, r, pattern); err != nil { // bounds.go: what one request may cost
+			writeError(w, err)
+			return
+		}
 		mux.ServeHTTP(w, r.WithContext(withPeer(r.Context(), p)))
 	})
 }

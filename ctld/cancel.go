@@ -1,8 +1,8 @@
 package ctld
 
 import (
+	"cmp"
 	"context"
-	"fmt"
 	"net/http"
 	"slices"
 	"sync"
@@ -14,14 +14,25 @@ import (
 // signalTimeout bounds one cancel signal to a node.
 const signalTimeout = 5 * time.Second
 
+// cancelBatch is how many jobs one commit of a cancel ends: a filter
+// may reach every job a user has, and one transaction of 100,000
+// records holds them all in memory at once.
+const cancelBatch = 1000
+
 // cancel ends pending jobs at once and asks nodes to stop running ones;
 // those end when their node reports (CANCELLED). A running job whose node
 // is DOWN or unreachable ends CANCELLED at once, and the node is told to
 // kill it when it registers again (it reports a job ctld has finished).
+// A request names at most api.MaxRefsPerRequest jobs; its answer lists at
+// most that many cancelled IDs and api.MaxListedErrors refusals, and
+// counts them all (bounds.go).
 func (s *Server) cancel(caller peer, req api.CancelRequest) (api.CancelResponse, error) {
 	resp := api.CancelResponse{Cancelled: []uint64{}}
 	if len(req.IDs) == 0 && len(req.Tasks) == 0 && req.User == "" && len(req.States) == 0 && req.Name == "" {
 		return resp, errorf(http.StatusBadRequest, "nothing to cancel: give job IDs or a filter (user, states, name)")
+	}
+	if err := tooManyRefs("cancel", len(req.IDs)+len(req.Tasks), "jobs"); err != nil {
+		return resp, err
 	}
 	states := make([]api.JobState, len(req.States))
 	for i, st := range req.States {
@@ -34,8 +45,10 @@ func (s *Server) cancel(caller peer, req api.CancelRequest) (api.CancelResponse,
 	req.States = states
 	slices.Sort(req.IDs)
 	req.IDs = slices.Compact(req.IDs)
+	slices.SortFunc(req.Tasks, compareTasks)
+	req.Tasks = slices.Compact(req.Tasks)
 	callerName := s.users.name(caller.UID)
-	errs := make(map[uint64]string)
+	errs := newRefusals[uint64]()
 	matches := func(j *api.Job) bool {
 		return (req.User == "" || j.User == req.User) &&
 			(len(req.States) == 0 || slices.Contains(req.States, j.State)) &&
@@ -50,13 +63,13 @@ func (s *Server) cancel(caller peer, req api.CancelRequest) (api.CancelResponse,
 		j := s.jobs[id]
 		switch {
 		case j == nil:
-			errs[id] = fmt.Sprintf("job %d does not exist", id)
+			errs.add(id, "job %d does not exist", id)
 		case !s.mayAct(caller, &j.rec.Job): // authz.go
-			errs[id] = fmt.Sprintf("job %d belongs to %s", id, j.rec.Job.User)
+			errs.add(id, "job %d belongs to %s", id, j.rec.Job.User)
 		case j.state().Terminal():
-			errs[id] = fmt.Sprintf("job %d already finished (%s)", id, j.state())
+			errs.add(id, "job %d already finished (%s)", id, j.state())
 		case !matches(&j.rec.Job):
-			errs[id] = fmt.Sprintf("job %d does not match the given filters", id)
+			errs.add(id, "job %d does not match the given filters", id)
 		default:
 			targets = append(targets, j)
 		}
@@ -70,16 +83,57 @@ func (s *Server) cancel(caller peer, req api.CancelRequest) (api.CancelResponse,
 			}
 			if !s.mayAct(caller, &j.rec.Job) {
 				if req.User != "" && req.User != callerName {
-					errs[id] = fmt.Sprintf("job %d belongs to %s", id, j.rec.Job.User)
+					errs.add(id, "job %d belongs to %s", id, j.rec.Job.User)
 				}
 				continue
 			}
 			targets = append(targets, j)
 		}
 	}
-	var changes []change
-	var signals []signalOrder
 	targets = uniqueJobs(targets)
+	var cancelled []uint64
+	var signals []signalOrder
+	var err error
+	for first := true; first || len(targets) > 0; first = false {
+		batch := targets[:min(len(targets), cancelBatch)]
+		targets = targets[len(batch):]
+		changes, orders := s.cancelOrdersLocked(batch, now)
+		if err = s.commitAllLocked(changes, rems); err != nil {
+			break
+		}
+		signals = append(signals, orders...)
+		for _, c := range changes {
+			s.log.Printf("end job %d CANCELLED by %s", c.next.Job.ID, callerName)
+			cancelled = append(cancelled, c.next.Job.ID)
+		}
+		for _, r := range rems {
+			s.log.Printf("end array job %d pending tasks CANCELLED by %s", r.a.base, callerName)
+			cancelled = append(cancelled, r.a.base)
+		}
+		rems = nil
+	}
+	s.mu.Unlock()
+	if len(cancelled) > 0 {
+		s.Kick()
+	}
+	// Signals use the server's context, not the request's: a client that
+	// hangs up must not make a reachable node look unreachable. They go
+	// out even when a later batch failed: their jobs are marked.
+	cancelled = append(cancelled, s.sendSignals(s.bgCtx, signals, callerName)...)
+	if err != nil {
+		return api.CancelResponse{}, err
+	}
+	slices.Sort(cancelled)
+	cancelled = slices.Compact(cancelled)
+	resp.CancelledCount, resp.ErrorCount = len(cancelled), errs.count
+	resp.Cancelled = append(resp.Cancelled, cancelled[:min(len(cancelled), api.MaxRefsPerRequest)]...)
+	resp.Errors = errs.listed()
+	return resp, nil
+}
+
+// cancelOrdersLocked decides how each target ends: pending ones and those
+// on a node that is down at once (changes), running ones by a signal.
+func (s *Server) cancelOrdersLocked(targets []*job, now time.Time) (changes []change, signals []signalOrder) {
 	for _, j := range targets {
 		switch {
 		case j.state() == api.StatePending:
@@ -92,31 +146,11 @@ func (s *Server) cancel(caller peer, req api.CancelRequest) (api.CancelResponse,
 				"cancelled while node "+j.batchHost()+" was down")})
 		}
 	}
-	err := s.commitAllLocked(changes, rems)
-	s.mu.Unlock()
-	if err != nil {
-		return api.CancelResponse{}, err
-	}
-	for _, c := range changes {
-		s.log.Printf("end job %d CANCELLED by %s", c.next.Job.ID, callerName)
-		resp.Cancelled = append(resp.Cancelled, c.next.Job.ID)
-	}
-	for _, r := range rems {
-		s.log.Printf("end array job %d pending tasks CANCELLED by %s", r.a.base, callerName)
-		resp.Cancelled = append(resp.Cancelled, r.a.base)
-	}
-	// Signals use the server's context, not the request's: a client that
-	// hangs up must not make a reachable node look unreachable.
-	resp.Cancelled = append(resp.Cancelled, s.sendSignals(s.bgCtx, signals, callerName)...)
-	slices.Sort(resp.Cancelled)
-	resp.Cancelled = slices.Compact(resp.Cancelled)
-	if len(errs) > 0 {
-		resp.Errors = errs
-	}
-	if len(changes)+len(rems) > 0 {
-		s.Kick()
-	}
-	return resp, nil
+	return changes, signals
+}
+
+func compareTasks(a, b api.TaskRef) int {
+	return cmp.Or(cmp.Compare(a.JobID, b.JobID), cmp.Compare(a.Task, b.Task))
 }
 
 type signalOrder struct {
@@ -180,7 +214,7 @@ func (s *Server) endUnreachable(id uint64, nodeName string, sigErr error, by str
 // (by 123_4 or by its own ID) that has no job of its own gets one, to be
 // cancelled. plain are the other IDs; filters reach remainders too.
 func (s *Server) cancelArraysLocked(caller peer, req api.CancelRequest, matches func(*api.Job) bool,
-	errs map[uint64]string, now time.Time) (plain []uint64, targets []*job, rems []remChange) {
+	errs *refusals[uint64], now time.Time) (plain []uint64, targets []*job, rems []remChange) {
 	mine := func(job *api.Job) bool { return s.mayAct(caller, job) }
 	remMatches := func(a *arrayJob) bool {
 		return a.rem != nil && a.rem.Job.State == api.StatePending && matches(&a.rem.Job)
@@ -189,12 +223,12 @@ func (s *Server) cancelArraysLocked(caller peer, req api.CancelRequest, matches 
 		a := s.pipe.arrays[id]
 		switch {
 		case a != nil:
-			found := false
+			found, owner := false, "" // owner: of a task or remainder not the caller's
 			for pos := 0; pos < a.count; pos++ {
 				if j := s.jobs[a.base+uint64(pos)]; j != nil && !j.state().Terminal() && matches(&j.rec.Job) {
 					found = true
 					if !mine(&j.rec.Job) {
-						errs[id] = fmt.Sprintf("job %d belongs to %s", id, j.rec.Job.User)
+						owner = j.rec.Job.User
 						continue
 					}
 					targets = append(targets, j)
@@ -205,11 +239,14 @@ func (s *Server) cancelArraysLocked(caller peer, req api.CancelRequest, matches 
 				if mine(&a.rem.Job) {
 					rems = append(rems, remEnded(a, api.StateCancelled, api.ReasonNone, now, ""))
 				} else {
-					errs[id] = fmt.Sprintf("job %d belongs to %s", id, a.rem.Job.User)
+					owner = a.rem.Job.User
 				}
 			}
-			if !found {
-				errs[id] = fmt.Sprintf("array job %d has no unfinished task matching the request", id)
+			switch {
+			case !found:
+				errs.add(id, "array job %d has no unfinished task matching the request", id)
+			case owner != "":
+				errs.add(id, "job %d belongs to %s", id, owner)
 			}
 		case s.jobs[id] == nil && s.arrayOfLocked(id) != nil:
 			index, _ := s.arrayOfLocked(id).indexOf(id)
@@ -230,13 +267,13 @@ func (s *Server) cancelArraysLocked(caller peer, req api.CancelRequest, matches 
 		}
 		switch {
 		case msg != "":
-			errs[key] = msg
+			errs.add(key, "%s", msg)
 		case jobs[0].state().Terminal():
-			errs[key] = fmt.Sprintf("job %s already finished (%s)", t, jobs[0].state())
+			errs.add(key, "job %s already finished (%s)", t, jobs[0].state())
 		case !mine(&jobs[0].rec.Job):
-			errs[key] = fmt.Sprintf("job %s belongs to %s", t, jobs[0].rec.Job.User)
+			errs.add(key, "job %s belongs to %s", t, jobs[0].rec.Job.User)
 		case !matches(&jobs[0].rec.Job):
-			errs[key] = fmt.Sprintf("job %s does not match the given filters", t)
+			errs.add(key, "job %s does not match the given filters", t)
 		default:
 			targets = append(targets, jobs[0])
 		}
@@ -248,7 +285,7 @@ func (s *Server) cancelArraysLocked(caller peer, req api.CancelRequest, matches 
 			}
 			if !mine(&a.rem.Job) {
 				if req.User != "" && req.User != s.users.name(caller.UID) {
-					errs[a.base] = fmt.Sprintf("job %d belongs to %s", a.base, a.rem.Job.User)
+					errs.add(a.base, "job %d belongs to %s", a.base, a.rem.Job.User)
 				}
 				continue
 			}

@@ -30,6 +30,10 @@ func (s *Server) handleControl(action string) callerHandler {
 			writeError(w, errorf(http.StatusBadRequest, "nothing to %s: give job IDs", action))
 			return
 		}
+		if err := tooManyRefs(action, len(req.IDs)+len(req.Tasks), "jobs"); err != nil { // bounds.go
+			writeError(w, err)
+			return
+		}
 		resp, err := s.control(caller, action, req)
 		if err != nil {
 			writeError(w, err)
@@ -124,7 +128,7 @@ func (op *controlOp) add(j *job, next store.JobRecord) {
 // control holds, releases or requeues the named jobs.
 func (s *Server) control(caller peer, action string, req api.JobsRequest) (api.JobsResponse, error) {
 	resp := api.JobsResponse{Done: []string{}}
-	errs := make(map[string]string)
+	errs := newRefusals[string]() // bounds.go: the first 100 listed, all counted
 	op := &controlOp{seen: make(map[uint64]bool)}
 	now := time.Now()
 	s.mu.Lock()
@@ -134,7 +138,7 @@ func (s *Server) control(caller peer, action string, req api.JobsRequest) (api.J
 			msg = s.controlOneLocked(caller, action, ref, jobs, rem, op, now)
 		}
 		if msg != "" {
-			errs[ref.String()] = msg
+			errs.add(ref.String(), "%s", msg)
 		} else {
 			resp.Done = append(resp.Done, ref.String())
 		}
@@ -154,9 +158,7 @@ func (s *Server) control(caller peer, action string, req api.JobsRequest) (api.J
 	for _, o := range op.requeues {
 		s.signalRequeue(o, by)
 	}
-	if len(errs) > 0 {
-		resp.Errors = errs
-	}
+	resp.Errors, resp.ErrorCount = errs.listed(), errs.count
 	if len(op.changes)+len(op.rems) > 0 {
 		s.Kick()
 	}

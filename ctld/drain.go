@@ -82,7 +82,10 @@ func (s *Server) changeNodes(op nodeOp, exprs []string, reason string, caller pe
 	}
 	var names []string
 	for _, e := range exprs {
-		ns, err := hostlist.Expand(e)
+		if err := tooManyRefs(string(op), len(names)+1, "nodes"); err != nil { // bounds.go
+			return api.NodesResponse{}, err
+		}
+		ns, err := hostlist.ExpandMax(e, api.MaxRefsPerRequest-len(names))
 		if err != nil {
 			return api.NodesResponse{}, errorf(http.StatusBadRequest, "%s: %v", op, err)
 		}

@@ -2,6 +2,7 @@ package ctld
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -58,13 +59,14 @@ func TestAbsurdValues(t *testing.T) {
 }
 
 // TestOversizedAndUnknown: every body route answers 413 to a body over
-// the limit and 400 to an unknown field.
+// its limit (bounds.go) and 400 to an unknown field.
 func TestOversizedAndUnknown(t *testing.T) {
 	tc := MustServer(t)
 	huge := `{"spec":{"script":"` + strings.Repeat("x", maxUserBody+10) + `"}}`
 	for _, path := range bodyRoutes {
 		code, body := callAs(t, tc, 0, "POST", path, huge)
-		if code != http.StatusRequestEntityTooLarge || !strings.Contains(errorText(t, body), "larger than 4 MiB") {
+		limit := fmt.Sprintf("larger than %d MiB", routeBounds["POST "+path].Body>>20)
+		if code != http.StatusRequestEntityTooLarge || !strings.Contains(errorText(t, body), limit) {
 			t.Errorf("POST %s with %d bytes: %d %s", path, len(huge), code, body)
 		}
 		code, body = callAs(t, tc, 0, "POST", path, `{"bogus_field":1}`)

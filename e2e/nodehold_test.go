@@ -58,6 +58,8 @@ func TestUserInputNeverTakesANodeDown(t *testing.T) {
 	other := c.Submit(work, "-o", "/dev/null", "--wrap", "true")
 	if j := c.WaitEnded(other, 60*time.Second); j.State != api.StateCompleted || len(j.Nodes) != 1 || j.Nodes[0] != "n1" {
 		t.Fatalf("the other user's job: %s on %v %q", j.State, j.Nodes, j.Message)
+	} else {
+		t.Logf("the other user's job ended %s after its submit (about 11 s before the fix)", j.EndTime.Sub(j.SubmitTime))
 	}
 	if seen := downs(); len(seen) > 0 {
 		t.Fatalf("n1 was DOWN: %s", strings.Join(seen, "; "))

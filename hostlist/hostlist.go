@@ -13,7 +13,12 @@ const MaxNames = 1 << 20
 
 // Expand returns the names an expression stands for, in the order written,
 // duplicates removed. Whitespace around items is ignored.
-func Expand(expr string) ([]string, error) {
+func Expand(expr string) ([]string, error) { return ExpandMax(expr, MaxNames) }
+
+// ExpandMax is Expand with a lower bound than MaxNames on the names, for
+// callers that take expressions from a request.
+func ExpandMax(expr string, limit int) ([]string, error) {
+	limit = min(limit, MaxNames)
 	items, err := splitTop(expr)
 	if err != nil {
 		return nil, err
@@ -21,7 +26,7 @@ func Expand(expr string) ([]string, error) {
 	var out []string
 	seen := make(map[string]bool)
 	for _, item := range items {
-		names, err := expandItem(item, MaxNames-len(out))
+		names, err := expandItem(item, limit-len(out))
 		if err != nil {
 			return nil, err
 		}
@@ -30,6 +35,9 @@ func Expand(expr string) ([]string, error) {
 				seen[n] = true
 				out = append(out, n)
 			}
+		}
+		if len(out) > limit { // a plain name has no bracket to check
+			return nil, fmt.Errorf("host list %q expands to more than %d names", expr, limit)
 		}
 	}
 	return out, nil
@@ -93,12 +101,12 @@ func expandItem(item string, budget int) ([]string, error) {
 			return nil, err
 		}
 		end := strings.IndexByte(rest, ']')
-		suffixes, err := expandRanges(item, rest[open+1:end])
+		suffixes, err := expandRanges(item, rest[open+1:end], budget)
 		if err != nil {
 			return nil, err
 		}
 		if len(names)*len(suffixes) > budget {
-			return nil, fmt.Errorf("host list %q expands to more than %d names", item, MaxNames)
+			return nil, fmt.Errorf("host list %q expands to more than %d names", item, budget)
 		}
 		next := make([]string, 0, len(names)*len(suffixes))
 		for _, n := range names {
@@ -120,7 +128,8 @@ func checkLiteral(item, lit string) error {
 }
 
 // expandRanges expands the inside of one bracket: "1-4,07,10-11".
-func expandRanges(item, inner string) ([]string, error) {
+// At most budget numbers: a bracket of many ranges is bounded as a whole.
+func expandRanges(item, inner string, budget int) ([]string, error) {
 	if strings.TrimSpace(inner) == "" {
 		return nil, fmt.Errorf("host list item %q has empty brackets", item)
 	}
@@ -141,8 +150,8 @@ func expandRanges(item, inner string) ([]string, error) {
 				return nil, fmt.Errorf("host list item %q: range %s goes backwards", item, r)
 			}
 		}
-		if hi-lo >= MaxNames {
-			return nil, fmt.Errorf("host list item %q: range %s has more than %d names", item, r, MaxNames)
+		if hi-lo >= uint64(budget-len(out)) {
+			return nil, fmt.Errorf("host list item %q: range %s has more than %d names", item, r, budget-len(out))
 		}
 		width := 0
 		if len(loS) > 1 && loS[0] == '0' {

@@ -122,3 +122,21 @@ func TestSort(t *testing.T) {
 		t.Errorf("Sort = %v, want %v", names, want)
 	}
 }
+
+// TestExpandMaxBoundsTheWhole: a limit holds for the whole expression:
+// many ranges in one bracket, many plain names, many items. A bracket of
+// ranges each under MaxNames once expanded without end.
+func TestExpandMaxBoundsTheWhole(t *testing.T) {
+	many := "n[" + strings.Repeat("0-999,", 20) + "0-999]"
+	for _, expr := range []string{many, "a,b,c,d,e,f,g,h,i,j,k", "n[0-5],m[0-5]", "n[0-10]"} {
+		if names, err := ExpandMax(expr, 10); err == nil {
+			t.Errorf("ExpandMax(%.40q, 10) = %d names, want an error", expr, len(names))
+		}
+	}
+	if names, err := ExpandMax("n[0-4],m[0-4]", 10); err != nil || len(names) != 10 {
+		t.Errorf("ExpandMax of exactly 10: %d names, %v", len(names), err)
+	}
+	if _, err := Expand(many); err != nil { // 21,000 names (with repeats): within MaxNames
+		t.Errorf("Expand(%.40q): %v", many, err)
+	}
+}

@@ -1,0 +1,143 @@
+package ctld
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/corral-hpc/corral/api"
+)
+
+// What one user-plane request may cost. A request's size times the work
+// per item times the answer per item must stay bounded: a cancel naming
+// 499,999 IDs once took the controller from 15 to 180 MB for an 18 MB
+// answer. Every route declares its bound here, beside its rule in
+// authz.go (TestEveryRouteHasABound), and docs/api.md lists them.
+
+// routeBound is the most one request to a route may carry.
+type routeBound struct {
+	Body  int64 // request body bytes read; 0: the route reads none
+	Query int   // query values (each comma-separated one counts); 0: none read
+	// Refs is the most job IDs and tasks a body may name (api.MaxRefsPerRequest);
+	// 0: the body names none or one. The handler enforces it.
+	Refs int
+	// Answer says what bounds the answer and the work, for docs/api.md.
+	Answer string
+}
+
+// Body limits. A job (script, environment) is the only big body; lists
+// of job IDs and node names fit in a mebibyte at any allowed length.
+const (
+	maxSubmitBody = maxUserBody // httpjson.go: 4 MiB
+	maxSmallBody  = 1 << 20
+)
+
+// maxQueryValues bounds the values of one listing query (id=, user=,
+// state=): as many as a list in a body (api.MaxListEntries).
+const maxQueryValues = api.MaxListEntries
+
+const (
+	answerOne      = "one record"
+	answerRefs     = "per-ref results for at most 10,000 refs; errors listed for the first 100, all counted"
+	answerStreamed = "streamed a chunk at a time; grows with the jobs the caller may see, not with the request"
+	answerCluster  = "grows with the cluster (nodes, partitions, accounts, policies), not with the request"
+)
+
+var routeBounds = map[string]routeBound{
+	"POST /v1/jobs":          {Body: maxSubmitBody, Answer: "one job ID; strings at most 64 KiB (script 2 MiB), lists at most 65,536 entries"},
+	"POST /v1/jobs/test":     {Body: maxSubmitBody, Answer: "the job as it would be stored, and one planning pass"},
+	"GET /v1/jobs":           {Query: maxQueryValues, Answer: answerStreamed},
+	"GET /v1/jobs/{id}":      {Answer: answerOne},
+	"GET /v1/jobs/{id}/wait": {Query: 1, Answer: "one state; the poll lasts at most 5 minutes"},
+	"GET /v1/jobs/{id}/log":  {Query: 2, Answer: "one chunk, as much as the node sends"},
+	"POST /v1/jobs/cancel":   {Body: maxSmallBody, Refs: api.MaxRefsPerRequest, Answer: answerRefs + "; filters reach the caller's own jobs, 1,000 per commit"},
+	"POST /v1/jobs/hold":     {Body: maxSmallBody, Refs: api.MaxRefsPerRequest, Answer: answerRefs},
+	"POST /v1/jobs/release":  {Body: maxSmallBody, Refs: api.MaxRefsPerRequest, Answer: answerRefs},
+	"POST /v1/jobs/requeue":  {Body: maxSmallBody, Refs: api.MaxRefsPerRequest, Answer: answerRefs},
+	"POST /v1/jobs/update":   {Body: maxSmallBody, Answer: "one job (every task of an array)"},
+	"GET /v1/acct":           {Query: maxQueryValues, Answer: "grows with the history the caller may see, not with the request"},
+	"GET /v1/usage":          {Query: 2, Answer: answerCluster},
+	"GET /v1/prio":           {Query: maxQueryValues, Answer: "grows with the pending jobs, not with the request"},
+	"GET /v1/share":          {Query: maxQueryValues, Answer: answerCluster},
+	"GET /v1/nodes":          {Answer: answerCluster},
+	"GET /v1/partitions":     {Answer: answerCluster},
+	"GET /v1/ping":           {Answer: answerOne},
+	"GET /v1/images":         {Answer: answerCluster},
+	"GET /v1/policies":       {Answer: answerCluster},
+	"POST /v1/images":        {Body: maxSmallBody, Answer: "one result per node"},
+	"POST /v1/policies":      {Body: maxSmallBody, Answer: "empty"},
+	"GET /v1/admin/backup":   {Answer: "the state file, streamed"},
+	"POST /v1/nodes/drain":   {Body: maxSmallBody, Refs: api.MaxRefsPerRequest, Answer: "the nodes changed; names expand to at most 10,000 nodes"},
+	"POST /v1/nodes/down":    {Body: maxSmallBody, Refs: api.MaxRefsPerRequest, Answer: "the nodes changed; names expand to at most 10,000 nodes"},
+	"POST /v1/nodes/resume":  {Body: maxSmallBody, Refs: api.MaxRefsPerRequest, Answer: "the nodes changed; names expand to at most 10,000 nodes"},
+}
+
+// withinBound applies the route's bound to r before its handler runs: the
+// body is cut at the route's size (413 past it) and a query with more
+// values than the route reads is refused. A route without a bound is
+// refused, like a route without a rule.
+func withinBound(w http.ResponseWriter, r *http.Request, pattern string) error {
+	b, ok := routeBounds[pattern]
+	if !ok {
+		return errorf(http.StatusForbidden, "route %s has no declared bound; refusing it (a controller bug: add it to ctld/bounds.go)", pattern)
+	}
+	if n := queryValues(r.URL.RawQuery); n > max(b.Query, 1) {
+		return errorf(http.StatusBadRequest, "%s: the query has %d values; at most %d are allowed", pattern, n, max(b.Query, 1))
+	}
+	if r.Body != nil && b.Body > 0 {
+		r.Body = http.MaxBytesReader(w, r.Body, b.Body)
+	}
+	return nil
+}
+
+// queryValues counts a raw query's values as the handlers split them
+// (key=a,b&key=c is three), without decoding it: an upper bound, cheap
+// for any length.
+func queryValues(raw string) int {
+	if raw == "" {
+		return 0
+	}
+	return 1 + strings.Count(raw, "&") + strings.Count(raw, ";") + strings.Count(raw, ",") +
+		strings.Count(raw, "%2C") + strings.Count(raw, "%2c")
+}
+
+// tooManyRefs refuses a request naming more than api.MaxRefsPerRequest
+// jobs (or nodes: what).
+func tooManyRefs(action string, n int, what string) error {
+	if n <= api.MaxRefsPerRequest {
+		return nil
+	}
+	return errorf(http.StatusBadRequest, "%s: more than %d %s in one request; send them in batches, as the corral CLI does",
+		action, api.MaxRefsPerRequest, what)
+}
+
+// refusals are why jobs were not acted on, by key: the first
+// api.MaxListedErrors are kept, all are counted, so an answer stays small
+// however many jobs a request or a filter reaches.
+type refusals[K interface{ ~uint64 | ~string }] struct {
+	list  map[K]string
+	count int
+}
+
+func newRefusals[K interface{ ~uint64 | ~string }]() *refusals[K] {
+	return &refusals[K]{list: make(map[K]string)}
+}
+
+// add records a refusal; a key refused twice counts once while listed.
+func (r *refusals[K]) add(key K, format string, args ...any) {
+	if _, dup := r.list[key]; dup {
+		return
+	}
+	r.count++
+	if len(r.list) < api.MaxListedErrors {
+		r.list[key] = fmt.Sprintf(format, args...)
+	}
+}
+
+// listed is the map an answer carries: nil when there is none.
+func (r *refusals[K]) listed() map[K]string {
+	if len(r.list) == 0 {
+		return nil
+	}
+	return r.list
+}
