@@ -129,11 +129,19 @@ func (c *Client) Job(ctx context.Context, id uint64) (*Job, error) {
 	return &j, nil
 }
 
-// Cancel cancels jobs by ID and/or filter.
+// Cancel cancels jobs by ID and/or filter, at most MaxRefsPerRequest IDs
+// a request (batch.go). A batch that fails ends it: the jobs of the
+// batches before it are cancelled.
 func (c *Client) Cancel(ctx context.Context, req CancelRequest) (*CancelResponse, error) {
-	var resp CancelResponse
-	if err := c.Do(ctx, http.MethodPost, "/v1/jobs/cancel", req, &resp); err != nil {
-		return nil, err
+	resp := CancelResponse{Cancelled: []uint64{}}
+	for _, b := range refBatches(req.IDs, req.Tasks) {
+		one := req
+		one.IDs, one.Tasks = b.IDs, b.Tasks
+		var part CancelResponse
+		if err := c.Do(ctx, http.MethodPost, "/v1/jobs/cancel", one, &part); err != nil {
+			return nil, err
+		}
+		resp.add(&part)
 	}
 	return &resp, nil
 }

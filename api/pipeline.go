@@ -187,10 +187,15 @@ func (c *Client) JobRef(ctx context.Context, ref string) (*Job, error) {
 
 // Control holds, releases or requeues jobs: action is "hold", "release"
 // or "requeue".
+// At most MaxRefsPerRequest jobs go in one request (batch.go).
 func (c *Client) Control(ctx context.Context, action string, req JobsRequest) (*JobsResponse, error) {
-	var resp JobsResponse
-	if err := c.Do(ctx, http.MethodPost, "/v1/jobs/"+action, req, &resp); err != nil {
-		return nil, err
+	resp := JobsResponse{Done: []string{}}
+	for _, b := range refBatches(req.IDs, req.Tasks) {
+		var part JobsResponse
+		if err := c.Do(ctx, http.MethodPost, "/v1/jobs/"+action, b, &part); err != nil {
+			return nil, err
+		}
+		resp.add(&part)
 	}
 	return &resp, nil
 }

@@ -71,5 +71,6 @@ func cancelJobs(c *ucli.Context) error {
 	for _, id := range failed {
 		fmt.Fprintf(c.App.ErrWriter, "corral cancel: %s\n", oneLine(resp.Errors[id]))
 	}
+	printUnlisted(c, "cancel", len(resp.Errors), resp.ErrorCount) // control.go
 	return exitStatus(1)
 }

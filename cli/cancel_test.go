@@ -3,6 +3,8 @@ package cli
 import (
 	"encoding/json"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,5 +74,27 @@ func TestCancelBadInput(t *testing.T) {
 		if n := len(f.Requests()); n != 0 {
 			t.Errorf("%q reached the controller", tc.args)
 		}
+	}
+}
+
+// TestCancelBatchesManyIDs: the controller takes at most
+// api.MaxRefsPerRequest IDs a request, so the CLI sends more in batches:
+// whatever a user could cancel at once before still goes through.
+func TestCancelBatchesManyIDs(t *testing.T) {
+	f := MustFakeCtld(t)
+	args := []string{"cancel"}
+	for id := 1; id <= 2*api.MaxRefsPerRequest+5; id++ {
+		args = append(args, strconv.Itoa(id))
+	}
+	r := f.run(args...)
+	if r.code != 1 || strings.Count(r.stderr, "\n") != 2*api.MaxRefsPerRequest+5 {
+		t.Errorf("exit %d, %d error lines; want 1 and one per missing job", r.code, strings.Count(r.stderr, "\n"))
+	}
+	var sizes []int
+	for _, rec := range f.Requests() {
+		sizes = append(sizes, len(decodeCancel(t, rec).IDs))
+	}
+	if want := []int{api.MaxRefsPerRequest, api.MaxRefsPerRequest, 5}; !reflect.DeepEqual(sizes, want) {
+		t.Errorf("requests of %v IDs, want %v", sizes, want)
 	}
 }

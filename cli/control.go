@@ -46,17 +46,19 @@ func controlCommand(action, usage string) *ucli.Command {
 			if err != nil {
 				return err
 			}
-			return printJobErrors(c, action, resp.Errors)
+			return printJobErrors(c, action, resp.Errors, resp.ErrorCount)
 		},
 	}
 }
 
 // printJobErrors prints one line per job the controller refused, in ID
-// order, and makes the command exit 1 if there was any.
-func printJobErrors(c *ucli.Context, cmd string, errs map[string]string) error {
+// order, and makes the command exit 1 if there was any. The controller
+// lists the first refusals of each request and counts them all (total).
+func printJobErrors(c *ucli.Context, cmd string, errs map[string]string, total int) error {
 	if len(errs) == 0 {
 		return nil
 	}
+	defer printUnlisted(c, cmd, len(errs), total)
 	refs := make([]string, 0, len(errs))
 	for ref := range errs {
 		refs = append(refs, ref)
@@ -140,5 +142,13 @@ func update(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	return printJobErrors(c, "update", resp.Errors)
+	return printJobErrors(c, "update", resp.Errors, resp.ErrorCount)
+}
+
+// printUnlisted says how many refusals the controller counted but did
+// not list (api.MaxListedErrors per request).
+func printUnlisted(c *ucli.Context, cmd string, listed, total int) {
+	if total > listed {
+		fmt.Fprintf(c.App.ErrWriter, "corral %s: %d more jobs refused (not listed)\n", cmd, total-listed)
+	}
 }

@@ -130,3 +130,25 @@ func TestCancelFilterInBatches(t *testing.T) {
 		t.Fatalf("%d jobs CANCELLED, want %d (%v)", len(jobs), n, err)
 	}
 }
+
+// TestClientBatchesRefs: api.Client sends more refs than one request may
+// name in batches, against the real bounds, and sums the answers: the
+// first 100 refusals of each batch are listed, all are counted.
+func TestClientBatchesRefs(t *testing.T) {
+	tc := MustServer(t)
+	real := tc.submit(script("real"))
+	ids := []uint64{real}
+	for id := uint64(1000); len(ids) < 2*api.MaxRefsPerRequest+1; id++ {
+		ids = append(ids, id)
+	}
+	resp, err := tc.client.Cancel(t.Context(), api.CancelRequest{IDs: ids})
+	if err != nil || resp.CancelledCount != 1 || len(resp.Cancelled) != 1 || resp.ErrorCount != len(ids)-1 ||
+		len(resp.Errors) > 3*api.MaxListedErrors {
+		t.Fatalf("cancel of %d IDs: %d cancelled, %d errors counted, %d listed, %v",
+			len(ids), resp.CancelledCount, resp.ErrorCount, len(resp.Errors), err)
+	}
+	hold, err := tc.client.Control(t.Context(), "hold", api.JobsRequest{IDs: ids})
+	if err != nil || hold.ErrorCount != len(ids) || len(hold.Errors) > 3*api.MaxListedErrors {
+		t.Fatalf("hold of %d IDs: %d errors counted, %d listed, %v", len(ids), hold.ErrorCount, len(hold.Errors), err)
+	}
+}
