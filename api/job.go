@@ -182,6 +182,11 @@ type JobSpec struct {
 	// (name:tag, registry/name:tag or name@digest) to run the script in.
 	ContainerImage string  `json:"container_image,omitempty"`
 	Mounts         []Mount `json:"mounts,omitempty"` // corral's --mount, in order
+
+	// Umask is the submitter's file mode creation mask (SLURM_UMASK when
+	// set, as sbatch), in four octal digits ("0027"); the job runs with it
+	// and its output files are created under it. "": DefaultUmask.
+	Umask string `json:"umask,omitempty"`
 }
 
 // GresRequest is one generic resource: name[:type]:count (gpu:a100:2).

@@ -189,6 +189,8 @@ type LaunchRequest struct {
 	// Mounts are the job's --mount binds; the node checks each as the
 	// user against its allowed roots.
 	Mounts []Mount `json:"mounts,omitempty"`
+	// Umask is JobSpec.Umask ("": DefaultUmask).
+	Umask string `json:"umask,omitempty"`
 }
 
 // LaunchArray describes the array a launched task belongs to, for its

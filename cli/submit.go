@@ -71,6 +71,9 @@ func submit(c *ucli.Context) error {
 		return usageErrorf("work directory %s does not exist or is not a directory", spec.WorkDir)
 	}
 	spec.Env = os.Environ()
+	if spec.Umask, err = submitUmask(); err != nil {
+		return usageErrorf("%v", err)
+	}
 
 	sub := api.SubmitRequest{Spec: spec}
 	if req.OnBehalfOf != "" {
@@ -151,4 +154,18 @@ func lookupUID(s string) (uint32, error) {
 		return 0, fmt.Errorf("invalid --uid %q: user has non-numeric uid %q", s, u.Uid)
 	}
 	return uint32(n), nil
+}
+
+// submitUmask is the job's umask: SLURM_UMASK, else this process's own.
+func submitUmask() (string, error) {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return "", fmt.Errorf("cannot read this process's umask: %v", err)
+	}
+	defer f.Close()
+	current, err := jobspec.ProcessUmask(f)
+	if err != nil {
+		return "", fmt.Errorf("cannot read this process's umask from /proc/self/status: %v", err)
+	}
+	return jobspec.SubmitUmask(os.LookupEnv, current)
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
 
 	"github.com/corral-hpc/corral/api"
@@ -46,8 +47,18 @@ func decodeSubmit(t *testing.T, r recorded) api.SubmitRequest {
 	return req
 }
 
+// ownUmask is this process's umask as JobSpec.Umask writes it.
+func ownUmask(t *testing.T) string {
+	t.Helper()
+	m := syscall.Umask(0)
+	syscall.Umask(m)
+	return api.FormatUmask(uint32(m))
+}
+
 func TestSubmitBuildsSpec(t *testing.T) {
 	t.Setenv("CORRAL_TEST_MARK", "submitted-env")
+	t.Setenv("SLURM_UMASK", "")
+	os.Unsetenv("SLURM_UMASK") // the submitter's umask, unless a case sets it
 	for _, tc := range []struct {
 		name   string
 		args   []string
@@ -63,7 +74,7 @@ func TestSubmitBuildsSpec(t *testing.T) {
 			stdout: "Submitted batch job 7\n",
 			check: func(t *testing.T, dir string, req api.SubmitRequest) {
 				want := api.JobSpec{Name: "train", Script: jobScript, Partition: "gpu", CPUs: 4, CPUsPerTask: 4, MemBytes: 2 << 30,
-					TimeLimit: 5400, Output: "corral-%j.out", WorkDir: dir, Env: req.Spec.Env}
+					TimeLimit: 5400, Output: "corral-%j.out", WorkDir: dir, Env: req.Spec.Env, Umask: ownUmask(t)}
 				if !equalSpec(req.Spec, want) {
 					t.Errorf("spec = %+v\nwant   %+v", req.Spec, want)
 				}
@@ -111,12 +122,23 @@ func TestSubmitBuildsSpec(t *testing.T) {
 			},
 		},
 		{
+			name:   "SLURM_UMASK wins over the umask, as with sbatch",
+			args:   []string{"submit", "--parsable", "job.sh"},
+			env:    map[string]string{"SLURM_UMASK": "027"},
+			stdout: "7\n",
+			check: func(t *testing.T, dir string, req api.SubmitRequest) {
+				if req.Spec.Umask != "0027" {
+					t.Errorf("Umask = %q, want 0027", req.Spec.Umask)
+				}
+			},
+		},
+		{
 			name:   "wrap",
 			args:   []string{"submit", "--wrap", "sleep 5; echo done", "-t", "10"},
 			stdout: "Submitted batch job 7\n",
 			check: func(t *testing.T, dir string, req api.SubmitRequest) {
 				want := api.JobSpec{Name: "wrap", Script: "#!/bin/sh\nsleep 5; echo done\n", CPUs: 1, TimeLimit: 600,
-					Output: "corral-%j.out", WorkDir: dir, Env: req.Spec.Env}
+					Output: "corral-%j.out", WorkDir: dir, Env: req.Spec.Env, Umask: ownUmask(t)}
 				if !equalSpec(req.Spec, want) {
 					t.Errorf("spec = %+v\nwant   %+v", req.Spec, want)
 				}

@@ -52,6 +52,7 @@ type Spec struct {
 	Args, Env        []string
 	Cwd              string
 	UID, GID         int
+	Umask            *uint32 // the job's processes' umask; nil: 0022
 	Groups           []int
 	Stdout, Stderr   *os.File
 	Stdin            *os.File // nil: /dev/null
@@ -272,6 +273,7 @@ func Config(s *Spec) (*configs.Config, error) {
 		Capabilities:    caps,
 		NoNewPrivileges: true,
 		Seccomp:         filter,
+		Umask:           s.Umask, // runc's init sets it just before exec, 0022 when nil
 		MaskPaths: append([]string{
 			"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
 			"/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware", "/sys/devices/virtual/powercap",

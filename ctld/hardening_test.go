@@ -39,6 +39,8 @@ func TestAbsurdValues(t *testing.T) {
 			s.Array = &api.JobArray{Ranges: []api.ArrayRange{{First: 0, Last: 1000, Step: 1}}}
 		}), "100"},
 		{"huge name", with(func(s *api.JobSpec) { s.Name = strings.Repeat("n", 100<<10) }), "name is 102400 bytes long"},
+		{"umask with the sticky bit", with(func(s *api.JobSpec) { s.Umask = "1777" }), `umask "1777" is not an octal mode`},
+		{"umask not octal", with(func(s *api.JobSpec) { s.Umask = "0099" }), `umask "0099" is not an octal mode`},
 	}
 	before, _ := tc.srv.store.LastJobID()
 	for _, tt := range tests {

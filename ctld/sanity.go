@@ -68,6 +68,9 @@ func checkAbsurd(spec *api.JobSpec, now time.Time) error {
 	if spec.Begin != nil && spec.Begin.After(now.Add(maxBeginAhead)) {
 		return bad("begin time %s is more than ten years ahead", spec.Begin.Format(time.RFC3339))
 	}
+	if _, err := api.ParseUmask(spec.Umask); err != nil {
+		return bad("%v", err)
+	}
 	return nil
 }
 

@@ -273,7 +273,7 @@ func launchRequest(j *job) api.LaunchRequest {
 		User: job.User, UID: job.UID, GID: job.GID, Groups: job.Groups, Home: j.rec.Home,
 		Script: spec.Script, Args: spec.Args, WorkDir: spec.WorkDir, Env: spec.Env,
 		CPUs: job.CPUs, MemBytes: job.MemBytes, ShmBytes: spec.ShmBytes, TimeLimit: job.TimeLimit,
-		Output: spec.Output, Error: spec.Error, NodeList: job.Nodes,
+		Output: spec.Output, Error: spec.Error, NodeList: job.Nodes, Umask: spec.Umask,
 	}
 	addPipelineLaunch(j, &req)    // array, restarts, export, open mode, signal, input
 	addEnvironmentLaunch(j, &req) // environments.go: image, mounts

@@ -12,6 +12,10 @@ import (
 type Identity struct {
 	UID, GID uint32
 	Groups   []uint32
+	// Umask, if set, is the umask of what fn creates (the job's output
+	// files): the thread unshares its file-system attributes (CLONE_FS)
+	// so that the mask is its own, not the whole shim's.
+	Umask *uint32
 }
 
 // AsUser runs fn with the file-system identity of id: on a fresh OS thread
@@ -23,7 +27,7 @@ type Identity struct {
 // runtime discards it afterwards and no other goroutine ever runs with
 // the user's identity.
 func AsUser(id Identity, fn func() error) error {
-	if id.UID == 0 {
+	if id.UID == 0 && id.Umask == nil {
 		return fn()
 	}
 	errc := make(chan error, 1)
@@ -40,6 +44,15 @@ func AsUser(id Identity, fn func() error) error {
 }
 
 func setThreadIdentity(id Identity) error {
+	if id.Umask != nil {
+		if err := unix.Unshare(unix.CLONE_FS); err != nil {
+			return fmt.Errorf("unshare(CLONE_FS): %w", err)
+		}
+		unix.Umask(int(*id.Umask))
+	}
+	if id.UID == 0 {
+		return nil
+	}
 	groups := make([]uint32, len(id.Groups))
 	copy(groups, id.Groups)
 	var ptr unsafe.Pointer

@@ -48,6 +48,7 @@ func Environment(j *Job) []string {
 		{"USER", l.User},
 		{"LOGNAME", l.User},
 		{"TMPDIR", "/tmp"},
+		{"SLURM_UMASK", umaskVar(l.Umask)},
 	}
 	set = append(set, pipelineVars(l)...)
 	set = append(set, gpuVars(j)...) // gpu.go
@@ -163,4 +164,14 @@ func pipelineVars(l *api.LaunchRequest) [][2]string {
 		both("RESTART_COUNT", strconv.Itoa(l.Restarts))
 	}
 	return out
+}
+
+// umaskVar is SLURM_UMASK as Slurm writes it (0027); the job's processes
+// run with that umask (the shim sets it, not the variable).
+func umaskVar(s string) string {
+	m, err := api.ParseUmask(s)
+	if err != nil {
+		m = api.DefaultUmask // run refuses such a launch before it gets here
+	}
+	return api.FormatUmask(m)
 }

@@ -82,7 +82,11 @@ func run(dir string, job *Job, ctl Controls) (res *Result, cleanup func(), err e
 	if !filepath.IsAbs(l.WorkDir) {
 		return &Result{}, cleanup, fmt.Errorf("work directory %q is not absolute", l.WorkDir)
 	}
-	id := Identity{UID: l.UID, GID: l.GID, Groups: l.Groups}
+	umask, err := api.ParseUmask(l.Umask)
+	if err != nil {
+		return &Result{}, cleanup, err
+	}
+	id := Identity{UID: l.UID, GID: l.GID, Groups: l.Groups, Umask: &umask}
 	stdout, stderr, err := openOutputs(id, l, job.Node)
 	if err != nil {
 		return &Result{}, cleanup, err
@@ -153,6 +157,7 @@ func run(dir string, job *Job, ctl Controls) (res *Result, cleanup func(), err e
 		Cwd:        l.WorkDir,
 		UID:        int(l.UID),
 		GID:        int(l.GID),
+		Umask:      &umask,
 		Groups:     intGroups(l.Groups),
 		Stdout:     stdout,
 		Stderr:     stderr,
