@@ -26,7 +26,7 @@ import (
 const (
 	DefaultMaxConnsPerUser = 256 // open connections per uid (socket and remote)
 	DefaultMaxConnsPerHost = 256 // TCP connections per address not yet identified
-	DefaultBodyTimeout     = 30 * time.Second
+	DefaultReadTimeout     = 30 * time.Second
 	DefaultIdleTimeout     = time.Minute
 	// headerTimeout bounds a request's header: clients send it at once.
 	headerTimeout = 10 * time.Second
@@ -346,42 +346,20 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
-// newHTTPServer is an http.Server with the controller's timeouts: the
-// header within headerTimeout, the body within Config.BodyTimeout, and an
-// idle keep-alive connection closed after Config.IdleTimeout. There is no
-// ReadTimeout or WriteTimeout: either would end long polls (wait.go, up to
-// 5 minutes) and backups; the body's deadline is set per request instead.
+// newHTTPServer is an http.Server with the controller's timeouts: a
+// request's header and body must arrive within Config.ReadTimeout (the
+// header within headerTimeout), and an idle keep-alive connection is
+// closed after Config.IdleTimeout. There is no WriteTimeout: it would cut
+// long polls (wait.go, up to 5 minutes) and backups. ReadTimeout does not:
+// net/http lifts the read deadline once the body is read
+// (TestLongPollOutlivesReadTimeout).
 func (s *Server) newHTTPServer(h http.Handler, connCtx func(context.Context, net.Conn) context.Context) *http.Server {
-	body := s.cfg.BodyTimeout
 	return &http.Server{
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Body != nil && r.Body != http.NoBody {
-				rc := http.NewResponseController(w)
-				rc.SetReadDeadline(time.Now().Add(body))
-				r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
-			}
-			h.ServeHTTP(w, r)
-		}),
+		Handler:           h,
 		ConnContext:       connCtx,
 		ErrorLog:          log.New(io.Discard, "", 0),
-		ReadHeaderTimeout: min(headerTimeout, body),
+		ReadHeaderTimeout: min(headerTimeout, s.cfg.ReadTimeout),
+		ReadTimeout:       s.cfg.ReadTimeout,
 		IdleTimeout:       s.cfg.IdleTimeout,
 	}
-}
-
-// deadlineBody lifts the body's read deadline once the body is read, so
-// the handler may take as long as it needs to answer.
-type deadlineBody struct {
-	io.ReadCloser
-	rc   *http.ResponseController
-	done bool
-}
-
-func (b *deadlineBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if err == io.EOF && !b.done {
-		b.done = true
-		b.rc.SetReadDeadline(time.Time{})
-	}
-	return n, err
 }

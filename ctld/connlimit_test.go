@@ -355,9 +355,9 @@ func TestIdleConnectionClosed(t *testing.T) {
 }
 
 // TestSlowBodyCut: a body trickled a byte at a time is cut off after the
-// body timeout, on both ports (one was held open for 200 s and more).
+// read timeout, on both ports (one was held open for 200 s and more).
 func TestSlowBodyCut(t *testing.T) {
-	tc := MustServer(t, func(c *Config) { c.BodyTimeout = 300 * time.Millisecond })
+	tc := MustServer(t, func(c *Config) { c.ReadTimeout = 300 * time.Millisecond })
 	paths := map[string]string{"socket": "/v1/jobs", "tcp": "/v1/node/events"}
 	for name, dial := range listeners(tc) {
 		c, err := dial()
@@ -385,6 +385,18 @@ func TestSlowBodyCut(t *testing.T) {
 		if err := closedByServer(c); err != nil {
 			t.Errorf("%s: slow body: %v", name, err)
 		}
+	}
+}
+
+// TestLongPollOutlivesReadTimeout: a long poll (corral wait) answers
+// after its own timeout, not cut by the read timeout.
+func TestLongPollOutlivesReadTimeout(t *testing.T) {
+	tc := MustServer(t, func(c *Config) { c.ReadTimeout = 200 * time.Millisecond })
+	id := tc.submit(script("pending")) // no node: it stays pending
+	start := time.Now()
+	resp, err := tc.client.Wait(context.Background(), strconv.FormatUint(id, 10), time.Second)
+	if err != nil || resp.Done || time.Since(start) < time.Second {
+		t.Fatalf("wait of 1 s with a 200 ms read timeout: %+v %v after %v; want the poll's own timeout", resp, err, time.Since(start))
 	}
 }
 

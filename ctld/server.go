@@ -83,10 +83,10 @@ type Config struct {
 	MaxConnsPerUser int
 	MaxConnsPerHost int
 	MaxConns        int
-	// BodyTimeout is how long a request's body may take to arrive, and
-	// IdleTimeout how long a keep-alive connection may idle, on both
-	// listeners; 0 takes DefaultBodyTimeout and DefaultIdleTimeout.
-	BodyTimeout time.Duration
+	// ReadTimeout is how long a request (header and body) may take to
+	// arrive, and IdleTimeout how long a keep-alive connection may idle,
+	// on both listeners; 0 takes DefaultReadTimeout and DefaultIdleTimeout.
+	ReadTimeout time.Duration
 	IdleTimeout time.Duration
 
 	// TLSSANs are more names and addresses for the controller's TLS
@@ -139,8 +139,8 @@ func (c *Config) setDefaults() {
 	if c.MaxConns <= 0 {
 		c.MaxConns = autoMaxConns() // connlimit.go
 	}
-	if c.BodyTimeout <= 0 {
-		c.BodyTimeout = DefaultBodyTimeout
+	if c.ReadTimeout <= 0 {
+		c.ReadTimeout = DefaultReadTimeout
 	}
 	if c.IdleTimeout <= 0 {
 		c.IdleTimeout = DefaultIdleTimeout

@@ -182,7 +182,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return err
 	}
 	defer stopCreds()
-	srv := &http.Server{Handler: d.handler(), ReadHeaderTimeout: 10 * time.Second}
+	// Anyone on the network can connect: a connection that idles or
+	// trickles a request is closed, so none holds a descriptor for good.
+	srv := &http.Server{Handler: d.handler(), ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout: 30 * time.Second, IdleTimeout: time.Minute}
 	errc := make(chan error, 1)
 	go func() { errc <- d.serve(srv) }() // tls.go: TLS when ctld's URL is https
 	d.loops.Add(4)

@@ -48,7 +48,7 @@ func newApp(logTo io.Writer) *cli.App {
 			&cli.IntFlag{Name: "max-conns-per-user", Value: ctld.DefaultMaxConnsPerUser, Usage: "open connections per uid, local and remote, before 429 (root and admins exempt; negative: unbounded)"},
 			&cli.IntFlag{Name: "max-conns-per-host", Value: ctld.DefaultMaxConnsPerHost, Usage: "TCP connections per address before its first request identifies it (negative: unbounded)"},
 			&cli.IntFlag{Name: "max-conns", Usage: "connections of all users together, root, admins and nodes aside (default: the descriptor limit less 1024, at most 8192)"},
-			&cli.DurationFlag{Name: "body-timeout", Value: ctld.DefaultBodyTimeout, Usage: "time a request body may take to arrive"},
+			&cli.DurationFlag{Name: "read-timeout", Value: ctld.DefaultReadTimeout, Usage: "time a request, header and body, may take to arrive"},
 			&cli.DurationFlag{Name: "idle-timeout", Value: ctld.DefaultIdleTimeout, Usage: "an idle keep-alive connection is closed after this"},
 		},
 		// One line per error, no usage dump.
@@ -95,12 +95,12 @@ func configFromFlags(c *cli.Context) (ctld.Config, error) {
 		return cfg, errors.New("--rate-limit must not be 0 (negative turns it off) and --rate-burst must be positive")
 	}
 	cfg.MaxConnsPerUser, cfg.MaxConnsPerHost, cfg.MaxConns = c.Int("max-conns-per-user"), c.Int("max-conns-per-host"), c.Int("max-conns")
-	cfg.BodyTimeout, cfg.IdleTimeout = c.Duration("body-timeout"), c.Duration("idle-timeout")
+	cfg.ReadTimeout, cfg.IdleTimeout = c.Duration("read-timeout"), c.Duration("idle-timeout")
 	if cfg.MaxConnsPerUser == 0 || cfg.MaxConnsPerHost == 0 || cfg.MaxConns < 0 {
 		return cfg, errors.New("--max-conns-per-user and --max-conns-per-host must not be 0 (negative: unbounded), and --max-conns must not be negative")
 	}
-	if cfg.BodyTimeout <= 0 || cfg.IdleTimeout <= 0 {
-		return cfg, errors.New("--body-timeout and --idle-timeout must be positive durations")
+	if cfg.ReadTimeout <= 0 || cfg.IdleTimeout <= 0 {
+		return cfg, errors.New("--read-timeout and --idle-timeout must be positive durations")
 	}
 	if cfg.NodeTimeout <= 0 || cfg.Heartbeat <= 0 {
 		return cfg, errors.New("--node-timeout and --heartbeat must be positive durations")
