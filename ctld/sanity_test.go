@@ -32,7 +32,7 @@ func TestSubmitRefusesWhatTheCLIRefuses(t *testing.T) {
 		{"70 KB export var", with(func(s *api.JobSpec) { s.Export = &api.EnvExport{Mode: "LIST", Vars: []string{long}} }), "spec.export.vars[0] is 71680"},
 		{"70 KB gres type", with(func(s *api.JobSpec) { s.Gres = []api.GresRequest{{Name: "gpu", Type: long, Count: 1}} }), "spec.gres[0].type is 71680"},
 		{"70 KB exclusive", with(func(s *api.JobSpec) { s.Exclusive = long }), "spec.exclusive is 71680"},
-		{"100,000 env entries", with(func(s *api.JobSpec) { s.Env = make([]string, 100000) }), "spec.env has 100000 entries; at most 65536"},
+		{"100,000 env entries", with(func(s *api.JobSpec) { s.Env = make([]string, 100000) }), "a list has more than 65536 entries"},
 	}
 	before, _ := tc.srv.store.LastJobID()
 	for _, tt := range tests {
@@ -66,6 +66,7 @@ func TestCheckSizesNamesMapEntries(t *testing.T) {
 			M map[string][]string `json:"m"`
 		}{M: map[string][]string{"x": {"", long}}}, "m[x][1] is 65537 bytes long"},
 		{struct{ B []byte }{B: []byte(long)}, "B is 65537 bytes long"},
+		{api.JobSpec{Env: make([]string, api.MaxListEntries+1)}, "env has 65537 entries; at most 65536 are allowed"},
 	} {
 		if err := checkSizes(tt.v); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("checkSizes(%T): %v, want %q", tt.v, err, tt.want)
@@ -73,5 +74,29 @@ func TestCheckSizesNamesMapEntries(t *testing.T) {
 	}
 	if err := checkSizes(&api.SubmitRequest{Spec: script("ok")}); err != nil {
 		t.Errorf("a plain job: %v", err)
+	}
+}
+
+// TestListLengthsBeforeDecoding: lists are counted in the raw body, so a
+// body of a million tiny entries is refused before it is decoded into
+// 16 bytes or more each; commas and brackets inside strings do not count.
+func TestListLengthsBeforeDecoding(t *testing.T) {
+	list := func(n int, item string) string { return "[" + strings.TrimSuffix(strings.Repeat(item+",", n), ",") + "]" }
+	for _, tt := range []struct {
+		body string
+		ok   bool
+	}{
+		{`{"env":` + list(api.MaxListEntries, `""`) + `}`, true},
+		{`{"env":` + list(api.MaxListEntries+1, `""`) + `}`, false},
+		{`{"ids":` + list(api.MaxListEntries+1, `1`) + `}`, false},
+		{`{"a":"` + strings.Repeat(",[{", api.MaxListEntries) + `"}`, true},
+		{`{"a":"\\",` + `"b":` + list(3, `"\","`) + `}`, true},
+		{strings.Repeat("[", maxJSONDepth+1), false},
+		{"]]]}},,,", true}, // malformed: the decoder's to refuse
+	} {
+		err := checkListLengths([]byte(tt.body))
+		if (err == nil) != tt.ok {
+			t.Errorf("checkListLengths(%.60q...): %v, want ok=%v", tt.body, err, tt.ok)
+		}
 	}
 }
