@@ -36,11 +36,7 @@ func mustRunShell(t *testing.T, name string, uid int, script string) []string {
 		t.Fatal(err)
 	}
 	outPath := filepath.Join(state, "out")
-	out, err := os.Create(outPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close()
+	out := containertest.MustOutputFile(t, outPath, uid)
 	c, err := container.Start(&container.Spec{
 		ID: name, StateRoot: filepath.Join(state, "runc"), Rootfs: rootfs,
 		Binds:      []container.Bind{{Source: work, Dest: work, Writable: true}},

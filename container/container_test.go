@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/corral-hpc/corral/cgroup"
@@ -53,11 +54,7 @@ func TestRunReadOnlyHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	outPath := filepath.Join(state, "out")
-	out, err := os.Create(outPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close()
+	out := containertest.MustOutputFile(t, outPath, containertest.Nobody)
 	script := `id -u; id -G
 cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.max
 touch /etc/corral-test 2>/dev/null && echo etc-writable || echo etc-readonly
@@ -132,5 +129,42 @@ func TestRemoveTreeRefusesMounts(t *testing.T) {
 	}
 	if _, err := os.Stat(d); !os.IsNotExist(err) {
 		t.Error("directory not removed")
+	}
+}
+
+// TestStartRefusesStdioRuncWouldChown: runc's init makes the container's
+// user the owner of its stdio (unless /dev/null), so Start refuses a
+// stdio file someone else owns, before anything is created, and the
+// file keeps its owner and mode.
+func TestStartRefusesStdioRuncWouldChown(t *testing.T) {
+	containertest.MustRoot(t)
+	state := containertest.MustStateDir(t)
+	rootfs := filepath.Join(state, "rootfs")
+	if err := os.Mkdir(rootfs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rootFile := filepath.Join(state, "rootfile")
+	if err := os.WriteFile(rootFile, []byte("t\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(rootFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	_, err = container.Start(&container.Spec{
+		ID: "stdio-refused", StateRoot: filepath.Join(state, "runc"), Rootfs: rootfs,
+		Args: []string{"/bin/true"}, Cwd: "/", UID: containertest.Nobody, GID: containertest.Nobody,
+		Stdin: f,
+	})
+	if err == nil || !strings.Contains(err.Error(), "runc would make uid") {
+		t.Fatalf("Start with a root-owned stdin for nobody: %v, want a refusal", err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(rootFile, &st); err != nil || st.Uid != 0 || st.Mode&0o7777 != 0o644 {
+		t.Errorf("root's file is now uid %d mode %o (%v), want 0 and 644", st.Uid, st.Mode&0o7777, err)
+	}
+	if ents, _ := os.ReadDir(rootfs); len(ents) > 0 {
+		t.Errorf("rootfs not empty after the refusal: %v", ents)
 	}
 }

@@ -56,11 +56,7 @@ func TestRunInImage(t *testing.T) {
 	os.Mkdir(rootfs, 0o755)
 	layer := filepath.Join(state, "layer")
 	outPath := filepath.Join(state, "out")
-	out, err := os.Create(outPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close()
+	out := containertest.MustOutputFile(t, outPath, containertest.Nobody)
 	script := `cat /VERSION; id -u
 cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.max
 test -e /etc/debian_version && echo host-visible || echo host-hidden

@@ -35,6 +35,9 @@ type Container struct {
 // Start creates the container and starts its process. On error nothing is
 // left: no cgroup, no state, no rootfs contents.
 func Start(s *Spec) (_ *Container, retErr error) {
+	if err := checkStdio(s); err != nil {
+		return nil, err
+	}
 	rootfs, err := filepath.EvalSymlinks(s.Rootfs)
 	if err != nil {
 		return nil, err
@@ -80,9 +83,9 @@ func Start(s *Spec) (_ *Container, retErr error) {
 		UID:              s.UID,
 		GID:              s.GID,
 		AdditionalGroups: s.Groups,
-		Stdout:           s.Stdout,
-		Stderr:           s.Stderr,
-		Stdin:            stdin(s.Stdin),
+		Stdout:           writer(s.Stdout),
+		Stderr:           writer(s.Stderr),
+		Stdin:            reader(s.Stdin),
 		ExtraFiles:       s.ExtraFiles,
 		Init:             true,
 	}
@@ -171,11 +174,44 @@ func mountHostViewRoot(rootfs string) error {
 	return nil
 }
 
-// stdin keeps a nil *os.File a nil io.Reader, which libcontainer turns
-// into /dev/null.
-func stdin(f *os.File) io.Reader {
+// reader and writer keep a nil *os.File a nil interface, which
+// libcontainer (os/exec) turns into /dev/null.
+func reader(f *os.File) io.Reader {
 	if f == nil {
 		return nil
 	}
 	return f
+}
+
+func writer(f *os.File) io.Writer {
+	if f == nil {
+		return nil
+	}
+	return f
+}
+
+// checkStdio refuses stdio that runc's init would fchown to the job's
+// user (fixStdioPermissions: whatever is not /dev/null and not already
+// the user's): handing it a file the user may only read or append to
+// would make the user its owner. Files the job must not own go in
+// ExtraFiles instead (initproto.StdinFD).
+func checkStdio(s *Spec) error {
+	for _, f := range []struct {
+		name string
+		f    *os.File
+	}{{"stdin", s.Stdin}, {"stdout", s.Stdout}, {"stderr", s.Stderr}} {
+		if f.f == nil {
+			continue
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(int(f.f.Fd()), &st); err != nil {
+			return fmt.Errorf("container %s: %w", f.name, err)
+		}
+		null := st.Mode&unix.S_IFMT == unix.S_IFCHR && unix.Major(st.Rdev) == 1 && unix.Minor(st.Rdev) == 3
+		if !null && int(st.Uid) != s.UID {
+			return fmt.Errorf("container %s %s belongs to uid %d: runc would make uid %d its owner (pass it in ExtraFiles)",
+				f.name, f.f.Name(), st.Uid, s.UID)
+		}
+	}
+	return nil
 }

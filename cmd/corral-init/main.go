@@ -7,9 +7,11 @@
 // process in the namespace, reaps orphans, and when the script ends writes
 // an initproto.Report on fd 3 and exits with the script's status (128+signal
 // if a signal ended it). Its exit takes the rest of the namespace with it.
+// With --stdio-fds, the job's stdin, stdout and stderr arrive on fds 4, 5
+// and 6 and are moved to 0, 1 and 2 first (initproto.StdioArg).
 //
-// Usage: corral-init SCRIPT [ARG...]. A script without a #! line runs
-// with /bin/sh. Build it static: CGO_ENABLED=0 go build ./cmd/corral-init.
+// Usage: corral-init [--stdio-fds] SCRIPT [ARG...]. A script without a
+// #! line runs with /bin/sh. Build it static: CGO_ENABLED=0 go build ./cmd/corral-init.
 package main
 
 import (
@@ -29,9 +31,16 @@ func main() {
 }
 
 func run(args []string) int {
+	if len(args) > 0 && args[0] == initproto.StdioArg {
+		args = args[1:]
+		if err := takeStdio(); err != nil {
+			// Nowhere to write to but the report.
+			return finish(reportFile(), initproto.Report{ExitCode: 127, Error: err.Error()})
+		}
+	}
 	report := reportFile()
 	if len(args) == 0 {
-		fmt.Fprintln(os.Stderr, "usage: corral-init SCRIPT [ARG...]")
+		fmt.Fprintln(os.Stderr, "usage: corral-init [--stdio-fds] SCRIPT [ARG...]")
 		return finish(report, initproto.Report{ExitCode: 127, Error: "no script given"})
 	}
 	argv, err := command(args)
@@ -142,6 +151,17 @@ func reportFile() *os.File {
 	}
 	syscall.CloseOnExec(initproto.ReportFD)
 	return os.NewFile(initproto.ReportFD, "report")
+}
+
+// takeStdio moves the job's files from initproto.StdinFD.. to 0, 1 and 2.
+func takeStdio() error {
+	for i, fd := range []int{initproto.StdinFD, initproto.StdoutFD, initproto.StderrFD} {
+		if err := syscall.Dup3(fd, i, 0); err != nil {
+			return fmt.Errorf("taking the job's stdio from fd %d: %w", fd, err)
+		}
+		syscall.Close(fd)
+	}
+	return nil
 }
 
 func fcntl(fd, cmd int) (int, error) {

@@ -164,3 +164,59 @@ func TestCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestStdioFromFDs: with --stdio-fds the script's stdin, stdout and
+// stderr are fds 4, 5 and 6 of corral-init (where the shim passes the
+// job's files, runc's own stdio being /dev/null), and those fds are not
+// left open in the script.
+func TestStdioFromFDs(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "script")
+	if err := os.WriteFile(script, []byte("cat; echo err >&2; ls /proc/self/fd | tr '\\n' ' '\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := make([]*os.File, 3)
+	for i, name := range []string{"in", "out", "err"} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(name+"-content\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.OpenFile(p, os.O_RDWR|os.O_TRUNC*boolInt(i > 0), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		files[i] = f
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cmd := exec.Command(os.Args[0], initproto.StdioArg, script)
+	cmd.Env = append(os.Environ(), actAsInit+"=1")
+	cmd.ExtraFiles = append([]*os.File{w}, files...)
+	var own strings.Builder
+	cmd.Stdout, cmd.Stderr = &own, &own
+	err = cmd.Run()
+	w.Close()
+	if err != nil {
+		t.Fatalf("corral-init: %v (its own output %q)", err, own.String())
+	}
+	out, _ := os.ReadFile(filepath.Join(dir, "out"))
+	errOut, _ := os.ReadFile(filepath.Join(dir, "err"))
+	// ls's own directory fd is 3; fds the test binary inherited from its
+	// caller may show too, but never 4, 5 or 6.
+	fds := " " + strings.TrimPrefix(string(out), "in-content\n")
+	if !strings.HasPrefix(string(out), "in-content\n0 1 ") || string(errOut) != "err\n" || own.String() != "" ||
+		strings.Contains(fds, " 4 ") || strings.Contains(fds, " 5 ") || strings.Contains(fds, " 6 ") {
+		t.Errorf("stdout %q, stderr %q, corral-init's own stdio %q", out, errOut, own.String())
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

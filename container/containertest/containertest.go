@@ -88,6 +88,22 @@ func MustUserDir(t testing.TB, uid, gid int) string {
 	return dir
 }
 
+// MustOutputFile creates path owned by uid, for a container's stdout:
+// container.Start refuses stdio the job's user does not own (runc would
+// chown it).
+func MustOutputFile(t testing.TB, path string, uid int) *os.File {
+	t.Helper()
+	f, err := os.Create(path)
+	if err == nil {
+		err = f.Chown(uid, -1)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
 // MustStateDir returns a root-only directory with no symlinks in its path.
 func MustStateDir(t testing.TB) string {
 	t.Helper()

@@ -22,6 +22,22 @@ const (
 // until Ready.
 const ReportFD = 3
 
+// With StdioArg before the script, corral-init takes the job's stdin,
+// stdout and stderr from StdinFD, StdoutFD and StderrFD
+// (Process.ExtraFiles[1:4]) and moves them to 0, 1 and 2, for itself and
+// the script. They do not go as libcontainer's own stdio because runc's
+// init fchowns that to the container's user (fixStdioPermissions), which
+// would give the user any file they may merely open, a root-owned
+// --input for one; its stdio is /dev/null, which it leaves alone. An
+// argument, not "fd 4 is open", says so: a Go program's runtime may
+// have opened fds of its own by the time main runs.
+const (
+	StdioArg = "--stdio-fds"
+	StdinFD  = 4
+	StdoutFD = 5
+	StderrFD = 6
+)
+
 // Ready is corral-init's first line on ReportFD.
 const Ready = "ready"
 
