@@ -1,13 +1,13 @@
 package shim
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/jobspec"
-	"golang.org/x/sys/unix"
 )
 
 // DefaultOutput is the output pattern when the job names none.
@@ -66,33 +66,32 @@ func appendOutput(l *api.LaunchRequest) bool {
 	return l.OpenMode == "append" || l.Restarts > 0 && l.OpenMode != "truncate"
 }
 
-// openInput opens the job's --input file for reading as the user; nil
-// without one.
-func openInput(id Identity, l *api.LaunchRequest, node string) (*os.File, error) {
-	path := InputPath(l, node)
-	if path == "" {
-		return nil, nil
-	}
-	var f *os.File
-	err := AsUser(id, func() error {
-		var err error
-		f, err = os.OpenFile(path, os.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return fmt.Errorf("input file %s cannot be opened as the job's user: %w", path, describe(err))
+// jobStdio are the job's open stdin, stdout and stderr (stderr may be
+// stdout itself).
+type jobStdio struct{ in, out, err *os.File }
+
+func (s *jobStdio) Close() {
+	for _, f := range []*os.File{s.in, s.out, s.err} {
+		if f != nil {
+			f.Close() // a second Close of a shared stdout is harmless
 		}
-		return nil
-	})
-	return f, err
+	}
 }
 
-// openOutputs creates (truncating, or appending: appendOutput) the job's
-// output files as the user and checks, also as the user, that the work
-// directory can be entered. The errors are the job's fault and become its
+// openStdio checks, as the user, that the work directory can be entered,
+// then opens the job's output files (truncating, or appending:
+// appendOutput) and its input (/dev/null without one) as the user, under
+// openStdioFile's rules. The errors are the job's fault and become its
 // FAILED message.
-func openOutputs(id Identity, l *api.LaunchRequest, node string) (stdout, stderr *os.File, err error) {
+func openStdio(id Identity, l *api.LaunchRequest, node string) (*jobStdio, error) {
 	outPath, errPath := OutputPaths(l, node)
-	create := func(path string) (*os.File, error) { return createOutput(path, appendOutput(l)) }
-	err = AsUser(id, func() error {
+	inPath := InputPath(l, node)
+	how := truncateFlags
+	if appendOutput(l) {
+		how = appendFlags
+	}
+	s := &jobStdio{}
+	err := AsUser(id, func() error {
 		// Stat through "<dir>/." needs search permission on every
 		// component, the directory itself included, under the thread's
 		// fsuid (access(2) would check the real uid, root).
@@ -100,33 +99,39 @@ func openOutputs(id Identity, l *api.LaunchRequest, node string) (stdout, stderr
 			return fmt.Errorf("work directory %s: %w", l.WorkDir, describe(err))
 		}
 		var err error
-		if stdout, err = create(outPath); err != nil {
+		if s.out, err = openJobFile("output", outPath, how, id.UID); err != nil {
 			return err
 		}
-		if errPath == outPath {
-			stderr = stdout
-			return nil
+		s.err = s.out
+		if errPath != outPath {
+			if s.err, err = openJobFile("output", errPath, how, id.UID); err != nil {
+				return err
+			}
 		}
-		if stderr, err = create(errPath); err != nil {
-			stdout.Close()
+		if inPath == "" {
+			s.in, err = os.Open(os.DevNull)
 			return err
 		}
-		return nil
+		s.in, err = openJobFile("input", inPath, inputFlags, id.UID)
+		return err
 	})
 	if err != nil {
-		return nil, nil, err
+		s.Close()
+		return nil, err
 	}
-	return stdout, stderr, nil
+	return s, nil
 }
 
-func createOutput(path string, appendTo bool) (*os.File, error) {
-	mode := os.O_TRUNC
-	if appendTo {
-		mode = os.O_APPEND
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|mode|unix.O_CLOEXEC, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("output file %s cannot be created as the job's user: %w", path, describe(err))
+// openJobFile is openStdioFile with the error the user sees.
+func openJobFile(what, path string, how stdioFlags, uid uint32) (*os.File, error) {
+	f, err := openStdioFile(path, how, uid)
+	switch {
+	case errors.Is(err, errRefused):
+		return nil, fmt.Errorf("%s file %s: %w", what, path, err)
+	case err != nil && how.output:
+		return nil, fmt.Errorf("%s file %s cannot be created as the job's user: %w", what, path, err)
+	case err != nil:
+		return nil, fmt.Errorf("%s file %s cannot be opened as the job's user: %w", what, path, err)
 	}
 	return f, nil
 }

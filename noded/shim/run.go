@@ -87,24 +87,16 @@ func run(dir string, job *Job, ctl Controls) (res *Result, cleanup func(), err e
 		return &Result{}, cleanup, err
 	}
 	id := Identity{UID: l.UID, GID: l.GID, Groups: l.Groups, Umask: &umask}
-	stdout, stderr, err := openOutputs(id, l, job.Node)
+	files, stopped, err := openUserFiles(id, job, ctl) // userfiles.go
 	if err != nil {
 		return &Result{}, cleanup, err
 	}
-	defer stdout.Close()
-	defer stderr.Close()
-	stdin, err := openInput(id, l, job.Node)
-	if err != nil {
-		return &Result{}, cleanup, err
+	if stopped != nil {
+		return stopped, cleanup, nil
 	}
-	if stdin != nil {
-		defer stdin.Close()
-	}
-	userBinds, err := MountBinds(id, job.MountRoots, l.Mounts)
-	if err != nil {
-		return &Result{}, cleanup, err
-	}
-	if err := pullImage(job, ctl, stderr); err != nil {
+	defer files.Close()
+	stdio := files.stdio
+	if err := pullImage(job, ctl, stdio.err); err != nil {
 		if cancelled(ctl.Cancel) { // cancelled while pulling
 			return &Result{State: api.StateCancelled, End: time.Now()}, cleanup, nil
 		}
@@ -143,7 +135,7 @@ func run(dir string, job *Job, ctl Controls) (res *Result, cleanup func(), err e
 		ID:         ContainerID(l.JobID),
 		StateRoot:  job.RuncRoot,
 		Rootfs:     rootfs,
-		Binds:      append(binds(job, script), userBinds...),
+		Binds:      append(binds(job, script), files.binds...),
 		Image:      imageOf(job, dir),
 		Hide:       job.Hide,
 		ShmBytes:   l.ShmBytes,
@@ -152,17 +144,14 @@ func run(dir string, job *Job, ctl Controls) (res *Result, cleanup func(), err e
 		Resources: host.Resources(cgroup.Limits{
 			Cpuset: job.Cpuset, CPUs: l.CPUs, MemBytes: l.MemBytes, MaxPids: job.MaxPids,
 		}),
-		Args:       append([]string{initproto.InitPath, initproto.ScriptPath}, l.Args...),
+		Args:       append([]string{initproto.InitPath, initproto.StdioArg, initproto.ScriptPath}, l.Args...),
 		Env:        withImageEnv(Environment(job), job.ImageEnv),
 		Cwd:        l.WorkDir,
 		UID:        int(l.UID),
 		GID:        int(l.GID),
 		Umask:      &umask,
 		Groups:     intGroups(l.Groups),
-		Stdout:     stdout,
-		Stderr:     stderr,
-		Stdin:      stdin,
-		ExtraFiles: []*os.File{reportW},
+		ExtraFiles: []*os.File{reportW, stdio.in, stdio.out, stdio.err}, // not Stdout etc.: runc chowns those (initproto.StdioArg)
 	}
 	c, err := container.Start(spec)
 	reportW.Close()

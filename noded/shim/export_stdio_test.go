@@ -1,0 +1,8 @@
+package shim
+
+// SetOpeningHook makes every launch run hook before it opens the job's
+// files (a file system that hangs); restore undoes it.
+func SetOpeningHook(hook func()) (restore func()) {
+	openingHook = hook
+	return func() { openingHook = nil }
+}

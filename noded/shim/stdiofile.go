@@ -1,0 +1,211 @@
+package shim
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// What a job's stdin, stdout and stderr may be, and how they are opened.
+// openStdioFile runs on the user's thread (AsUser), so the kernel applies
+// the user's permissions; the rules below add what permissions alone do
+// not cover, because the shim is not the user at a shell: it opens the
+// file unattended, on a name another user may have prepared.
+//
+//   - Regular files and /dev/null only. A FIFO would block the open (or
+//     the job) until someone opens the other end, and let that someone read
+//     the output; a terminal, socket or other device has no place as a
+//     batch job's file. Slurm users name /dev/null; nothing else is
+//     known to be relied on. The open is O_NONBLOCK (a FIFO fails with
+//     ENXIO or opens at once instead of waiting for a peer) and the kind
+//     is checked before the open, so a FIFO or device is not even opened,
+//     and again on the open file, so a swap in between is caught.
+//   - A symlink as the last component is followed only if the job's user
+//     or root owns it (each link of a chain, at most maxStdioLinks). Slurm
+//     follows any symlink, which in a directory others can write (a shared
+//     sticky scratch, or the job's default "corral-%j.out" there) lets
+//     another user point the job's output at the user's own files, to be
+//     truncated, like the kernel's fs.protected_symlinks rule but for every
+//     directory, since it need not be enabled. Links in the directories of
+//     the path are followed: the user named those directories. The final
+//     open is O_NOFOLLOW, so a link planted after the check fails it.
+//   - An output file that already exists in a sticky directory others can
+//     write must be the user's or the directory owner's, with one link:
+//     otherwise another user made it there, to read the job's output or to
+//     have the job truncate one of the user's own files through a hard
+//     link. This is fs.protected_regular=2, again whatever the sysctl says.
+//
+// The file is handed to the job as it is: nothing here or later changes
+// its owner, mode or ACL (see the stdio fds in container/initproto).
+const maxStdioLinks = 8
+
+// stdioFlags are the open(2) flags of one kind of job file.
+type stdioFlags struct {
+	flags  int  // O_RDONLY, or O_WRONLY|O_CREAT with O_TRUNC or O_APPEND
+	output bool // the sticky-directory rule applies
+}
+
+var (
+	inputFlags    = stdioFlags{flags: unix.O_RDONLY}
+	truncateFlags = stdioFlags{flags: unix.O_WRONLY | unix.O_CREAT | unix.O_TRUNC, output: true}
+	appendFlags   = stdioFlags{flags: unix.O_WRONLY | unix.O_CREAT | unix.O_APPEND, output: true}
+)
+
+// errRefused marks a file the rules above refuse (as opposed to one the
+// kernel would not open for the user).
+var errRefused = errors.New("refused")
+
+// openStdioFile opens path (absolute, clean) for the user uid under the
+// rules above. Call it as the user.
+func openStdioFile(path string, how stdioFlags, uid uint32) (*os.File, error) {
+	for links := 0; ; links++ {
+		dir, base := filepath.Split(path)
+		if base == "" {
+			return nil, fmt.Errorf("%w: %s is a directory", errRefused, path)
+		}
+		dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, err
+		}
+		target, f, err := openIn(dfd, base, how, uid)
+		unix.Close(dfd)
+		if err != nil || f != nil {
+			return f, err
+		}
+		if links == maxStdioLinks {
+			return nil, unix.ELOOP
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(dir, target)
+		}
+		path = filepath.Clean(target)
+	}
+}
+
+// openIn opens base in the directory dfd, or returns the target of the
+// symlink base is when that link may be followed.
+func openIn(dfd int, base string, how stdioFlags, uid uint32) (link string, f *os.File, err error) {
+	var st unix.Stat_t
+	switch err := unix.Fstatat(dfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); {
+	case errors.Is(err, unix.ENOENT) && how.output: // created below
+	case err != nil:
+		return "", nil, err
+	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
+		return readTrustedLink(dfd, base, uid)
+	default:
+		if err := checkStdioFile(dfd, &st, how, uid); err != nil {
+			return "", nil, err
+		}
+	}
+	fd, err := unix.Openat(dfd, base, how.flags|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0o644)
+	switch {
+	case errors.Is(err, unix.ELOOP):
+		return "", nil, fmt.Errorf("%w: it became a symlink while being opened", errRefused)
+	case errors.Is(err, unix.ENXIO): // a FIFO with no reader, made after the check
+		return "", nil, fmt.Errorf("%w: it is a FIFO, not a regular file", errRefused)
+	case err != nil:
+		return "", nil, err
+	}
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return "", nil, err
+	}
+	if err := checkStdioFile(dfd, &st, how, uid); err != nil {
+		unix.Close(fd)
+		return "", nil, err
+	}
+	// Back to blocking I/O for the job (only the open had to be
+	// non-blocking; regular files ignore the flag, /dev/null too).
+	fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+	if err == nil {
+		_, err = unix.FcntlInt(uintptr(fd), unix.F_SETFL, fl&^unix.O_NONBLOCK)
+	}
+	if err != nil {
+		unix.Close(fd)
+		return "", nil, err
+	}
+	return "", os.NewFile(uintptr(fd), base), nil
+}
+
+// readTrustedLink returns the target of the symlink base in dfd if uid or
+// root owns it. The link is opened itself (O_PATH|O_NOFOLLOW) so that
+// the owner checked and the target read are those of one inode.
+func readTrustedLink(dfd int, base string, uid uint32) (string, *os.File, error) {
+	lfd, err := unix.Openat(dfd, base, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", nil, err
+	}
+	defer unix.Close(lfd)
+	var st unix.Stat_t
+	if err := unix.Fstat(lfd, &st); err != nil {
+		return "", nil, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFLNK {
+		return "", nil, fmt.Errorf("%w: it was replaced while being opened", errRefused)
+	}
+	if st.Uid != uid && st.Uid != 0 {
+		return "", nil, fmt.Errorf("%w: it is a symlink owned by uid %d, neither the job's user nor root", errRefused, st.Uid)
+	}
+	buf := make([]byte, unix.PathMax)
+	n, err := unix.Readlinkat(lfd, "", buf)
+	if err != nil {
+		return "", nil, err
+	}
+	return string(buf[:n]), nil, nil
+}
+
+// checkStdioFile applies the kind and sticky-directory rules to st, a
+// file in the directory dfd.
+func checkStdioFile(dfd int, st *unix.Stat_t, how stdioFlags, uid uint32) error {
+	switch kind := st.Mode & unix.S_IFMT; {
+	case kind == unix.S_IFCHR && isDevNull(st):
+		return nil
+	case kind == unix.S_IFDIR:
+		return fmt.Errorf("%w: it is a directory", errRefused)
+	case kind != unix.S_IFREG:
+		return fmt.Errorf("%w: it is %s, not a regular file (only regular files and /dev/null are allowed)", errRefused, kindName(kind))
+	}
+	if !how.output {
+		return nil
+	}
+	var dir unix.Stat_t
+	if err := unix.Fstat(dfd, &dir); err != nil {
+		return err
+	}
+	switch {
+	case !isStickyShared(&dir):
+		return nil
+	case st.Uid != uid && st.Uid != dir.Uid:
+		return fmt.Errorf("%w: it belongs to uid %d, in a sticky directory others can write", errRefused, st.Uid)
+	case st.Nlink > 1:
+		return fmt.Errorf("%w: it has %d hard links, in a sticky directory others can write", errRefused, st.Nlink)
+	}
+	return nil
+}
+
+// isStickyShared: a sticky directory writable by its group or by all.
+func isStickyShared(dir *unix.Stat_t) bool {
+	return dir.Mode&unix.S_ISVTX != 0 && dir.Mode&0o022 != 0
+}
+
+// isDevNull is the null device (major 1, minor 3), wherever its node is.
+func isDevNull(st *unix.Stat_t) bool {
+	return st.Mode&unix.S_IFMT == unix.S_IFCHR && unix.Major(st.Rdev) == 1 && unix.Minor(st.Rdev) == 3
+}
+
+func kindName(kind uint32) string {
+	switch kind {
+	case unix.S_IFIFO:
+		return "a FIFO"
+	case unix.S_IFSOCK:
+		return "a socket"
+	case unix.S_IFCHR:
+		return "a character device"
+	case unix.S_IFBLK:
+		return "a block device"
+	}
+	return "a special file"
+}
