@@ -187,6 +187,20 @@ func TestStdioFiles(t *testing.T) {
 				j.Output = link
 				return []check{{target, "via-link\n"}, {link, ""}}
 			}, api.StateCompleted, "", ""},
+		{"a relative link target is resolved from the link's real directory", "echo rel\n",
+			func(t *testing.T, j *api.LaunchRequest, work, sticky string) []check {
+				inner := filepath.Join(work, "real", "inner")
+				if err := os.MkdirAll(inner, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				target := filepath.Join(work, "real", "target.out")
+				mustFile(t, target, "", 0o644, containertest.Nobody)
+				mustLink(t, "real/inner", filepath.Join(work, "alias"), containertest.Nobody)
+				mustLink(t, "../target.out", filepath.Join(inner, "out.link"), containertest.Nobody)
+				// Lexically alias/../target.out would be work/target.out.
+				j.Output = filepath.Join(work, "alias", "out.link")
+				return []check{{target, "rel\n"}}
+			}, api.StateCompleted, "", ""},
 		{"a chain through another user's symlink is refused", "echo x\n",
 			func(t *testing.T, j *api.LaunchRequest, work, sticky string) []check {
 				precious := filepath.Join(work, "precious")

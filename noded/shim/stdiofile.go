@@ -59,29 +59,39 @@ var (
 var errRefused = errors.New("refused")
 
 // openStdioFile opens path (absolute, clean) for the user uid under the
-// rules above. Call it as the user.
+// rules above. Call it as the user. A link's target is resolved from the
+// link's own directory (an fd), as the kernel would, not lexically.
 func openStdioFile(path string, how stdioFlags, uid uint32) (*os.File, error) {
+	dir, base := filepath.Split(path)
+	dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
 	for links := 0; ; links++ {
-		dir, base := filepath.Split(path)
 		if base == "" {
-			return nil, fmt.Errorf("%w: %s is a directory", errRefused, path)
-		}
-		dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return nil, err
+			unix.Close(dfd)
+			return nil, fmt.Errorf("%w: it is a directory", errRefused)
 		}
 		target, f, err := openIn(dfd, base, how, uid)
-		unix.Close(dfd)
 		if err != nil || f != nil {
+			unix.Close(dfd)
 			return f, err
 		}
 		if links == maxStdioLinks {
+			unix.Close(dfd)
 			return nil, unix.ELOOP
 		}
-		if !filepath.IsAbs(target) {
-			target = filepath.Join(dir, target)
+		tdir, tbase := filepath.Split(target)
+		if tdir == "" {
+			tdir = "."
 		}
-		path = filepath.Clean(target)
+		// Openat ignores dfd for an absolute tdir.
+		next, err := unix.Openat(dfd, tdir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		unix.Close(dfd)
+		if err != nil {
+			return nil, err
+		}
+		dfd, base = next, tbase
 	}
 }
 
