@@ -121,7 +121,8 @@ func configFromFlags(c *cli.Context) (ctld.Config, error) {
 // raiseFileLimit lifts the soft descriptor limit to the hard one: every
 // connection is a descriptor, and the connection bounds (the automatic
 // --max-conns) are computed from this limit. The Go runtime does the same
-// since 1.19; doing it here states it and logs the figure operators need.
+// since 1.19; doing it here states it. Only a failure is logged: a start
+// that fails (a damaged state file) must print one line, its reason.
 func raiseFileLimit(logger *log.Logger) {
 	var rl syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
@@ -135,5 +136,4 @@ func raiseFileLimit(logger *log.Logger) {
 			return
 		}
 	}
-	logger.Printf("descriptor limit %d", rl.Cur)
 }
