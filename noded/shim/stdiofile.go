@@ -110,7 +110,9 @@ func openIn(dfd int, base string, how stdioFlags, uid uint32) (link string, f *o
 			return "", nil, err
 		}
 	}
-	fd, err := unix.Openat(dfd, base, how.flags|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0o644)
+	// 0666 less the job's umask, as slurmstepd creates output files: the
+	// default umask 0022 gives 0644, a group-writable umask 0002 gives 0664.
+	fd, err := unix.Openat(dfd, base, how.flags|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0o666)
 	switch {
 	case errors.Is(err, unix.ELOOP):
 		return "", nil, fmt.Errorf("%w: it became a symlink while being opened", errRefused)
