@@ -22,10 +22,11 @@ var ErrDamaged = errors.New("state file is damaged")
 // few say enough, and a badly damaged file can yield thousands.
 const maxCheckErrors = 3
 
-// verifyStructure walks every bucket and key (so every branch and leaf
-// page is read) and runs bbolt's page accounting (tx.Check): no page
-// reachable twice, none lost, no freed page in use. A panic inside bbolt
-// on a garbled page becomes an error here.
+// verifyStructure runs bbolt's page accounting (tx.Check): no page lost,
+// no freed page in use, keys in order. tx.Check reads pages on a
+// goroutine of its own, where a garbled page's assertion or a fault
+// cannot be recovered, so it runs only on a file checkPages has walked
+// (every page it reads is inside the file, with an intact header).
 func verifyStructure(db *bolt.DB) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -33,11 +34,6 @@ func verifyStructure(db *bolt.DB) (err error) {
 		}
 	}()
 	return db.View(func(tx *bolt.Tx) error {
-		if err := tx.ForEach(func(name []byte, b *bolt.Bucket) error {
-			return b.ForEach(func(k, v []byte) error { return nil })
-		}); err != nil {
-			return err
-		}
 		var found []string
 		n := 0
 		for cerr := range tx.Check() {
@@ -119,6 +115,10 @@ type Report struct {
 // a damaged file, and with a plain error on a missing or locked one.
 func Check(path string) (Report, error) {
 	var rep Report
+	mark, err := checkBeforeBolt(path) // marker.go, pages.go
+	if err != nil {
+		return rep, err
+	}
 	st, err := os.Stat(path)
 	if err != nil {
 		return rep, fmt.Errorf("state file: %w", err)
@@ -135,11 +135,13 @@ func Check(path string) (Report, error) {
 	if rep.Jobs, rep.Arrays, rep.Nodes, err = verifyRecords(db); err != nil {
 		return rep, damaged(path, err)
 	}
-	err = db.View(func(tx *bolt.Tx) error {
-		rep.LastJobID = tx.Bucket(bucketJobs).Sequence()
-		return nil
-	})
-	return rep, err
+	if rep.LastJobID, err = lastJobID(db); err != nil {
+		return rep, err
+	}
+	if mark.LastJobID > 0 && rep.LastJobID == 0 {
+		return rep, errLostJobs(path, "holds no jobs", mark)
+	}
+	return rep, nil
 }
 
 func damaged(path string, err error) error {

@@ -194,12 +194,16 @@ func TestBackupIsAConsistentStateFile(t *testing.T) {
 	}
 }
 
-// BenchmarkCheck100k measures the structure check Open runs, and the full
+// BenchmarkCheck100k measures the structure checks Open runs (pages.go,
+// then bbolt's), and the full
 // Check (every record decoded), on a file of 100,000 jobs.
 func BenchmarkCheck100k(b *testing.B) {
 	path := mustFilledFile(b, 100_000)
 	b.Run("open-verify", func(b *testing.B) {
 		for b.Loop() {
+			if err := checkPages(path); err != nil {
+				b.Fatal(err)
+			}
 			db, err := openBolt(path, &bolt.Options{ReadOnly: true})
 			if err != nil {
 				b.Fatal(err)

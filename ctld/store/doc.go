@@ -12,7 +12,10 @@
 // restarts. An array job is one record however many tasks it has
 // (arrays.go): its submit reserves one ID per task, and a task gets a job
 // record of its own only when it starts. The fairshare usage ledger is one
-// record, replaced at every save (usage.go). The store knows nothing about
-// scheduling: the controller decides what to write and keeps its working
-// copy in memory.
+// record, replaced at every save (usage.go). Damaged files are refused, not
+// mended: the pages are checked from the raw bytes before bbolt maps them
+// (pages.go), and a marker file beside the store (marker.go) keeps a
+// missing or emptied store from passing for a new one. The store knows
+// nothing about scheduling: the controller decides what to write and
+// keeps its working copy in memory.
 package store

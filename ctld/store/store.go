@@ -86,6 +86,9 @@ type Store struct {
 	committerDone chan struct{}
 	closeMu       sync.RWMutex
 	closed        bool
+	// markedID is the last job ID the marker file records (marker.go;
+	// owned by the committer after Open, by Close after it).
+	markedID uint64
 }
 
 // Open opens (creating if needed) the store file at path.
@@ -96,6 +99,10 @@ func Open(path string, opt Options) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("state directory: %w", err)
 	}
+	mark, err := checkBeforeBolt(path) // marker.go, pages.go
+	if err != nil {
+		return nil, err
+	}
 	db, err := openBolt(path, &bolt.Options{Timeout: opt.OpenTimeout}) // check.go
 	if err != nil {
 		return nil, err
@@ -105,6 +112,13 @@ func Open(path string, opt Options) (*Store, error) {
 			db.Close()
 			return nil, damaged(path, err)
 		}
+	}
+	last, err := lastJobID(db)
+	if err == nil && mark.LastJobID > 0 && last == 0 {
+		// A fresh database in the old one's place: refused before the
+		// buckets below are created in it.
+		db.Close()
+		return nil, errLostJobs(path, "holds no jobs", mark)
 	}
 	db.MaxBatchDelay = 2 * time.Millisecond // node records (PutNodes)
 	// An initialized file is only read here: opening (or refusing) a
@@ -136,7 +150,14 @@ func Open(path string, opt Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	if last > mark.LastJobID {
+		if err := writeMarker(path, last); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
 	s := &Store{db: db, path: path, adds: make(chan *addRequest, maxGroup), committerDone: make(chan struct{})}
+	s.markedID = max(last, mark.LastJobID)
 	go s.commitAdds()
 	return s, nil
 }
@@ -166,6 +187,7 @@ func (s *Store) Close() error {
 	}
 	s.closeMu.Unlock()
 	<-s.committerDone
+	s.updateMarker() // the next start then knows the last ID exactly
 	return s.db.Close()
 }
 
@@ -272,6 +294,9 @@ func (s *Store) commitAdds() {
 		start := time.Now()
 		err := s.commitGroup(group)
 		lastCommit = time.Since(start)
+		if err == nil && s.markedID == 0 {
+			s.updateMarker()
+		}
 		for _, r := range group {
 			r.done <- err
 		}
@@ -398,9 +423,16 @@ func decodeParallel(n int, decode func(i int) error) error {
 
 // LastJobID is the highest ID ever handed out (0 before the first job).
 func (s *Store) LastJobID() (uint64, error) {
+	return lastJobID(s.db)
+}
+
+// lastJobID is the jobs bucket's sequence (0 without the bucket).
+func lastJobID(db *bolt.DB) (uint64, error) {
 	var n uint64
-	err := s.db.View(func(tx *bolt.Tx) error {
-		n = tx.Bucket(bucketJobs).Sequence()
+	err := db.View(func(tx *bolt.Tx) error {
+		if b := tx.Bucket(bucketJobs); b != nil {
+			n = b.Sequence()
+		}
 		return nil
 	})
 	return n, err
