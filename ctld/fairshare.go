@@ -115,14 +115,6 @@ func newFairshare(sc config.Scheduling) (*fairshare, error) {
 	return f, nil
 }
 
-// loadConfigFile reads corral.conf, or gives the defaults without one.
-func loadConfigFile(path string) (*config.File, error) {
-	if path == "" {
-		return &config.File{Partitions: config.Default(), Scheduling: config.DefaultScheduling()}, nil
-	}
-	return config.LoadFile(path)
-}
-
 // checkAccount fills in a job's account (the owner's default) or refuses
 // one the owner may not charge.
 func (s *Server) checkAccount(owner string, spec *api.JobSpec) error {

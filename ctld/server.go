@@ -210,7 +210,7 @@ func New(cfg Config) (*Server, error) {
 		limits:  newUserLimits(cfg.RateLimit, cfg.RateBurst),
 		conns:   newConnLimits(&cfg),
 	}
-	file, err := loadConfigFile(cfg.ConfigFile) // fairshare.go
+	file, err := config.LoadOrDefaults(cfg.ConfigFile)
 	if err != nil {
 		return nil, err
 	}

@@ -58,6 +58,15 @@ var schedulingKeys = []string{
 // lineKinds are the keys a line may start with, besides scheduling keys.
 var lineKinds = []string{"PartitionName", "AccountName", "UserName"}
 
+// LoadOrDefaults reads corral.conf at path; without one (path "") it gives the
+// defaults: one partition holding every node, DefaultScheduling.
+func LoadOrDefaults(path string) (*File, error) {
+	if path == "" {
+		return &File{Partitions: Default(), Scheduling: DefaultScheduling()}, nil
+	}
+	return LoadFile(path)
+}
+
 // LoadFile reads and parses the whole file at path.
 func LoadFile(path string) (*File, error) {
 	f, err := os.Open(path)

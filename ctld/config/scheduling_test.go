@@ -37,6 +37,18 @@ func TestSchedulingDefaults(t *testing.T) {
 	}
 }
 
+// Without a file the controller runs on the defaults: a file with only a
+// partition of every node gives the same.
+func TestLoadWithoutFile(t *testing.T) {
+	f, err := LoadOrDefaults("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(f.Partitions, Default()) || !reflect.DeepEqual(f.Scheduling, DefaultScheduling()) {
+		t.Fatalf("LoadOrDefaults(\"\") = %+v", f)
+	}
+}
+
 func TestSchedulingKeys(t *testing.T) {
 	f := mustParseFile(t, `
 PriorityType=priority/multifactor PriorityWeightFairshare=5000 PriorityWeightAge=200
