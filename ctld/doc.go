@@ -25,9 +25,10 @@
 // pending jobs in the snapshot; requeue, update, long-poll waits,
 // test-only submits and the accounting history are their own endpoints.
 //
-// Priorities are package priority's multifactor ones (priority.go):
-// fairshare.go charges every run into a usage ledger, saves it in the
-// store and, after a restart, re-charges from the job records what ran
-// since the last save; prio.go serves corral prio and corral share. The
-// planner is the configuration's (sched.Backfill, conservative unless set).
+// Priorities are package priority's multifactor ones, kept by package
+// ctld/fairshare: it charges every run into a usage ledger that the
+// controller saves in the store (ledger.go) and, after a restart,
+// re-charges from the job records what ran since the last save; prio.go
+// serves corral prio and corral share. The planner is the configuration's
+// (sched.Backfill, conservative unless set).
 package ctld

@@ -209,9 +209,9 @@ func TestGPUAccountingAndBilling(t *testing.T) {
 	}
 	// A quarter of a GPU is billed a quarter of the GPU weight.
 	tc := MustServer(t)
-	with := tc.srv.fs.billing(&j, 1)
+	with := tc.srv.fs.Billing(&j, 1)
 	j.GPUAlloc, j.FGPUHundredths = nil, 0
-	without := tc.srv.fs.billing(&j, 1)
+	without := tc.srv.fs.Billing(&j, 1)
 	if d := with - without; d < 0.499 || d > 0.501 { // default GPU weight 2 x 0.25
 		t.Fatalf("billing with a quarter GPU %v, without %v", with, without)
 	}

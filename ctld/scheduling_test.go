@@ -3,6 +3,7 @@ package ctld
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"net/http"
 	"os/user"
 	"path/filepath"
@@ -60,11 +61,10 @@ func (f *fakeNode) endAt(id uint64, when time.Time) {
 
 // usage is a user's usage in the live ledger, decayed to t.
 func (tc *testCluster) usage(userName, account string, t time.Time) float64 {
-	f := tc.srv.fs
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.ledger.Usage(userName, account, t)
+	return tc.srv.fs.Usage(userName, account, t)
 }
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
 
 func (tc *testCluster) prio() api.PrioResponse {
 	tc.t.Helper()

@@ -16,6 +16,7 @@ import (
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/ctld/config"
+	"github.com/corral-hpc/corral/ctld/fairshare"
 	"github.com/corral-hpc/corral/ctld/store"
 	"github.com/corral-hpc/corral/policy"
 	"github.com/corral-hpc/corral/sched"
@@ -161,8 +162,8 @@ type Server struct {
 	jobs   map[uint64]*job // every job, finished ones too
 	active map[uint64]*job // PENDING and RUNNING only
 	nodes  map[string]*node
-	pipe   pipeline   // array jobs, waiters, cycle buffers (pipeline.go)
-	fs     *fairshare // priority, usage ledger, eligibility (fairshare.go)
+	pipe   pipeline         // array jobs, waiters, cycle buffers (pipeline.go)
+	fs     *fairshare.State // priority, usage ledger, eligibility
 	// policies are the resource policies (policies.go); they lock
 	// themselves.
 	policies *policy.Set
@@ -217,7 +218,7 @@ func New(cfg Config) (*Server, error) {
 	s.parts = newPartitions(file.Partitions)
 	s.access = file.Access                 // environments.go: administrators, shared view
 	s.cfg.Pipeline.fromFile(file.Pipeline) // pipeline.go: Config, then the file, then defaults
-	if s.fs, err = newFairshare(file.Scheduling); err != nil {
+	if s.fs, err = fairshare.New(file.Scheduling, usageRules); err != nil {
 		return nil, err
 	}
 	if s.planner == nil {
@@ -364,7 +365,7 @@ func (s *Server) run(ctx context.Context) error {
 	wg.Add(1)
 	go func() { defer wg.Done(); s.housekeep(loops) }()
 	wg.Add(1)
-	go func() { defer wg.Done(); s.usageLoop(loops) }() // fairshare.go
+	go func() { defer wg.Done(); s.usageLoop(loops) }() // saves the fairshare ledger
 	wg.Add(1)
 	go func() { defer wg.Done(); s.metrics.serve(loops) }() // metrics.go; returns at once without metrics
 

@@ -105,7 +105,7 @@ func (s *Server) commitAllLocked(changes []change, rems []remChange) error {
 	}
 	for _, c := range changes {
 		s.trackChangeLocked(c)
-		s.chargeEndLocked(c) // fairshare.go: a run that ends is charged up to its end
+		s.chargeEndLocked(c) // a run that ends is charged up to its end
 		if c.j.fromArray != nil {
 			c.j.fromArray = nil
 			s.jobs[c.next.Job.ID] = c.j

@@ -57,7 +57,7 @@ func (s *Server) checkSubmit(caller peer, req api.SubmitRequest) (*store.JobReco
 	}
 	s.mu.RUnlock()
 	if err == nil {
-		err = s.checkAccount(owner.Name, &spec) // fairshare.go: -A, or the owner's default account
+		err = s.checkAccount(owner.Name, &spec) // -A, or the owner's default account
 	}
 	if err == nil {
 		err = s.checkEnvironment(owner, &spec) // environments.go: name, image, mounts, policies

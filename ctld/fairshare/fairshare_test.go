@@ -1,8 +1,10 @@
-package ctld
+package fairshare
 
 import (
 	"fmt"
+	"iter"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,15 +14,24 @@ import (
 	"github.com/corral-hpc/corral/ctld/store"
 )
 
+// testRules stand in for the controller's: a GPU request counts as
+// physical GPUs, and any hold or a begin time ahead blocks.
+var testRules = Rules{
+	PhysicalGPUs: func(job *api.Job, nodes int) float64 { return float64(job.GPUs * max(nodes, 1)) },
+	HeldOrEarly: func(job *api.Job, now time.Time) bool {
+		return job.Hold != "" || job.Spec.Begin != nil && now.Before(*job.Spec.Begin)
+	},
+}
+
 // MustFairshare builds the controller's fairshare state from corral.conf
 // scheduling lines (a partition line is added).
-func MustFairshare(t testing.TB, lines string) *fairshare {
+func MustFairshare(t testing.TB, lines string) *State {
 	t.Helper()
 	file, err := config.ParseFile(strings.NewReader("PartitionName=batch Nodes=ALL\n"+lines), "corral.conf")
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := newFairshare(file.Scheduling)
+	f, err := New(file.Scheduling, testRules)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,68 +43,81 @@ var fsEpoch = time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)
 func at(s int) time.Time { return fsEpoch.Add(time.Duration(s) * time.Second) }
 
 // usageSim replays job starts, ends, requeues, failed launches, cycles
-// and saves through the controller's charging code, keeping job records
-// as the store would.
+// and saves through the charging code, keeping job records as the
+// controller commits them.
 type usageSim struct {
 	t      *testing.T
-	s      *Server // only fs is set: what chargeEndLocked needs
-	jobs   map[uint64]*job
-	active map[uint64]*job
+	f      *State
+	jobs   map[uint64]*api.Job
+	active map[uint64]*api.Job
 	saved  *store.UsageRecord
 }
 
-func newUsageSim(t *testing.T, f *fairshare, specs map[uint64][2]int) *usageSim {
-	u := &usageSim{t: t, s: &Server{fs: f}, jobs: map[uint64]*job{}, active: map[uint64]*job{}}
+func newUsageSim(t *testing.T, f *State, specs map[uint64][2]int) *usageSim {
+	u := &usageSim{t: t, f: f, jobs: map[uint64]*api.Job{}, active: map[uint64]*api.Job{}}
 	for id, cn := range specs {
 		user := "alice"
 		if id%2 == 0 {
 			user = "bob"
 		}
-		j := &job{rec: store.JobRecord{Job: api.Job{ID: id, User: user, State: api.StatePending, CPUs: cn[0], NodeCount: cn[1],
-			MemBytes: 1 << 30, SubmitTime: fsEpoch, Spec: api.JobSpec{Account: "default"}}}}
+		j := &api.Job{ID: id, User: user, State: api.StatePending, CPUs: cn[0], NodeCount: cn[1],
+			MemBytes: 1 << 30, SubmitTime: fsEpoch, Spec: api.JobSpec{Account: "default"}}
 		u.jobs[id], u.active[id] = j, j
 	}
 	return u
 }
 
-// commit installs a job's next record as commitAllLocked does.
-func (u *usageSim) commit(j *job, next store.JobRecord) {
-	u.s.chargeEndLocked(change{j, next})
-	j.rec = next
-	if next.Job.State.Terminal() {
-		delete(u.active, next.Job.ID)
+// commit installs a job's next record as the controller does: the end of
+// a run is charged before it is installed.
+func (u *usageSim) commit(j *api.Job, next api.Job) {
+	u.f.ChargeEnd(j, &next, time.Now())
+	*j = next
+	if next.State.Terminal() {
+		delete(u.active, next.ID)
 	}
 }
 
+// moved is j in state st at t, with the history entry the controller adds.
+func moved(j api.Job, st api.JobState, reason api.Reason, t time.Time) api.Job {
+	j.State, j.Reason = st, reason
+	j.History = append(slices.Clip(j.History), api.Transition{State: st, Reason: reason, Time: t})
+	return j
+}
+
 func (u *usageSim) apply(ev string, id uint64, t time.Time) {
-	f := u.s.fs
+	f := u.f
 	j := u.jobs[id]
 	switch ev {
 	case "start":
-		next := transition(j.rec, api.StateRunning, api.ReasonNone, t)
+		next := moved(*j, api.StateRunning, api.ReasonNone, t)
 		start := t
-		next.Job.StartTime = &start
-		next.Job.Nodes = nil
-		for i := range max(j.rec.Job.NodeCount, 1) {
-			next.Job.Nodes = append(next.Job.Nodes, fmt.Sprintf("n%d", i+1))
+		next.StartTime = &start
+		next.Nodes = nil
+		for i := range max(j.NodeCount, 1) {
+			next.Nodes = append(next.Nodes, fmt.Sprintf("n%d", i+1))
 		}
 		u.commit(j, next)
 	case "end":
-		u.commit(j, ended(j.rec, api.StateCompleted, t, new(int), ""))
-	case "requeue":
-		u.commit(j, requeued(j.rec, api.StateRequeued, t, ""))
+		next := moved(*j, api.StateCompleted, api.ReasonNone, t)
+		end := t
+		next.EndTime, next.ExitCode = &end, new(int)
+		u.commit(j, next)
+	case "requeue": // the run goes to Runs, the job back to PENDING
+		next := moved(moved(*j, api.StateRequeued, api.ReasonNone, t), api.StatePending, api.ReasonNone, t)
+		next.Runs = append(slices.Clip(j.Runs), api.JobRun{State: api.StateRequeued, StartTime: *j.StartTime, EndTime: t, Nodes: j.Nodes})
+		next.Restarts++
+		next.StartTime, next.EndTime, next.Nodes = nil, nil, nil
+		u.commit(j, next)
 	case "fail": // a refused launch: back to PENDING, no run recorded
-		next := transition(j.rec, api.StatePending, api.ReasonLaunchFailed, t)
-		next.Job.StartTime, next.Job.Nodes = nil, nil
+		next := moved(*j, api.StatePending, api.ReasonLaunchFailed, t)
+		next.StartTime, next.Nodes = nil, nil
 		u.commit(j, next)
 	case "cycle":
 		f.mu.Lock()
-		f.chargeRunning(u.active, t)
+		f.chargeRunning(all(u.active), t)
 		f.mu.Unlock()
 	case "save":
-		f.mu.Lock()
-		rec, err := f.record(u.active, t, func(uint64) bool { return true })
-		f.mu.Unlock()
+		rec, err := f.Record(all(u.active), t, func(uint64) bool { return true })
 		if err != nil {
 			u.t.Fatal(err)
 		}
@@ -103,30 +127,40 @@ func (u *usageSim) apply(ev string, id uint64, t time.Time) {
 	}
 }
 
-// records is a copy of the job records, as a crash leaves them.
-func (u *usageSim) records() map[uint64]*job {
-	out := make(map[uint64]*job, len(u.jobs))
-	for id, j := range u.jobs {
-		out[id] = &job{rec: j.rec}
+func all(m map[uint64]*api.Job) iter.Seq[*api.Job] {
+	return func(yield func(*api.Job) bool) {
+		for _, j := range m {
+			if !yield(j) {
+				return
+			}
+		}
 	}
-	return out
+}
+
+// records is a copy of the job records, as a crash leaves them.
+func (u *usageSim) records() iter.Seq[*api.Job] {
+	out := make(map[uint64]*api.Job, len(u.jobs))
+	for id, j := range u.jobs {
+		c := *j
+		out[id] = &c
+	}
+	return all(out)
 }
 
 // oracle is usage by user from the records alone: billing x the time each
 // recorded run overlapped (-inf, upTo), a running run lasting till upTo.
 // It holds only without decay.
-func oracle(f *fairshare, jobs map[uint64]*job, upTo time.Time) map[string]float64 {
+func oracle(f *State, jobs map[uint64]*api.Job, upTo time.Time) map[string]float64 {
 	out := map[string]float64{}
 	add := func(job *api.Job, nodes int, from, to time.Time) {
 		if to.After(upTo) {
 			to = upTo
 		}
 		if to.After(from) {
-			out[job.User] += f.billing(job, nodes) * to.Sub(from).Seconds()
+			out[job.User] += f.Billing(job, nodes) * to.Sub(from).Seconds()
 		}
 	}
-	for _, j := range jobs {
-		job := &j.rec.Job
+	for _, job := range jobs {
 		for _, r := range job.Runs {
 			add(job, len(r.Nodes), r.StartTime, r.EndTime)
 		}
@@ -141,15 +175,11 @@ func oracle(f *fairshare, jobs map[uint64]*job, upTo time.Time) map[string]float
 	return out
 }
 
-func usageOf(f *fairshare, user string, t time.Time) float64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.ledger.Usage(user, "default", t)
-}
+func usageOf(f *State, user string, t time.Time) float64 { return f.Usage(user, "default", t) }
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
 
-// The rule of fairshare.go: a restart from the last save plus the job
+// The rule of the package doc: a restart from the last save plus the job
 // records gives exactly the usage the records show, whenever the crash
 // came, and the same ledger as a controller that never stopped. A failed
 // launch between two cycles records no run and is charged nowhere.
@@ -176,17 +206,15 @@ func TestUsageSurvivesCrashAtAnyPoint(t *testing.T) {
 			}
 			// Its successor: the last save and the records.
 			back := MustFairshare(t, conf)
-			back.mu.Lock()
-			err := back.restore(live.saved, live.records(), at(restartAt))
-			back.mu.Unlock()
+			err := back.Restore(live.saved, live.records(), at(restartAt))
 			if err != nil {
 				t.Fatal(err)
 			}
 			// Had it not died, the same runs up to the restart.
 			live.apply("cycle", 0, at(restartAt))
-			want := oracle(live.s.fs, live.jobs, at(restartAt))
+			want := oracle(live.f, live.jobs, at(restartAt))
 			for _, user := range []string{"alice", "bob"} {
-				got, same := usageOf(back, user, at(restartAt)), usageOf(live.s.fs, user, at(restartAt))
+				got, same := usageOf(back, user, at(restartAt)), usageOf(live.f, user, at(restartAt))
 				if !near(got, same) {
 					t.Errorf("%s, crash after %d events: %s's usage %v after restart, %v without one", decay, crash, user, got, same)
 				}
@@ -217,27 +245,21 @@ func TestCleanRestartChargesNothingTwice(t *testing.T) {
 	u.apply("save", 0, at(20))
 	for _, restart := range []int{20, 30} {
 		back := MustFairshare(t, conf)
-		back.mu.Lock()
-		back.restore(u.saved, u.records(), at(restart))
-		back.mu.Unlock()
-		want := u.s.fs.billing(&u.jobs[1].rec.Job, 1) * float64(restart)
+		back.Restore(u.saved, u.records(), at(restart))
+		want := u.f.Billing(u.jobs[1], 1) * float64(restart)
 		if got := usageOf(back, "alice", at(restart)); !near(got, want) {
 			t.Errorf("restart at %d: usage %v, want %v", restart, got, want)
 		}
 	}
 	// Without any record, every recorded run is charged from its start.
 	fresh := MustFairshare(t, conf)
-	fresh.mu.Lock()
-	fresh.restore(nil, u.records(), at(30))
-	fresh.mu.Unlock()
-	if got, want := usageOf(fresh, "alice", at(30)), u.s.fs.billing(&u.jobs[1].rec.Job, 1)*30; !near(got, want) {
+	fresh.Restore(nil, u.records(), at(30))
+	if got, want := usageOf(fresh, "alice", at(30)), u.f.Billing(u.jobs[1], 1)*30; !near(got, want) {
 		t.Errorf("no record: %v, want %v", got, want)
 	}
 	// An unreadable record is reported and rebuilt the same way.
 	bad := MustFairshare(t, conf)
-	bad.mu.Lock()
-	err := bad.restore(&store.UsageRecord{ValidTo: at(20), Ledger: []byte(`{"version":7}`)}, u.records(), at(30))
-	bad.mu.Unlock()
+	err := bad.Restore(&store.UsageRecord{ValidTo: at(20), Ledger: []byte(`{"version":7}`)}, u.records(), at(30))
 	if err == nil || !near(usageOf(bad, "alice", at(30)), usageOf(fresh, "alice", at(30))) {
 		t.Errorf("unreadable record: %v, usage %v", err, usageOf(bad, "alice", at(30)))
 	}
@@ -266,7 +288,7 @@ func TestEligibilitySkipsBlockedTime(t *testing.T) {
 	// A held job and one whose begin time is ahead are not eligible yet,
 	// even before a cycle has seen them; a passed begin time counts from
 	// then; a failed launch does not restart the wait, a requeue does.
-	held := &api.Job{ID: 5, SubmitTime: at(0), Hold: holdUser}
+	held := &api.Job{ID: 5, SubmitTime: at(0), Hold: "user"}
 	begin := at(100)
 	early := &api.Job{ID: 6, SubmitTime: at(0), Spec: api.JobSpec{Begin: &begin}}
 	bounced := &api.Job{ID: 7, SubmitTime: at(0), History: []api.Transition{{State: api.StatePending, Time: at(0)},
@@ -292,10 +314,10 @@ func TestEligibilitySkipsBlockedTime(t *testing.T) {
 func TestBillingCountsEveryNode(t *testing.T) {
 	f := MustFairshare(t, "TRESBillingWeights=CPU=1,Mem=0.25G\n")
 	job := &api.Job{CPUs: 4, MemBytes: 8 << 30}
-	if got := f.billing(job, 3); !near(got, 3*(4+0.25*8)) {
+	if got := f.Billing(job, 3); !near(got, 3*(4+0.25*8)) {
 		t.Errorf("billing %v", got)
 	}
-	if got := f.billing(job, 0); !near(got, 4+0.25*8) {
+	if got := f.Billing(job, 0); !near(got, 4+0.25*8) {
 		t.Errorf("billing of an unplaced job %v", got)
 	}
 }

@@ -1,0 +1,88 @@
+package ctld
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/fairshare"
+)
+
+// The controller's side of usage accounting (package fairshare): the
+// rules the ledger applies, charging the runs that commits end, and
+// keeping the ledger in the store.
+
+// usageRules are the controller's rules that package fairshare applies.
+var usageRules = fairshare.Rules{
+	PhysicalGPUs: physicalGPUs,
+	HeldOrEarly:  func(job *api.Job, now time.Time) bool { return heldOrEarly(job, now) != "" },
+}
+
+// checkAccount fills in a job's account (the owner's default) or refuses
+// one the owner may not charge.
+func (s *Server) checkAccount(owner string, spec *api.JobSpec) error {
+	account, err := s.fs.Account(owner, spec.Account)
+	if err != nil {
+		return errorf(http.StatusBadRequest, "%s", err)
+	}
+	spec.Account = account
+	return nil
+}
+
+// chargeEndLocked charges a run that c ends up to the end its record
+// gives; commitAllLocked calls it for every change, before installing it.
+func (s *Server) chargeEndLocked(c change) {
+	s.fs.ChargeEnd(&c.j.rec.Job, &c.next.Job, time.Now())
+}
+
+// loadUsage restores the ledger saved last and charges what ran since
+// (New calls it once the jobs are loaded).
+func (s *Server) loadUsage(now time.Time) error {
+	rec, err := s.store.Usage()
+	if err != nil {
+		return err
+	}
+	if err := s.fs.Restore(rec, recordsOf(s.jobs), now); err != nil {
+		s.log.Printf("fairshare: %v; rebuilt it from the job records", err)
+	}
+	return nil
+}
+
+// saveUsage charges running jobs up to now and stores the ledger.
+func (s *Server) saveUsage(now time.Time) error {
+	s.mu.RLock()
+	rec, err := s.fs.Record(recordsOf(s.active), now, s.pendingKeyLocked)
+	s.mu.RUnlock()
+	if err != nil {
+		return err
+	}
+	return s.store.PutUsage(rec)
+}
+
+// pendingKeyLocked reports whether id is a pending job or an array job
+// with pending tasks in its remainder.
+func (s *Server) pendingKeyLocked(id uint64) bool {
+	if j := s.active[id]; j != nil && j.state() == api.StatePending {
+		return true
+	}
+	a := s.pipe.arrays[id]
+	return a != nil && a.rem != nil && a.rem.Job.State == api.StatePending
+}
+
+// usageLoop saves the ledger every fairshare.SaveInterval until ctx ends
+// (Close saves it a last time).
+func (s *Server) usageLoop(ctx context.Context) {
+	t := time.NewTicker(fairshare.SaveInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			if err := s.saveUsage(now); err != nil {
+				s.log.Printf("fairshare: saving usage: %v (it is re-charged from the job records after a restart)", err)
+			}
+		}
+	}
+}
