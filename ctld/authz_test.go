@@ -1,7 +1,6 @@
 package ctld
 
 import (
-	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -14,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/authz"
 )
 
 // Matrix identities: uids of accounts every Debian-like host has.
@@ -26,15 +26,15 @@ const (
 const matrixConf = "PartitionName=batch Nodes=ALL\nAdminUsers=bin OperatorUsers=daemon\n"
 
 // leastForOthers is the least role that reaches ANOTHER user's job (or
-// data) under each ownership scope of authz.go, SharedView off.
-var leastForOthers = map[string]role{
-	scopeNone:  roleUser,
-	scopeView:  roleOperator,
-	scopeAct:   roleOperator,
-	scopeLog:   roleOperator,
-	scopeUsage: roleOperator,
-	scopeWrite: roleAdmin,
-	scopeSub:   roleRoot,
+// data) under each ownership scope of package authz, SharedView off.
+var leastForOthers = map[string]authz.Role{
+	authz.ScopeNone:  authz.User,
+	authz.ScopeView:  authz.Operator,
+	authz.ScopeAct:   authz.Operator,
+	authz.ScopeLog:   authz.Operator,
+	authz.ScopeUsage: authz.Operator,
+	authz.ScopeWrite: authz.Admin,
+	authz.ScopeSub:   authz.Root,
 }
 
 // matrixCase builds one request against a fresh job of uidOwner and says
@@ -109,12 +109,12 @@ func TestAuthorizationMatrix(t *testing.T) {
 	tc := MustServer(t, withPartitions(matrixConf))
 	callers := []struct {
 		uid  uint32
-		role role
-	}{{nobody, roleUser}, {uidOperator, roleOperator}, {uidAdmin, roleAdmin}, {0, roleRoot}}
+		role authz.Role
+	}{{nobody, authz.User}, {uidOperator, authz.Operator}, {uidAdmin, authz.Admin}, {0, authz.Root}}
 	for _, c := range matrixCases() {
-		rule, ok := userRoutes[c.route]
+		rule, ok := authz.UserRoutes[c.route]
 		if !ok {
-			t.Fatalf("matrix case %s is not in userRoutes", c.route)
+			t.Fatalf("matrix case %s is not in authz.UserRoutes", c.route)
 		}
 		least := max(rule.Min, leastForOthers[rule.Scope])
 		for _, who := range callers {
@@ -133,7 +133,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 				}
 			})
 		}
-		if rule.Min == roleUser && rule.Scope != scopeSub {
+		if rule.Min == authz.User && rule.Scope != authz.ScopeSub {
 			t.Run(c.route+"/owner", func(t *testing.T) {
 				id := tc.submitFor(uidOwner, script("own"))
 				method, path, body := c.request(id)
@@ -154,17 +154,17 @@ func TestMatrixCoversEveryRoute(t *testing.T) {
 		t.Fatalf("found only %d routes in the source: %v", len(registered), registered)
 	}
 	for _, r := range registered {
-		if _, ok := userRoutes[r]; !ok {
-			t.Errorf("route %s is registered but has no rule in userRoutes (authz.go)", r)
+		if _, ok := authz.UserRoutes[r]; !ok {
+			t.Errorf("route %s is registered but has no rule in authz.UserRoutes", r)
 		}
 	}
 	var cased []string
 	for _, c := range matrixCases() {
 		cased = append(cased, c.route)
 	}
-	for r := range userRoutes {
+	for r := range authz.UserRoutes {
 		if !slices.Contains(registered, r) {
-			t.Errorf("userRoutes has %s, which no handler registers", r)
+			t.Errorf("authz.UserRoutes has %s, which no handler registers", r)
 		}
 		if !slices.Contains(cased, r) {
 			t.Errorf("TestAuthorizationMatrix has no case for %s", r)
@@ -175,7 +175,7 @@ func TestMatrixCoversEveryRoute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range append(slices.Clone(registered), nodeRoutes...) {
+	for _, r := range append(slices.Clone(registered), authz.NodeRoutes...) {
 		if !strings.Contains(string(doc), "`"+r+"`") {
 			t.Errorf("docs/security.md does not list `%s`", r)
 		}
@@ -270,19 +270,11 @@ func stringValue(e ast.Expr, consts map[string]ast.Expr) (string, bool) {
 // TestUnknownRouteFailsClosed: a route served without a rule is refused.
 func TestUnknownRouteFailsClosed(t *testing.T) {
 	tc := MustServer(t)
-	saved := userRoutes["GET /v1/ping"]
-	delete(userRoutes, "GET /v1/ping")
-	defer func() { userRoutes["GET /v1/ping"] = saved }()
+	saved := authz.UserRoutes["GET /v1/ping"]
+	delete(authz.UserRoutes, "GET /v1/ping")
+	defer func() { authz.UserRoutes["GET /v1/ping"] = saved }()
 	code, body := callAs(t, tc, 0, "GET", "/v1/ping", nil)
 	if code != http.StatusForbidden || !strings.Contains(string(body), "no authorization rule") {
 		t.Fatalf("ping without a rule: %d %s", code, body)
-	}
-}
-
-func TestRoleNames(t *testing.T) {
-	for r, want := range map[role]string{roleUser: "user", roleOperator: "operator", roleAdmin: "admin", roleRoot: "root", role(9): "role(9)"} {
-		if got := fmt.Sprint(r); got != want {
-			t.Errorf("role %d = %q, want %q", int(r), got, want)
-		}
 	}
 }

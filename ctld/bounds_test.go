@@ -8,23 +8,24 @@ import (
 	"testing"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/authz"
 )
 
 // TestEveryRouteHasABound: every route of the authorization matrix
-// declares what one request may cost (bounds.go), and the bound holds: a
+// declares what one request may cost (authz.Bounds), and the bound holds: a
 // body one byte over it is 413, a query one value over it is 400, a list
 // of one ref over it is 400. A route added without a bound fails here.
 func TestEveryRouteHasABound(t *testing.T) {
 	tc := MustServer(t)
-	for pattern := range routeBounds {
-		if _, ok := userRoutes[pattern]; !ok {
+	for pattern := range authz.Bounds {
+		if _, ok := authz.UserRoutes[pattern]; !ok {
 			t.Errorf("bound for %s, which is no route", pattern)
 		}
 	}
-	for pattern := range userRoutes {
-		b, ok := routeBounds[pattern]
+	for pattern := range authz.UserRoutes {
+		b, ok := authz.Bounds[pattern]
 		if !ok || b.Answer == "" {
-			t.Errorf("%s declares no bound (add it to routeBounds in bounds.go)", pattern)
+			t.Errorf("%s declares no bound (add it to authz.Bounds)", pattern)
 			continue
 		}
 		method, path, _ := strings.Cut(pattern, " ")

@@ -25,7 +25,7 @@ const cancelBatch = 1000
 // kill it when it registers again (it reports a job ctld has finished).
 // A request names at most api.MaxRefsPerRequest jobs; its answer lists at
 // most that many cancelled IDs and api.MaxListedErrors refusals, and
-// counts them all (bounds.go).
+// counts them all (refusals).
 func (s *Server) cancel(caller peer, req api.CancelRequest) (api.CancelResponse, error) {
 	resp := api.CancelResponse{Cancelled: []uint64{}}
 	if len(req.IDs) == 0 && len(req.Tasks) == 0 && req.User == "" && len(req.States) == 0 && req.Name == "" {
@@ -64,7 +64,7 @@ func (s *Server) cancel(caller peer, req api.CancelRequest) (api.CancelResponse,
 		switch {
 		case j == nil:
 			errs.add(id, "job %d does not exist", id)
-		case !s.mayAct(caller, &j.rec.Job): // authz.go
+		case !s.mayAct(caller, &j.rec.Job): // package authz
 			errs.add(id, "job %d belongs to %s", id, j.rec.Job.User)
 		case j.state().Terminal():
 			errs.add(id, "job %d already finished (%s)", id, j.state())

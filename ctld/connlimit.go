@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/authz"
 )
 
 // Connection bounds. A connection is a file descriptor for as long as it
@@ -252,7 +253,7 @@ func (s *Server) identifyLocal(c net.Conn) (connKey, *peer, bool) {
 	if !ok {
 		return connKey{host: "unidentified local peer"}, nil, false
 	}
-	return connKey{uid: p.UID}, &p, s.roleOf(p) >= roleAdmin
+	return connKey{uid: p.UID}, &p, s.gate.RoleOf(p.UID) >= authz.Admin
 }
 
 // identifyRemote charges a TCP connection to its address until a request
@@ -304,7 +305,7 @@ func (s *Server) chargeRemote(w http.ResponseWriter, r *http.Request, uid uint32
 	if lc == nil {
 		return true
 	}
-	status, msg := lc.recharge(connKey{uid: uid}, s.roleOf(peer{UID: uid}) >= roleAdmin)
+	status, msg := lc.recharge(connKey{uid: uid}, s.gate.RoleOf(uid) >= authz.Admin)
 	if status == 0 {
 		return true
 	}

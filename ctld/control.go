@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/authz"
 	"github.com/corral-hpc/corral/ctld/config"
 	"github.com/corral-hpc/corral/ctld/store"
 	"github.com/corral-hpc/corral/jobspec"
@@ -30,7 +31,7 @@ func (s *Server) handleControl(action string) callerHandler {
 			writeError(w, errorf(http.StatusBadRequest, "nothing to %s: give job IDs", action))
 			return
 		}
-		if err := tooManyRefs(action, len(req.IDs)+len(req.Tasks), "jobs"); err != nil { // bounds.go
+		if err := tooManyRefs(action, len(req.IDs)+len(req.Tasks), "jobs"); err != nil {
 			writeError(w, err)
 			return
 		}
@@ -110,7 +111,7 @@ func (s *Server) resolveLocked(ref jobRef) (jobs []*job, rem *arrayJob, msg stri
 	return nil, nil, fmt.Sprintf("job %s is no longer in the history", ref)
 }
 
-// mayAct and mayModify (authz.go) say who may control and change a job.
+// mayAct and mayModify (package authz) say who may control and change a job.
 
 // controlOp is one request's pending work.
 type controlOp struct {
@@ -128,7 +129,7 @@ func (op *controlOp) add(j *job, next store.JobRecord) {
 // control holds, releases or requeues the named jobs.
 func (s *Server) control(caller peer, action string, req api.JobsRequest) (api.JobsResponse, error) {
 	resp := api.JobsResponse{Done: []string{}}
-	errs := newRefusals[string]() // bounds.go: the first 100 listed, all counted
+	errs := newRefusals[string]() // the first 100 listed, all counted
 	op := &controlOp{seen: make(map[uint64]bool)}
 	now := time.Now()
 	s.mu.Lock()
@@ -257,7 +258,7 @@ func holdOrRelease(caller peer, action string, job *api.Job) string {
 	ref := api.JobRefText(job)
 	if action == "hold" {
 		switch {
-		case caller.atLeast(roleOperator): // authz.go
+		case caller.atLeast(authz.Operator):
 			job.Hold, job.Reason = holdAdmin, api.ReasonJobHeldAdmin
 		case job.Hold == holdAdmin:
 			return fmt.Sprintf("job %s is already held by an operator or root", ref)
@@ -269,7 +270,7 @@ func holdOrRelease(caller peer, action string, job *api.Job) string {
 	switch {
 	case job.Hold == "":
 		return fmt.Sprintf("job %s is not held", ref)
-	case job.Hold == holdAdmin && !caller.atLeast(roleOperator):
+	case job.Hold == holdAdmin && !caller.atLeast(authz.Operator):
 		return fmt.Sprintf("job %s was held by an operator or root; only an operator, administrator or root may release it", ref)
 	}
 	job.Hold, job.Reason = "", api.ReasonNone

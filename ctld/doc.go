@@ -8,8 +8,8 @@
 // signed with the cluster key (api.Sign/api.Verify). That TCP port is TLS
 // from a CA ctld creates (tls.go) and also serves the user plane to remote
 // users with a noded-issued credential (credential.go). Every user-plane
-// call passes one gate, authz.go: identity, the per-uid rate limit
-// (ratelimit.go), then the route's role; docs/security.md has the matrix.
+// call passes one gate: identity, then package ctld/authz's per-uid rate
+// limit, the route's role and its bound; docs/security.md has the matrix.
 //
 // State lives in one bbolt file (package ctld/store) and, for speed, in
 // memory. The rule everywhere: a change is on disk before anything acts on

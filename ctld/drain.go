@@ -82,7 +82,7 @@ func (s *Server) changeNodes(op nodeOp, exprs []string, reason string, caller pe
 	}
 	var names []string
 	for _, e := range exprs {
-		if err := tooManyRefs(string(op), len(names)+1, "nodes"); err != nil { // bounds.go
+		if err := tooManyRefs(string(op), len(names)+1, "nodes"); err != nil {
 			return api.NodesResponse{}, err
 		}
 		ns, err := hostlist.ExpandMax(e, api.MaxRefsPerRequest-len(names))

@@ -29,7 +29,7 @@ func (s *Server) environmentRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/usage", s.withCaller(s.handleUsage))
 }
 
-// Who may see what: isAdmin, mayView, seesAll, mayReadLog (authz.go).
+// Who may see what: isAdmin, mayView, seesAll, mayReadLog (package authz).
 
 // checkEnvironment checks what a job asks of its environment at submit:
 // its name (a random one when it has none), its image reference, its
@@ -231,7 +231,7 @@ func (s *Server) handleLog(w http.ResponseWriter, r *http.Request, caller peer) 
 		writeError(w, errorf(http.StatusNotFound, "job %d does not exist", id))
 		return
 	}
-	if !s.mayReadLog(caller, j.rec.Job.UID) { // authz.go
+	if !s.mayReadLog(caller, j.rec.Job.UID) { // package authz
 		s.mu.RUnlock()
 		writeError(w, errorf(http.StatusForbidden, "job %d belongs to %s: only its owner or an administrator may read its log", id, j.rec.Job.User))
 		return

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/authz"
 )
 
 // bodyRoutes are the user-plane routes that read a JSON body.
@@ -61,13 +62,13 @@ func TestAbsurdValues(t *testing.T) {
 }
 
 // TestOversizedAndUnknown: every body route answers 413 to a body over
-// its limit (bounds.go) and 400 to an unknown field.
+// its limit (authz.Bounds) and 400 to an unknown field.
 func TestOversizedAndUnknown(t *testing.T) {
 	tc := MustServer(t)
 	huge := `{"spec":{"script":"` + strings.Repeat("x", maxUserBody+10) + `"}}`
 	for _, path := range bodyRoutes {
 		code, body := callAs(t, tc, 0, "POST", path, huge)
-		limit := fmt.Sprintf("larger than %d MiB", routeBounds["POST "+path].Body>>20)
+		limit := fmt.Sprintf("larger than %d MiB", authz.Bounds["POST "+path].Body>>20)
 		if code != http.StatusRequestEntityTooLarge || !strings.Contains(errorText(t, body), limit) {
 			t.Errorf("POST %s with %d bytes: %d %s", path, len(huge), code, body)
 		}

@@ -9,11 +9,12 @@ import (
 	"net/http"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/authz"
 )
 
 // Body size limits: users send job scripts, nodes send event batches.
 const (
-	maxUserBody = 4 << 20
+	maxUserBody = authz.MaxUserBody
 	maxNodeBody = 16 << 20
 )
 

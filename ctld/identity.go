@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/corral-hpc/corral/ctld/authz"
 )
 
 // peer is who is on the other end of a user-plane connection, as the
@@ -17,8 +19,8 @@ import (
 type peer struct {
 	UID, GID uint32
 	PID      int32
-	// Role is set by authorize (authz.go) from corral.conf's access lines.
-	Role role
+	// Role is set by authorize from corral.conf's access lines.
+	Role authz.Role
 }
 
 type peerKey struct{}
@@ -108,6 +110,9 @@ func (a *accounts) get(uid uint32) (account, error) {
 	a.mu.Unlock()
 	return acct, nil
 }
+
+// Name is uid's user name, or the number when it has no account.
+func (a *accounts) Name(uid uint32) string { return a.name(uid) }
 
 // name is uid's user name, or the number when it has no account.
 func (a *accounts) name(uid uint32) string {

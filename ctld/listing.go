@@ -93,7 +93,7 @@ const listChunk = 1024
 
 // writeListing sends l as a JSON array of api.Job (or of api.JobBrief), in ID
 // order, keeping only the jobs caller may see (all of them, or their own:
-// seesAll, authz.go).
+// seesAll, package authz).
 func (s *Server) writeListing(w http.ResponseWriter, caller peer, l listing, view jobView) {
 	all := s.seesAll(caller)
 	w.Header().Set("Content-Type", "application/json")

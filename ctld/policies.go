@@ -130,7 +130,7 @@ func (s *Server) handleUsage(w http.ResponseWriter, r *http.Request, caller peer
 	who := r.URL.Query().Get("user")
 	all := r.URL.Query().Get("all") == "1"
 	me := s.users.name(caller.UID)
-	if (all || who != "" && who != me) && !s.isOperator(caller) { // authz.go
+	if (all || who != "" && who != me) && !s.isOperator(caller) { // package authz
 		writeError(w, errorf(http.StatusForbidden, "only an operator or administrator may see other users' usage"))
 		return
 	}

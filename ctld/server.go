@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/authz"
 	"github.com/corral-hpc/corral/ctld/config"
 	"github.com/corral-hpc/corral/ctld/fairshare"
 	"github.com/corral-hpc/corral/ctld/store"
@@ -70,7 +71,7 @@ type Config struct {
 	MetricsListen string
 
 	// RateLimit is the user plane's sustained requests per second per
-	// uid (ratelimit.go); 0 takes DefaultRateLimit, negative turns the
+	// uid (package authz); 0 takes DefaultRateLimit, negative turns the
 	// limit off. RateBurst is the bucket size; 0 takes DefaultRateBurst.
 	RateLimit float64
 	RateBurst int
@@ -167,9 +168,8 @@ type Server struct {
 	// policies are the resource policies (policies.go); they lock
 	// themselves.
 	policies *policy.Set
-	metrics  *metrics // nil without Config.MetricsListen
-	access   config.Access
-	limits   *userLimits // per-uid user-plane rate limit (ratelimit.go)
+	metrics  *metrics    // nil without Config.MetricsListen
+	gate     *authz.Gate // who may call what, how often (package authz)
 	conns    *connLimits // open connections per uid and address (connlimit.go)
 	nonces   nonceCache  // remote credentials already used (credential.go)
 	ca       *api.CA     // the cluster CA; nil with InsecurePlaintext (tls.go)
@@ -208,7 +208,6 @@ func New(cfg Config) (*Server, error) {
 		active:  make(map[uint64]*job),
 		nodes:   make(map[string]*node),
 		kick:    make(chan struct{}, 1),
-		limits:  newUserLimits(cfg.RateLimit, cfg.RateBurst),
 		conns:   newConnLimits(&cfg),
 	}
 	file, err := config.LoadOrDefaults(cfg.ConfigFile)
@@ -216,7 +215,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.parts = newPartitions(file.Partitions)
-	s.access = file.Access                 // environments.go: administrators, shared view
+	s.gate = authz.NewGate(file.Access, s.users, authz.NewLimiter(cfg.RateLimit, cfg.RateBurst))
 	s.cfg.Pipeline.fromFile(file.Pipeline) // pipeline.go: Config, then the file, then defaults
 	if s.fs, err = fairshare.New(file.Scheduling, usageRules); err != nil {
 		return nil, err

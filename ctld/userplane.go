@@ -25,7 +25,7 @@ func (s *Server) userHandler() http.Handler {
 	s.adminRoutes(mux)       // backup.go: state file backup
 	s.nodeAdminRoutes(mux)   // drain.go: drain, down and resume
 	mux.HandleFunc("/", notFound)
-	return s.authorize(mux) // authz.go: identity, rate limit, the route's role
+	return s.authorize(mux) // identity, then package authz: rate limit, role, bound
 }
 
 type callerHandler func(w http.ResponseWriter, r *http.Request, caller peer)

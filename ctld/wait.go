@@ -41,7 +41,7 @@ func (s *Server) handleWait(w http.ResponseWriter, r *http.Request, caller peer)
 	s.mu.RLock()
 	view, msg := s.jobViewLocked(ref)
 	s.mu.RUnlock()
-	if msg == "" && !s.mayView(caller, view.UID) { // authz.go
+	if msg == "" && !s.mayView(caller, view.UID) { // package authz
 		writeError(w, errorf(http.StatusForbidden, "job %s belongs to %s: you may see only your own jobs", raw, view.User))
 		return
 	}

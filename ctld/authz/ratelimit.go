@@ -1,4 +1,4 @@
-package ctld
+package authz
 
 import (
 	"sync"
@@ -13,13 +13,13 @@ const (
 	DefaultRateBurst = 200 // requests a uid may send at once
 )
 
-// userLimits is a token bucket per uid. Administrators and root are not
+// Limiter is a token bucket per uid. Administrators and root are not
 // limited: they are few and are who repairs a struggling cluster.
-type userLimits struct {
+type Limiter struct {
 	rate  float64 // tokens per second; <= 0: no limit
 	burst float64
 
-	mu      sync.Mutex
+	mu      sync.Mutex // a leaf: nothing else is locked while it is held
 	buckets map[uint32]*bucket
 	swept   time.Time
 }
@@ -29,23 +29,25 @@ type bucket struct {
 	at     time.Time
 }
 
-func newUserLimits(rate float64, burst int) *userLimits {
-	return &userLimits{rate: rate, burst: float64(max(burst, 1)), buckets: make(map[uint32]*bucket)}
+// NewLimiter allows rate requests a second per uid (<= 0: any number)
+// and burst at once.
+func NewLimiter(rate float64, burst int) *Limiter {
+	return &Limiter{rate: rate, burst: float64(max(burst, 1)), buckets: make(map[uint32]*bucket)}
 }
 
-// take spends one token of p's bucket. When none is left it reports
-// limited and how long until one is.
-func (l *userLimits) take(p peer, now time.Time) (retry time.Duration, limited bool) {
-	if l == nil || l.rate <= 0 || p.atLeast(roleAdmin) {
+// Take spends one token of c's bucket. When none is left it reports
+// limited and how long until one is. A nil Limiter limits nobody.
+func (l *Limiter) Take(c Caller, now time.Time) (retry time.Duration, limited bool) {
+	if l == nil || l.rate <= 0 || c.AtLeast(Admin) {
 		return 0, false
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.sweepLocked(now)
-	b := l.buckets[p.UID]
+	b := l.buckets[c.UID]
 	if b == nil {
 		b = &bucket{tokens: l.burst, at: now}
-		l.buckets[p.UID] = b
+		l.buckets[c.UID] = b
 	}
 	if dt := now.Sub(b.at).Seconds(); dt > 0 {
 		b.tokens = min(l.burst, b.tokens+dt*l.rate)
@@ -60,7 +62,7 @@ func (l *userLimits) take(p peer, now time.Time) (retry time.Duration, limited b
 
 // sweepLocked forgets full buckets once a minute so memory follows the
 // users active now, not every uid ever seen.
-func (l *userLimits) sweepLocked(now time.Time) {
+func (l *Limiter) sweepLocked(now time.Time) {
 	if now.Sub(l.swept) < time.Minute {
 		return
 	}

@@ -1,7 +1,6 @@
-package ctld
+package authz
 
 import (
-	"fmt"
 	"net/http"
 	"strings"
 
@@ -12,10 +11,10 @@ import (
 // per item times the answer per item must stay bounded: a cancel naming
 // 499,999 IDs once took the controller from 15 to 180 MB for an 18 MB
 // answer. Every route declares its bound here, beside its rule in
-// authz.go (TestEveryRouteHasABound), and docs/api.md lists them.
+// UserRoutes (ctld's TestEveryRouteHasABound), and docs/api.md lists them.
 
-// routeBound is the most one request to a route may carry.
-type routeBound struct {
+// Bound is the most one request to a route may carry.
+type Bound struct {
 	Body  int64 // request body bytes read; 0: the route reads none
 	Query int   // query values (each comma-separated one counts); 0: none read
 	// Refs is the most job IDs and tasks a body may name (api.MaxRefsPerRequest);
@@ -28,7 +27,10 @@ type routeBound struct {
 // Body limits. A job (script, environment) is the only big body; lists
 // of job IDs and node names fit in a mebibyte at any allowed length.
 const (
-	maxSubmitBody = maxUserBody // httpjson.go: 4 MiB
+	// MaxUserBody is the most any user-plane body may be: a job's script
+	// and environment.
+	MaxUserBody   = 4 << 20
+	maxSubmitBody = MaxUserBody
 	maxSmallBody  = 1 << 20
 )
 
@@ -43,7 +45,8 @@ const (
 	answerCluster  = "grows with the cluster (nodes, partitions, accounts, policies), not with the request"
 )
 
-var routeBounds = map[string]routeBound{
+// Bounds is every user-plane route's bound.
+var Bounds = map[string]Bound{
 	"POST /v1/jobs":          {Body: maxSubmitBody, Answer: "one job ID; strings at most 64 KiB (script 2 MiB), lists at most 65,536 entries"},
 	"POST /v1/jobs/test":     {Body: maxSubmitBody, Answer: "the job as it would be stored, and one planning pass"},
 	"GET /v1/jobs":           {Query: maxQueryValues, Answer: answerStreamed},
@@ -72,17 +75,17 @@ var routeBounds = map[string]routeBound{
 	"POST /v1/nodes/resume":  {Body: maxSmallBody, Refs: api.MaxRefsPerRequest, Answer: "the nodes changed; names expand to at most 10,000 nodes"},
 }
 
-// withinBound applies the route's bound to r before its handler runs: the
-// body is cut at the route's size (413 past it) and a query with more
-// values than the route reads is refused. A route without a bound is
-// refused, like a route without a rule.
-func withinBound(w http.ResponseWriter, r *http.Request, pattern string) error {
-	b, ok := routeBounds[pattern]
+// within applies the route's bound to r before its handler runs: the body
+// is cut at the route's size (413 past it) and a query with more values
+// than the route reads is refused. A route without a bound is refused,
+// like a route without a rule.
+func within(w http.ResponseWriter, r *http.Request, pattern string) *Refusal {
+	b, ok := Bounds[pattern]
 	if !ok {
-		return errorf(http.StatusForbidden, "route %s has no declared bound; refusing it (a controller bug: add it to ctld/bounds.go)", pattern)
+		return refuse(http.StatusForbidden, "route %s has no declared bound; refusing it (a controller bug: add it to authz.Bounds)", pattern)
 	}
 	if n := queryValues(r.URL.RawQuery); n > max(b.Query, 1) {
-		return errorf(http.StatusBadRequest, "%s: the query has %d values; at most %d are allowed", pattern, n, max(b.Query, 1))
+		return refuse(http.StatusBadRequest, "%s: the query has %d values; at most %d are allowed", pattern, n, max(b.Query, 1))
 	}
 	if r.Body != nil && b.Body > 0 {
 		r.Body = http.MaxBytesReader(w, r.Body, b.Body)
@@ -99,45 +102,4 @@ func queryValues(raw string) int {
 	}
 	return 1 + strings.Count(raw, "&") + strings.Count(raw, ";") + strings.Count(raw, ",") +
 		strings.Count(raw, "%2C") + strings.Count(raw, "%2c")
-}
-
-// tooManyRefs refuses a request naming more than api.MaxRefsPerRequest
-// jobs (or nodes: what).
-func tooManyRefs(action string, n int, what string) error {
-	if n <= api.MaxRefsPerRequest {
-		return nil
-	}
-	return errorf(http.StatusBadRequest, "%s: more than %d %s in one request; send them in batches, as the corral CLI does",
-		action, api.MaxRefsPerRequest, what)
-}
-
-// refusals are why jobs were not acted on, by key: the first
-// api.MaxListedErrors are kept, all are counted, so an answer stays small
-// however many jobs a request or a filter reaches.
-type refusals[K interface{ ~uint64 | ~string }] struct {
-	list  map[K]string
-	count int
-}
-
-func newRefusals[K interface{ ~uint64 | ~string }]() *refusals[K] {
-	return &refusals[K]{list: make(map[K]string)}
-}
-
-// add records a refusal; a key refused twice counts once while listed.
-func (r *refusals[K]) add(key K, format string, args ...any) {
-	if _, dup := r.list[key]; dup {
-		return
-	}
-	r.count++
-	if len(r.list) < api.MaxListedErrors {
-		r.list[key] = fmt.Sprintf(format, args...)
-	}
-}
-
-// listed is the map an answer carries: nil when there is none.
-func (r *refusals[K]) listed() map[K]string {
-	if len(r.list) == 0 {
-		return nil
-	}
-	return r.list
 }
