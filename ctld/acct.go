@@ -1,6 +1,9 @@
 package ctld
 
 import (
+	"bufio"
+	"cmp"
+	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
@@ -44,7 +47,7 @@ func (s *Server) handleAcct(w http.ResponseWriter, r *http.Request, caller peer)
 			}
 		}
 	}
-	writeJSON(w, http.StatusOK, s.acct(f, caller))
+	s.writeAcct(w, s.acctPlan(&f, caller), &f, caller)
 }
 
 func addAcctFilter(f *api.AcctFilter, key, v string) error {
@@ -94,58 +97,116 @@ func parseAcctState(s string) (api.JobState, error) {
 	return st, nil
 }
 
-// acct lists the records matching f, by job ID then run.
-func (s *Server) acct(f api.AcctFilter, caller peer) []api.AcctRecord {
-	out := []api.AcctRecord{}
+// acctItem is one source of history records: a job (its runs) or an
+// array's remainder of tasks that ended without running.
+type acctItem struct {
+	id  uint64
+	job *api.Job
+	rem *arrayJob
+}
+
+// acctPlan lists, under the read lock, what f names and caller may see,
+// by ID and each once: pointers only, some 24 bytes a job, so a history
+// of 100,000 jobs is planned without copying any of it.
+func (s *Server) acctPlan(f *api.AcctFilter, caller peer) []acctItem {
+	var items []acctItem
 	s.mu.RLock()
-	add := func(recs ...api.AcctRecord) { out = append(out, recs...) }
-	addArray := func(a *arrayJob) {
-		for pos := 0; pos < a.count; pos++ {
-			if j := s.jobs[a.base+uint64(pos)]; j != nil {
-				add(acctRecords(&j.rec.Job)...)
-			}
+	addJob := func(j *job) {
+		if j != nil && (caller.UID == 0 || j.rec.Job.UID == caller.UID) {
+			items = append(items, acctItem{id: j.rec.Job.ID, job: &j.rec.Job})
 		}
-		if a.rem != nil && a.rem.Job.State.Terminal() {
-			add(remRecord(a))
+	}
+	addRem := func(a *arrayJob) {
+		if a.rem != nil && a.rem.Job.State.Terminal() && (caller.UID == 0 || a.rem.Job.UID == caller.UID) {
+			items = append(items, acctItem{id: remView(a).ID, rem: a})
 		}
 	}
 	switch {
 	case len(f.IDs)+len(f.Tasks) > 0:
 		for _, id := range f.IDs {
 			if a := s.pipe.arrays[id]; a != nil {
-				addArray(a)
-			} else if j := s.jobs[id]; j != nil {
-				add(acctRecords(&j.rec.Job)...)
+				for pos := 0; pos < a.count; pos++ {
+					addJob(s.jobs[a.base+uint64(pos)])
+				}
+				addRem(a)
+			} else {
+				addJob(s.jobs[id])
 			}
 		}
 		for _, t := range f.Tasks {
 			if a := s.pipe.arrays[t.JobID]; a != nil {
-				if id, ok := a.idOf(t.Task); ok && s.jobs[id] != nil {
-					add(acctRecords(&s.jobs[id].rec.Job)...)
+				if id, ok := a.idOf(t.Task); ok {
+					addJob(s.jobs[id])
 				}
 			}
 		}
 	default:
 		for _, j := range s.jobs {
-			add(acctRecords(&j.rec.Job)...)
+			addJob(j)
 		}
 		for _, a := range s.pipe.arrays {
-			if a.rem != nil && a.rem.Job.State.Terminal() {
-				add(remRecord(a))
-			}
+			addRem(a)
 		}
 	}
 	s.mu.RUnlock()
-	out = slices.DeleteFunc(out, func(r api.AcctRecord) bool { return !acctMatches(&r, &f, caller) })
-	slices.SortFunc(out, func(a, b api.AcctRecord) int {
-		if c := compareIDs(a.JobID, b.JobID); c != 0 {
+	slices.SortFunc(items, func(a, b acctItem) int {
+		if c := compareIDs(a.id, b.id); c != 0 {
 			return c
 		}
-		return a.Run - b.Run
+		return cmp.Compare(isRem(a), isRem(b)) // a job before a remainder
 	})
-	return slices.CompactFunc(out, func(a, b api.AcctRecord) bool {
-		return a.JobID == b.JobID && a.Run == b.Run && a.ArrayTasks == b.ArrayTasks
-	})
+	return slices.CompactFunc(items, func(a, b acctItem) bool { return a == b })
+}
+
+func isRem(it acctItem) int {
+	if it.rem != nil {
+		return 1
+	}
+	return 0
+}
+
+// writeAcct sends the records of items that match f as a JSON array, by
+// job ID then run, the bytes json.Marshal of the whole list would give.
+// The records are made under the read lock a chunk of items at a time,
+// as writeListing does, so the working set is one chunk, not the history.
+func (s *Server) writeAcct(w http.ResponseWriter, items []acctItem, f *api.AcctFilter, caller peer) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	bw := bufio.NewWriterSize(w, 256<<10)
+	bw.WriteByte('[')
+	var recs []api.AcctRecord
+	first := true
+	for start := 0; start < len(items); start += listChunk {
+		recs = recs[:0]
+		s.mu.RLock()
+		for _, it := range items[start:min(start+listChunk, len(items))] {
+			switch {
+			case it.job != nil:
+				recs = append(recs, acctRecords(it.job)...)
+			case it.rem.rem != nil && it.rem.rem.Job.State.Terminal(): // not purged since
+				recs = append(recs, remRecord(it.rem))
+			}
+		}
+		s.mu.RUnlock()
+		for i := range recs {
+			if !acctMatches(&recs[i], f, caller) {
+				continue
+			}
+			b, err := json.Marshal(&recs[i])
+			if err != nil {
+				return // an api value always encodes
+			}
+			if !first {
+				bw.WriteByte(',')
+			}
+			first = false
+			if _, err := bw.Write(b); err != nil {
+				return // the client is gone
+			}
+		}
+	}
+	bw.WriteString("]\n")
+	bw.Flush()
 }
 
 func acctMatches(r *api.AcctRecord, f *api.AcctFilter, caller peer) bool {
