@@ -8,11 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/container/containertest"
 	"github.com/corral-hpc/corral/images/imagetest"
 	"github.com/corral-hpc/corral/noded/shim"
+	"golang.org/x/sys/unix"
 )
 
 // call runs a node-plane handler directly (the signature check is
@@ -114,5 +116,58 @@ func TestReadOutput(t *testing.T) {
 	os.WriteFile(filepath.Join(work, "err-7.txt"), []byte("root's"), 0o600)
 	if ch, code, err := readOutput(&api.OutputRequest{Launch: l, Stderr: true}, "n1"); code != 403 {
 		t.Errorf("root-only stderr read as nobody: %d %+v %v", code, ch, err)
+	}
+}
+
+// The output fetch follows the same links as the job did (shim's stdio
+// rules): the user's own link is read through, one another user planted
+// is refused even where its target is readable, and a FIFO is refused
+// without waiting for a writer.
+func TestReadOutputLinks(t *testing.T) {
+	containertest.MustRoot(t)
+	work := containertest.MustUserDir(t, containertest.Nobody, containertest.Nobody)
+	l := api.LaunchRequest{JobID: 7, Name: "j", User: "nobody", UID: containertest.Nobody, GID: containertest.Nobody,
+		WorkDir: work, Output: "out-%j.txt"}
+	out, target := filepath.Join(work, "out-7.txt"), filepath.Join(work, "real.txt")
+	os.WriteFile(target, []byte("mine\n"), 0o644)
+	os.Chown(target, containertest.Nobody, containertest.Nobody)
+	read := func() (string, int, error) {
+		t.Helper()
+		ch, code, err := readOutput(&api.OutputRequest{Launch: l}, "n1")
+		if ch == nil {
+			return "", code, err
+		}
+		return string(ch.Data), code, err
+	}
+	for _, c := range []struct {
+		name  string
+		make  func() error
+		owner int
+		code  int
+		want  string
+	}{
+		{"the user's own link", func() error { return os.Symlink("real.txt", out) }, containertest.Nobody, 200, "mine\n"},
+		{"root's link", func() error { return os.Symlink(target, out) }, 0, 200, "mine\n"},
+		{"another user's link", func() error { return os.Symlink(target, out) }, 12345, 403, ""},
+		{"a FIFO", func() error { return unix.Mkfifo(out, 0o666) }, containertest.Nobody, 403, ""},
+	} {
+		os.Remove(out)
+		if err := c.make(); err != nil {
+			t.Fatal(err)
+		}
+		os.Lchown(out, c.owner, c.owner)
+		done := make(chan struct{})
+		var got string
+		var code int
+		var err error
+		go func() { got, code, err = read(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: the fetch is blocked", c.name)
+		}
+		if code != c.code || got != c.want {
+			t.Errorf("%s: %d %q %v, want %d %q", c.name, code, got, err, c.code, c.want)
+		}
 	}
 }

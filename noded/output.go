@@ -16,9 +16,11 @@ import (
 const MaxOutputChunk = 1 << 20
 
 // handleOutput returns part of a job's stdout or stderr. The file is
-// opened as the job's user, not following a final symlink, so a user who
-// swaps their output file for a link reads nothing they could not read
-// themselves.
+// opened as the job's user under the rules the job's own files were
+// opened by (shim.OpenForReading): a final symlink is followed only if
+// the user or root owns it, and only a regular file (or /dev/null) is
+// read, never waited on. So a user reads nothing they could not read
+// themselves, and a link or FIFO another user planted is refused.
 func (d *Daemon) handleOutput(w http.ResponseWriter, r *http.Request) {
 	var req api.OutputRequest
 	if err := decode(r, &req); err != nil {
@@ -53,7 +55,7 @@ func readOutput(req *api.OutputRequest, node string) (*api.OutputChunk, int, err
 	chunk := &api.OutputChunk{Path: path, Offset: req.Offset, Next: req.Offset}
 	id := shim.Identity{UID: l.UID, GID: l.GID, Groups: l.Groups}
 	err := shim.AsUser(id, func() error {
-		f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		f, err := shim.OpenForReading(path, l.UID)
 		if err != nil {
 			return err
 		}
@@ -61,9 +63,6 @@ func readOutput(req *api.OutputRequest, node string) (*api.OutputChunk, int, err
 		st, err := f.Stat()
 		if err != nil {
 			return err
-		}
-		if !st.Mode().IsRegular() {
-			return fmt.Errorf("%s is not a regular file", path)
 		}
 		chunk.Size = st.Size()
 		if req.Offset >= st.Size() {
@@ -81,8 +80,8 @@ func readOutput(req *api.OutputRequest, node string) (*api.OutputChunk, int, err
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return nil, http.StatusNotFound, fmt.Errorf("job %d's output %s is not on node %s", l.JobID, path, node)
-	case errors.Is(err, unix.ELOOP):
-		return nil, http.StatusForbidden, fmt.Errorf("job %d's output %s is a symlink; not following it", l.JobID, path)
+	case errors.Is(err, shim.ErrRefused), errors.Is(err, unix.ELOOP):
+		return nil, http.StatusForbidden, fmt.Errorf("job %d's output %s: %v", l.JobID, path, err)
 	case err != nil:
 		return nil, http.StatusForbidden, fmt.Errorf("job %d's output on node %s: %v", l.JobID, node, err)
 	}

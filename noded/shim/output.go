@@ -126,7 +126,7 @@ func openStdio(id Identity, l *api.LaunchRequest, node string) (*jobStdio, error
 func openJobFile(what, path string, how stdioFlags, uid uint32) (*os.File, error) {
 	f, err := openStdioFile(path, how, uid)
 	switch {
-	case errors.Is(err, errRefused):
+	case errors.Is(err, ErrRefused):
 		return nil, fmt.Errorf("%s file %s: %w", what, path, err)
 	case err != nil && how.output:
 		return nil, fmt.Errorf("%s file %s cannot be created as the job's user: %w", what, path, err)

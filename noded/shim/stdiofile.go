@@ -54,9 +54,17 @@ var (
 	appendFlags   = stdioFlags{flags: unix.O_WRONLY | unix.O_CREAT | unix.O_APPEND, output: true}
 )
 
-// errRefused marks a file the rules above refuse (as opposed to one the
+// ErrRefused marks a file the rules above refuse (as opposed to one the
 // kernel would not open for the user).
-var errRefused = errors.New("refused")
+var ErrRefused = errors.New("refused")
+
+// OpenForReading opens a job's file (its output, for `corral log`) to
+// be read by the user uid, under the same rules as the job's input: the
+// reader is root acting for the user, on a name the user or another user
+// may have swapped since the job wrote it. Call it as the user (AsUser).
+func OpenForReading(path string, uid uint32) (*os.File, error) {
+	return openStdioFile(path, inputFlags, uid)
+}
 
 // openStdioFile opens path (absolute, clean) for the user uid under the
 // rules above. Call it as the user. A link's target is resolved from the
@@ -70,7 +78,7 @@ func openStdioFile(path string, how stdioFlags, uid uint32) (*os.File, error) {
 	for links := 0; ; links++ {
 		if base == "" {
 			unix.Close(dfd)
-			return nil, fmt.Errorf("%w: it is a directory", errRefused)
+			return nil, fmt.Errorf("%w: it is a directory", ErrRefused)
 		}
 		target, f, err := openIn(dfd, base, how, uid)
 		if err != nil || f != nil {
@@ -115,9 +123,9 @@ func openIn(dfd int, base string, how stdioFlags, uid uint32) (link string, f *o
 	fd, err := unix.Openat(dfd, base, how.flags|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0o666)
 	switch {
 	case errors.Is(err, unix.ELOOP):
-		return "", nil, fmt.Errorf("%w: it became a symlink while being opened", errRefused)
+		return "", nil, fmt.Errorf("%w: it became a symlink while being opened", ErrRefused)
 	case errors.Is(err, unix.ENXIO): // a FIFO with no reader, made after the check
-		return "", nil, fmt.Errorf("%w: it is a FIFO, not a regular file", errRefused)
+		return "", nil, fmt.Errorf("%w: it is a FIFO, not a regular file", ErrRefused)
 	case err != nil:
 		return "", nil, err
 	}
@@ -156,10 +164,10 @@ func readTrustedLink(dfd int, base string, uid uint32) (string, *os.File, error)
 		return "", nil, err
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFLNK {
-		return "", nil, fmt.Errorf("%w: it was replaced while being opened", errRefused)
+		return "", nil, fmt.Errorf("%w: it was replaced while being opened", ErrRefused)
 	}
 	if st.Uid != uid && st.Uid != 0 {
-		return "", nil, fmt.Errorf("%w: it is a symlink owned by uid %d, neither the job's user nor root", errRefused, st.Uid)
+		return "", nil, fmt.Errorf("%w: it is a symlink owned by uid %d, neither the job's user nor root", ErrRefused, st.Uid)
 	}
 	buf := make([]byte, unix.PathMax)
 	n, err := unix.Readlinkat(lfd, "", buf)
@@ -176,9 +184,9 @@ func checkStdioFile(dfd int, st *unix.Stat_t, how stdioFlags, uid uint32) error 
 	case kind == unix.S_IFCHR && isDevNull(st):
 		return nil
 	case kind == unix.S_IFDIR:
-		return fmt.Errorf("%w: it is a directory", errRefused)
+		return fmt.Errorf("%w: it is a directory", ErrRefused)
 	case kind != unix.S_IFREG:
-		return fmt.Errorf("%w: it is %s, not a regular file (only regular files and /dev/null are allowed)", errRefused, kindName(kind))
+		return fmt.Errorf("%w: it is %s, not a regular file (only regular files and /dev/null are allowed)", ErrRefused, kindName(kind))
 	}
 	if !how.output {
 		return nil
@@ -191,9 +199,9 @@ func checkStdioFile(dfd int, st *unix.Stat_t, how stdioFlags, uid uint32) error 
 	case !isStickyShared(&dir):
 		return nil
 	case st.Uid != uid && st.Uid != dir.Uid:
-		return fmt.Errorf("%w: it belongs to uid %d, in a sticky directory others can write", errRefused, st.Uid)
+		return fmt.Errorf("%w: it belongs to uid %d, in a sticky directory others can write", ErrRefused, st.Uid)
 	case st.Nlink > 1:
-		return fmt.Errorf("%w: it has %d hard links, in a sticky directory others can write", errRefused, st.Nlink)
+		return fmt.Errorf("%w: it has %d hard links, in a sticky directory others can write", ErrRefused, st.Nlink)
 	}
 	return nil
 }
