@@ -133,11 +133,17 @@ func holdsAny(dir string, paths []string) bool {
 // mount namespace. Mode 1777 as on any host. memBytes 0 (no limit)
 // leaves tmpfs's default, half the node's memory.
 func tmpMount(memBytes int64) *configs.Mount {
-	data := "mode=1777"
-	if memBytes > 0 {
-		data += fmt.Sprintf(",size=%dk", (memBytes+1023)/1024)
-	}
+	data := tmpfsData("mode=1777", memBytes)
 	return &configs.Mount{Source: "tmpfs", Destination: "/tmp", Device: "tmpfs", Flags: unix.MS_NOSUID | unix.MS_NODEV, Data: data}
+}
+
+// tmpfsData is a job tmpfs's mount data: opts, and a size of memBytes
+// rounded up to a KiB when there is a limit.
+func tmpfsData(opts string, memBytes int64) string {
+	if memBytes > 0 {
+		opts += fmt.Sprintf(",size=%dk", (memBytes+1023)/1024)
+	}
+	return opts
 }
 
 // systemMounts are the container's own file systems.

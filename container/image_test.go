@@ -163,3 +163,34 @@ func TestImageInUseIsKept(t *testing.T) {
 		t.Errorf("its files are still there (%v)", err)
 	}
 }
+
+// TestUnmountRootTakesTheLayer: what a shim that died leaves of an image
+// job (the overlay on its root, the tmpfs of its writable layer) goes in
+// one UnmountRoot, so the job directory can be removed.
+func TestUnmountRootTakesTheLayer(t *testing.T) {
+	containertest.MustRoot(t)
+	state := containertest.MustStateDir(t)
+	rootfs, layer := filepath.Join(state, "rootfs"), filepath.Join(state, "layer")
+	for _, d := range []string{rootfs, layer} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Mount("tmpfs", d, "tmpfs", 0, "size=1m"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(layer, "f"), []byte("x"), 0o600)
+	if err := container.UnmountRoot(rootfs, layer); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(layer); !os.IsNotExist(err) {
+		t.Errorf("the layer is left: %v", err)
+	}
+	if err := container.RemoveTree(state); err != nil {
+		t.Errorf("the job directory cannot be removed: %v", err)
+	}
+	// Again, after a crash in between: nothing is mounted, nothing left.
+	if err := container.UnmountRoot(rootfs, layer); err != nil {
+		t.Errorf("a second UnmountRoot: %v", err)
+	}
+}

@@ -50,7 +50,11 @@ func Start(s *Spec) (_ *Container, retErr error) {
 		}
 	}()
 	if s.Image != nil {
-		if err := mountImage(rootfs, s.Image); err != nil {
+		var mem int64
+		if s.Resources != nil {
+			mem = s.Resources.Memory
+		}
+		if err := mountImage(rootfs, s.Image, mem); err != nil {
 			return nil, err
 		}
 		defer func() {

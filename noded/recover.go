@@ -122,13 +122,14 @@ func (d *Daemon) reattach(j *job) {
 
 // removeShimLeftovers removes what a shim that died mid-job leaves behind:
 // its container (processes, cgroups, libcontainer state) and the job's
-// root mount (the host view's tmpfs or an image's overlay), without which
-// the job directory cannot be removed.
+// root mount (the host view's tmpfs or an image's overlay) and an image
+// job's writable layer (a tmpfs), without which the job directory cannot
+// be removed.
 func (d *Daemon) removeShimLeftovers(id uint64, dir string) error {
 	if err := container.Remove(d.runcRoot, shim.ContainerID(id)); err != nil {
 		return fmt.Errorf("removing the container of a dead shim: %w", err)
 	}
-	if err := container.UnmountRoot(filepath.Join(dir, shim.RootfsDir), ""); err != nil {
+	if err := container.UnmountRoot(filepath.Join(dir, shim.RootfsDir), filepath.Join(dir, shim.LayerDir)); err != nil {
 		d.log.Printf("job %d: %v", id, err)
 	}
 	return nil
