@@ -117,7 +117,7 @@ func (s *Store) add(img v1.Image, key, source string) (Image, error) {
 		defer os.RemoveAll(tmp)
 		rootfs := filepath.Join(tmp, "rootfs")
 		rc := mutate.Extract(img)
-		err = Unpack(rc, rootfs)
+		err = unpack(rc, rootfs, s.MaxBytes)
 		rc.Close()
 		if err != nil {
 			return Image{}, fmt.Errorf("unpacking the image: %w", err)

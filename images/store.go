@@ -37,10 +37,18 @@ type Image struct {
 // Store is a node's image store rooted at a directory.
 type Store struct {
 	Root string
+	// MaxBytes, if positive, bounds what one image Pull or Import adds
+	// may take unpacked. noded sets it for the pulls a job asks for: the
+	// store's disk is the node's, and the image is a user's choice.
+	MaxBytes int64
 }
 
-// ErrNotFound is returned for a name the store does not hold.
-var ErrNotFound = errors.New("image not found")
+var (
+	// ErrNotFound is returned for a name the store does not hold.
+	ErrNotFound = errors.New("image not found")
+	// ErrTooBig is returned for an image larger than Store.MaxBytes.
+	ErrTooBig = errors.New("image too big")
+)
 
 const (
 	indexFile = "index.json"

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -283,5 +284,41 @@ func TestGetByID(t *testing.T) {
 	}
 	if _, err := s.Get(hex[:8]); !errors.Is(err, ErrNotFound) {
 		t.Errorf("an 8-character prefix: %v, want not found (too short to trust)", err)
+	}
+}
+
+// An unpack with a limit stops before the entry that would pass it, data
+// and entries counted: twenty empty files take twenty inodes.
+func TestUnpackLimit(t *testing.T) {
+	archive := func(files int, size int) *bytes.Buffer {
+		var buf bytes.Buffer
+		tw := tar.NewWriter(&buf)
+		for i := 0; i < files; i++ {
+			tw.WriteHeader(&tar.Header{Name: fmt.Sprintf("f%d", i), Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(size)})
+			tw.Write(bytes.Repeat([]byte("x"), size))
+		}
+		tw.Close()
+		return &buf
+	}
+	for _, c := range []struct {
+		name         string
+		files, size  int
+		limit        int64
+		tooBig       bool
+		wantUnpacked int
+	}{
+		{"no limit", 20, 0, 0, false, 20},
+		{"under", 20, 0, 20 * entryCost, false, 20},
+		{"empty files over", 20, 0, 10 * entryCost, true, 10},
+		{"one big file over", 1, 1 << 20, 1 << 20, true, 0},
+	} {
+		dir := filepath.Join(t.TempDir(), "rootfs")
+		err := unpack(archive(c.files, c.size), dir, c.limit)
+		if errors.Is(err, ErrTooBig) != c.tooBig {
+			t.Errorf("%s: %v, want too big %v", c.name, err, c.tooBig)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != c.wantUnpacked {
+			t.Errorf("%s: %d files unpacked, want %d", c.name, len(ents), c.wantUnpacked)
+		}
 	}
 }

@@ -20,7 +20,16 @@ import (
 // cannot point a later entry outside it); device nodes are skipped (a
 // job gets its /dev from the container), ownership (when root) and
 // modes are kept.
-func Unpack(r io.Reader, dir string) error {
+func Unpack(r io.Reader, dir string) error { return unpack(r, dir, 0) }
+
+// entryCost is what every archive entry is counted as on top of its data
+// against a size limit: an inode and a block, so that a million empty
+// files are not free.
+const entryCost = 4096
+
+// unpack is Unpack that fails with ErrTooBig once the entries would take
+// more than limit bytes (0: no limit), before writing the one that would.
+func unpack(r io.Reader, dir string, limit int64) error {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return err
 	}
@@ -30,6 +39,7 @@ func Unpack(r io.Reader, dir string) error {
 	}
 	var dirs []dirTime
 	asRoot := os.Geteuid() == 0 // others cannot give files away; tests
+	var used int64
 	tr := tar.NewReader(r)
 	for {
 		h, err := tr.Next()
@@ -42,6 +52,9 @@ func Unpack(r io.Reader, dir string) error {
 		name := filepath.Clean("/" + h.Name)
 		if name == "/" {
 			continue
+		}
+		if used += entryCost + max(h.Size, 0); limit > 0 && used > limit {
+			return fmt.Errorf("%w: more than %d MiB unpacked (at %s)", ErrTooBig, limit>>20, name)
 		}
 		parent, err := securejoin.SecureJoin(dir, filepath.Dir(name))
 		if err != nil {

@@ -43,6 +43,11 @@ type Config struct {
 	// ImageStore is the node's image store (package images); default
 	// DefaultImageStore. It is shared by every noded on the host.
 	ImageStore string
+	// ImagePullMax bounds the unpacked size of an image a job's
+	// --container-image makes the node pull (images.Store.MaxBytes);
+	// default DefaultImagePullMax. An administrator's own pulls and
+	// imports are not bounded.
+	ImagePullMax int64
 	// MountRoots are the host directories under which users may --mount
 	// (checked as the user); none: --mount is refused.
 	MountRoots []string

@@ -17,6 +17,11 @@ import (
 // DefaultImageStore is where images live unless --image-store says.
 const DefaultImageStore = "/var/lib/corral/images"
 
+// DefaultImagePullMax is the largest image a job may make a node pull,
+// unpacked, unless --image-pull-max says: above the biggest common HPC
+// images (CUDA with a framework is 10 to 20 GiB), far below a node disk.
+const DefaultImagePullMax = 32 << 30
+
 // normalizeEnvironments checks the image store and mount roots.
 func (c *Config) normalizeEnvironments() error {
 	if c.ImageStore == "" {
@@ -24,6 +29,12 @@ func (c *Config) normalizeEnvironments() error {
 	}
 	if !filepath.IsAbs(c.ImageStore) {
 		return fmt.Errorf("--image-store %q must be an absolute path", c.ImageStore)
+	}
+	switch {
+	case c.ImagePullMax == 0:
+		c.ImagePullMax = DefaultImagePullMax
+	case c.ImagePullMax < 0:
+		return fmt.Errorf("--image-pull-max %d must be positive", c.ImagePullMax)
 	}
 	for i, r := range c.MountRoots {
 		if !filepath.IsAbs(r) || strings.ContainsRune(r, 0) {
@@ -57,7 +68,7 @@ func (d *Daemon) prepareEnvironment(r *api.LaunchRequest, sj *shim.Job) error {
 	if err != nil {
 		return err
 	}
-	sj.ImageStore = d.cfg.ImageStore
+	sj.ImageStore, sj.ImagePullMax = d.cfg.ImageStore, d.cfg.ImagePullMax
 	im, err := st.Get(r.Image)
 	if errors.Is(err, images.ErrNotFound) {
 		return nil // the shim pulls it (slow work stays out of the launch call)

@@ -50,6 +50,7 @@ func app() *cli.App {
 			&cli.StringFlag{Name: "init-path", DefaultText: "corral-init beside this executable", Usage: "corral-init binary (built with CGO_ENABLED=0)"},
 			&cli.StringFlag{Name: "shim-path", DefaultText: "corral-shim beside this executable", Usage: "corral-shim binary, the per-job supervisor"},
 			imageStoreFlag(),
+			&cli.StringFlag{Name: "image-pull-max", Value: "32G", Usage: "largest image (unpacked) a job's --container-image may make this node pull"},
 			&cli.StringSliceFlag{Name: "mount-root", Usage: "host directory under which users may --mount (checked as the user; repeatable)"},
 			&cli.StringFlag{Name: "ca", DefaultText: "ca.pem beside --key", Usage: "cluster CA certificate (corral-ctld's <state>/ca.pem) pinned for an https --ctld"},
 			&cli.StringFlag{Name: "cred-socket", DefaultText: "/run/corral/noded-<name>.sock", Usage: "Unix socket issuing remote-user credentials (docs/security.md); \"none\" offers none"},
@@ -88,6 +89,16 @@ func run(c *cli.Context) error {
 			return fmt.Errorf("--mem %s must be positive", s)
 		}
 		cfg.MemBytes = m
+	}
+	if s := c.String("image-pull-max"); s != "" {
+		m, err := jobspec.ParseSize(s)
+		if err != nil {
+			return fmt.Errorf("--image-pull-max: %w", err)
+		}
+		if m <= 0 {
+			return fmt.Errorf("--image-pull-max %s must be positive", s)
+		}
+		cfg.ImagePullMax = m
 	}
 	if cfg.CtldURL == "" {
 		return fmt.Errorf("--ctld is required (the controller's node-plane URL, e.g. http://127.0.0.1:6817)")

@@ -2,6 +2,7 @@ package shim_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -187,5 +188,21 @@ func TestImagePulledOnDemand(t *testing.T) {
 	tj = mustJob(t, "true\n", func(j *shim.Job) { j.Launch.Image, j.ImageStore = reg+"/nope:1", storeDir })
 	if r := tj.run(t, shim.Controls{}); r.State != api.StateFailed || !strings.Contains(r.Message, "pulling it failed") {
 		t.Errorf("missing image: %+v", r)
+	}
+	// An image bigger than the node lets a job pull fails the job, saying
+	// so, and leaves nothing of it in the store.
+	big := reg + "/big:1"
+	imagetest.MustPush(t, big, imagetest.MustImage(t, "big", map[string]string{"data": strings.Repeat("x", 2<<20)}))
+	tj = mustJob(t, "true\n", func(j *shim.Job) {
+		j.Launch.Image, j.ImageStore, j.ImagePullMax = big, storeDir, 1<<20
+	})
+	if r := tj.run(t, shim.Controls{}); r.State != api.StateFailed || !strings.Contains(r.Message, "too big for a job to pull") {
+		t.Errorf("an image over --image-pull-max: %+v", r)
+	}
+	if _, err := st.Get(big); !errors.Is(err, images.ErrNotFound) {
+		t.Errorf("the refused image is in the store: %v", err)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(storeDir, "tmp")); len(ents) != 0 {
+		t.Errorf("the refused pull left %d entries in the store's tmp", len(ents))
 	}
 }

@@ -59,6 +59,7 @@ func pullImage(job *Job, ctl Controls, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	st.MaxBytes = job.ImagePullMax
 	im, err := st.Get(ref)
 	if errors.Is(err, images.ErrNotFound) {
 		ctx, stop := context.WithCancel(context.Background())
@@ -76,6 +77,9 @@ func pullImage(job *Job, ctl Controls, stderr io.Writer) error {
 			ctl.Configuring("pulling image " + ref)
 		}
 		im, err = st.Pull(ctx, ref)
+		if errors.Is(err, images.ErrTooBig) {
+			return fmt.Errorf("image %s is not on node %s and is too big for a job to pull (%v; the node's --image-pull-max); an administrator can pull it with corral image pull", ref, job.Node, err)
+		}
 		if err != nil {
 			return fmt.Errorf("image %s is not on node %s and pulling it failed: %v", ref, job.Node, err)
 		}

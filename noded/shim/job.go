@@ -44,9 +44,11 @@ type Job struct {
 	// view); ImageEnv are the image's variables. When noded's store did
 	// not hold Launch.Image, ImageRootfs is empty and the shim pulls the
 	// image into ImageStore first.
-	ImageStore  string   `json:"image_store,omitempty"`
-	ImageRootfs string   `json:"image_rootfs,omitempty"`
-	ImageEnv    []string `json:"image_env,omitempty"`
+	ImageStore string `json:"image_store,omitempty"`
+	// ImagePullMax bounds that pull's unpacked size (images.ErrTooBig).
+	ImagePullMax int64    `json:"image_pull_max,omitempty"`
+	ImageRootfs  string   `json:"image_rootfs,omitempty"`
+	ImageEnv     []string `json:"image_env,omitempty"`
 	// MountRoots are the host directories --mount sources must lie under.
 	MountRoots []string `json:"mount_roots,omitempty"`
 	// GPU is set for a job with GPU shares on this node.
