@@ -25,20 +25,21 @@ import (
 // Platform is the platform pulled and picked from multi-platform images.
 var Platform = v1.Platform{OS: "linux", Architecture: runtime.GOARCH}
 
-// Pull fetches ref from its registry and stores it under ref. Registries
-// on localhost and 127.0.0.1 are spoken to over plain HTTP (as
-// go-containerregistry does); others need HTTPS.
+// Pull fetches ref from its registry, which must be one of s.Registries
+// (registry.go), and stores it under ref. Registries on localhost and
+// 127.0.0.1 are spoken to over plain HTTP (as go-containerregistry does);
+// others need HTTPS.
 func (s *Store) Pull(ctx context.Context, ref string) (Image, error) {
 	key, err := Canonical(ref)
 	if err != nil {
 		return Image{}, err
 	}
-	r, err := name.ParseReference(ref, name.WithDefaultTag("latest"))
+	r, err := s.resolvePull(ref)
 	if err != nil {
 		return Image{}, err
 	}
 	img, err := remote.Image(r, remote.WithContext(ctx), remote.WithPlatform(Platform),
-		remote.WithAuth(authn.Anonymous))
+		remote.WithAuth(authn.Anonymous), remote.WithTransport(pullTransport))
 	if err != nil {
 		return Image{}, fmt.Errorf("pulling %s: %v", ref, err)
 	}

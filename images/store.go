@@ -41,6 +41,9 @@ type Store struct {
 	// may take unpacked. noded sets it for the pulls a job asks for: the
 	// store's disk is the node's, and the image is a user's choice.
 	MaxBytes int64
+	// Registries are the registries Pull may fetch from; the first also
+	// serves references that name none (registry.go).
+	Registries []string
 }
 
 var (

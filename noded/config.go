@@ -48,6 +48,10 @@ type Config struct {
 	// default DefaultImagePullMax. An administrator's own pulls and
 	// imports are not bounded.
 	ImagePullMax int64
+	// ImageRegistries are the registries images may be pulled from; the
+	// first serves references that name none (images.Store.Registries).
+	// None: only loopback registries, and a name without one is refused.
+	ImageRegistries []string
 	// MountRoots are the host directories under which users may --mount
 	// (checked as the user); none: --mount is refused.
 	MountRoots []string

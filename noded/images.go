@@ -36,6 +36,11 @@ func (c *Config) normalizeEnvironments() error {
 	case c.ImagePullMax < 0:
 		return fmt.Errorf("--image-pull-max %d must be positive", c.ImagePullMax)
 	}
+	for _, h := range c.ImageRegistries {
+		if err := images.CheckRegistry(h); err != nil {
+			return err
+		}
+	}
 	for i, r := range c.MountRoots {
 		if !filepath.IsAbs(r) || strings.ContainsRune(r, 0) {
 			return fmt.Errorf("--mount-root %q must be an absolute path", r)
@@ -48,9 +53,14 @@ func (c *Config) normalizeEnvironments() error {
 	return nil
 }
 
-// images opens the store (creating it on first use).
+// images opens the store (creating it on first use), pulling only from
+// the configured registries.
 func (d *Daemon) images() (*images.Store, error) {
-	return images.Open(d.cfg.ImageStore)
+	st, err := images.Open(d.cfg.ImageStore)
+	if err == nil {
+		st.Registries = d.cfg.ImageRegistries
+	}
+	return st, err
 }
 
 // prepareEnvironment resolves the launch's image to its unpacked root
@@ -69,9 +79,16 @@ func (d *Daemon) prepareEnvironment(r *api.LaunchRequest, sj *shim.Job) error {
 		return err
 	}
 	sj.ImageStore, sj.ImagePullMax = d.cfg.ImageStore, d.cfg.ImagePullMax
+	sj.ImageRegistries = d.cfg.ImageRegistries
 	im, err := st.Get(r.Image)
 	if errors.Is(err, images.ErrNotFound) {
-		return nil // the shim pulls it (slow work stays out of the launch call)
+		// The shim pulls it (slow work stays out of the launch call), if
+		// its registry is one this node pulls from: decided here, with
+		// no lookup, so a refused image fails the job at once.
+		if err := st.CheckPull(r.Image); err != nil {
+			return refuseJob("launch of job %d on node %s: %v", r.JobID, d.cfg.Name, err)
+		}
+		return nil
 	}
 	if err != nil {
 		if _, lerr := st.List(); lerr == nil {

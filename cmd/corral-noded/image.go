@@ -20,6 +20,11 @@ func imageStoreFlag() cli.Flag {
 	return &cli.StringFlag{Name: "image-store", Value: noded.DefaultImageStore, Usage: "the node's image store directory"}
 }
 
+func imageRegistryFlag() cli.Flag {
+	return &cli.StringSliceFlag{Name: "image-registry", Usage: "registry `HOST[:PORT]` images may be pulled from; the first also serves names without a registry " +
+		"(repeatable; none: only loopback registries, and a name without a registry is refused; see docs/environments.md)"}
+}
+
 // imageCommand manages this host's image store directly (as root on the
 // node); `corral image` does the same through ctld for every node.
 func imageCommand() *cli.Command {
@@ -27,7 +32,16 @@ func imageCommand() *cli.Command {
 		if os.Geteuid() != 0 {
 			return nil, errors.New("must run as root: the image store belongs to corral-noded")
 		}
-		return images.Open(c.String("image-store"))
+		for _, h := range c.StringSlice("image-registry") {
+			if err := images.CheckRegistry(h); err != nil {
+				return nil, err
+			}
+		}
+		st, err := images.Open(c.String("image-store"))
+		if err == nil {
+			st.Registries = c.StringSlice("image-registry")
+		}
+		return st, err
 	}
 	args := func(c *cli.Context, n int, usage string) error {
 		if c.NArg() != n {
@@ -39,7 +53,7 @@ func imageCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "image",
 		Usage: "manage this host's image store (import, pull, list, rm)",
-		Flags: []cli.Flag{imageStoreFlag()},
+		Flags: []cli.Flag{imageStoreFlag(), imageRegistryFlag()},
 		Subcommands: []*cli.Command{
 			{Name: "import", ArgsUsage: "NAME:TAG SOURCE", Usage: "store an OCI layout (dir or tar), a docker save archive or a root file system directory",
 				Action: func(c *cli.Context) error {

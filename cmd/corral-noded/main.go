@@ -50,6 +50,7 @@ func app() *cli.App {
 			&cli.StringFlag{Name: "init-path", DefaultText: "corral-init beside this executable", Usage: "corral-init binary (built with CGO_ENABLED=0)"},
 			&cli.StringFlag{Name: "shim-path", DefaultText: "corral-shim beside this executable", Usage: "corral-shim binary, the per-job supervisor"},
 			imageStoreFlag(),
+			imageRegistryFlag(),
 			&cli.StringFlag{Name: "image-pull-max", Value: "32G", Usage: "largest image (unpacked) a job's --container-image may make this node pull"},
 			&cli.StringSliceFlag{Name: "mount-root", Usage: "host directory under which users may --mount (checked as the user; repeatable)"},
 			&cli.StringFlag{Name: "ca", DefaultText: "ca.pem beside --key", Usage: "cluster CA certificate (corral-ctld's <state>/ca.pem) pinned for an https --ctld"},
@@ -70,6 +71,7 @@ func run(c *cli.Context) error {
 		Advertise: c.String("advertise"), StateDir: c.String("state"), CPUs: c.Int("cpus"),
 		KillWait: c.Duration("kill-wait"), MaxPids: c.Int64("max-pids"), InitPath: c.String("init-path"),
 		ImageStore: c.String("image-store"), MountRoots: c.StringSlice("mount-root"),
+		ImageRegistries: c.StringSlice("image-registry"),
 	}
 	if p := c.String("shim-path"); p != "" {
 		cfg.ShimCommand = []string{p}

@@ -59,7 +59,7 @@ func pullImage(job *Job, ctl Controls, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	st.MaxBytes = job.ImagePullMax
+	st.MaxBytes, st.Registries = job.ImagePullMax, job.ImageRegistries
 	im, err := st.Get(ref)
 	if errors.Is(err, images.ErrNotFound) {
 		ctx, stop := context.WithCancel(context.Background())

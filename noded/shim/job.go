@@ -49,6 +49,11 @@ type Job struct {
 	ImagePullMax int64    `json:"image_pull_max,omitempty"`
 	ImageRootfs  string   `json:"image_rootfs,omitempty"`
 	ImageEnv     []string `json:"image_env,omitempty"`
+
+	// ImageRegistries are the registries that pull may use
+	// (images.Store.Registries).
+	ImageRegistries []string `json:"image_registries,omitempty"`
+
 	// MountRoots are the host directories --mount sources must lie under.
 	MountRoots []string `json:"mount_roots,omitempty"`
 	// GPU is set for a job with GPU shares on this node.
