@@ -112,7 +112,11 @@ func (b Backfill) Plan(s Snapshot) Plan {
 		planFCFS(p, plannable, reqs, out, b.StartsOnly)
 	default:
 		for _, i := range plannable {
+			if !p.mayStart(&reqs[i], &out[i]) {
+				continue
+			}
 			planOne(p, &reqs[i], 0, &out[i])
+			p.started(&reqs[i], &out[i])
 		}
 	}
 	return assemble(s.Now, jobs, out, b.StartsOnly)
@@ -152,6 +156,9 @@ func (p *profile) admit(j *Pending, part *partState) (api.Reason, request) {
 	if j.Blocked != "" {
 		return j.Blocked, request{}
 	}
+	if why := p.groups.over(j); why != "" {
+		return why, request{}
+	}
 	if part == nil || part.ix == nil {
 		return api.ReasonNodeDown, request{}
 	}
@@ -174,6 +181,24 @@ func (p *profile) admit(j *Pending, part *partState) (api.Reason, request) {
 	return "", request{
 		Pending: j, part: part, need: need,
 		count: max(j.NodeCount, 1), dur: dur, level: levelOf(j.PerNode, dur),
+	}
+}
+
+// mayStart reports whether r's groups let it start now, counting the
+// starts made so far; if not, o takes the group's reason and r is planned
+// no further.
+func (p *profile) mayStart(r *request, o *outcome) bool {
+	if o.reason != "" {
+		return false
+	}
+	o.reason = p.groups.over(r.Pending)
+	return o.reason == ""
+}
+
+// started counts r in its groups if o starts it now.
+func (p *profile) started(r *request, o *outcome) {
+	if o.planned && o.start == 0 {
+		p.groups.join(r.Pending)
 	}
 }
 
@@ -208,10 +233,15 @@ func (b Backfill) planEASY(p *profile, plannable []int, reqs []request, out []ou
 			candidates = append(candidates, i)
 			continue
 		}
+		if !p.mayStart(r, &out[i]) {
+			continue
+		}
 		if startNow(p, r, &out[i]) {
+			p.started(r, &out[i])
 			continue
 		}
 		planOne(p, r, 0, &out[i])
+		p.started(r, &out[i])
 		reserved[r.part] = out[i].start != never
 	}
 	order := append([]int(nil), candidates...)
@@ -219,7 +249,9 @@ func (b Backfill) planEASY(p *profile, plannable []int, reqs []request, out []ou
 		sort.SliceStable(order, func(a, c int) bool { return reqs[order[a]].dur < reqs[order[c]].dur })
 	}
 	for _, i := range order {
-		startNow(p, &reqs[i], &out[i])
+		if p.mayStart(&reqs[i], &out[i]) && startNow(p, &reqs[i], &out[i]) {
+			p.started(&reqs[i], &out[i])
+		}
 	}
 	// Estimates for the jobs left waiting: where each would start if
 	// nothing else jumped ahead of it. They are placed like conservative
@@ -228,7 +260,7 @@ func (b Backfill) planEASY(p *profile, plannable []int, reqs []request, out []ou
 		return
 	}
 	for _, i := range candidates {
-		if !out[i].planned {
+		if !out[i].planned && out[i].reason == "" {
 			planOne(p, &reqs[i], 0, &out[i])
 		}
 	}
@@ -240,7 +272,11 @@ func planFCFS(p *profile, plannable []int, reqs []request, out []outcome, starts
 	for _, i := range plannable {
 		r := &reqs[i]
 		if !blocked[r.part] {
+			if !p.mayStart(r, &out[i]) {
+				continue // like a blocked job: it holds nobody up
+			}
 			if startNow(p, r, &out[i]) {
+				p.started(r, &out[i])
 				continue
 			}
 			// A job that can never run on the up nodes holds nobody up.
@@ -260,6 +296,9 @@ func planFCFS(p *profile, plannable []int, reqs []request, out []outcome, starts
 	notBefore := make(map[*partState]int64)
 	for _, i := range waiting {
 		r := &reqs[i]
+		if !p.mayStart(r, &out[i]) {
+			continue
+		}
 		from := notBefore[r.part]
 		planOne(p, r, from, &out[i])
 		if out[i].start != never {

@@ -13,6 +13,13 @@
 // job's fGPU must fit on the devices by package gpu's packing rule over
 // its whole run (gpus.go), and starts and estimates name the shares.
 //
+// Group limits (Snapshot.GroupLimits, groups.go) cap what the members of
+// a group hold at once: an array's %N, a singleton name, a policy's
+// running limits. The caller says which groups a job is in and what it
+// counts there; every planner checks them at each start it makes, so the
+// controller, its test-only submits and the simulator stop at the same
+// limits.
+//
 // Two planners implement Planner: FirstFit, the baseline, and Backfill
 // (modes conservative, easy and fcfs). Backfill keeps an availability
 // timeline per node (timeline.go) so every reservation is exact, and a

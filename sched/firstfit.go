@@ -44,9 +44,15 @@ func (FirstFit) Plan(s Snapshot) Plan {
 	pending := SortByPriority(s.Pending)
 	var plan Plan
 	blockedByResources := false
-	for _, j := range pending {
+	g := newGroups(&s)
+	for i := range pending {
+		j := &pending[i]
 		if j.Blocked != "" {
 			plan.Pending = append(plan.Pending, Estimate{JobID: j.ID, Reason: j.Blocked})
+			continue
+		}
+		if why := g.over(j); why != "" {
+			plan.Pending = append(plan.Pending, Estimate{JobID: j.ID, Reason: why})
 			continue
 		}
 		want := j.NodeCount
@@ -100,6 +106,7 @@ func (FirstFit) Plan(s Snapshot) Plan {
 				}
 			}
 			plan.Starts = append(plan.Starts, st)
+			g.join(j)
 			continue
 		}
 		reason := "Resources"

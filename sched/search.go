@@ -16,6 +16,9 @@ const rankLimit = 8
 type profile struct {
 	nodes []*nodeState // up nodes, in snapshot order
 	parts map[string]*partState
+	// groups are the group limits, counting running jobs and this
+	// plan's starts.
+	groups groups
 
 	holes []int // scratch for place
 	tails []int
@@ -39,7 +42,7 @@ type request struct {
 }
 
 func newProfile(s Snapshot) *profile {
-	p := &profile{parts: make(map[string]*partState, len(s.Partitions))}
+	p := &profile{parts: make(map[string]*partState, len(s.Partitions)), groups: newGroups(&s)}
 	byName := make(map[string]*nodeState, len(s.Nodes))
 	for i, n := range s.Nodes {
 		if !n.Up {

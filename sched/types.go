@@ -66,6 +66,8 @@ type Running struct {
 	Alloc []Allocation
 	End   time.Time
 	UID   uint32 // who it runs as: MPS fractions of two users never share a device
+	// Groups count the job against Snapshot.GroupLimits while it runs.
+	Groups []Member
 }
 
 // Pending is a job waiting to start.
@@ -87,6 +89,26 @@ type Pending struct {
 	GPUs    int
 	GPUType string
 	UID     uint32
+	// Groups are the limited groups the job joins when it starts (an
+	// array's %N, a singleton name, a policy's running limits). A start
+	// that would take any of them past Snapshot.GroupLimits is not made:
+	// the job waits with the reason of the first such group.
+	Groups []Member
+}
+
+// Member is a job's part in a group: it counts Use towards the group's
+// limit (1 for a job count, the job's CPUs for a CPU limit...).
+type Member struct {
+	Group string
+	Use   int64
+}
+
+// GroupLimit caps what a group's members may hold at once. A pending
+// member that would take the group past Max does not start and shows
+// Reason; groups without a limit are not limited.
+type GroupLimit struct {
+	Max    int64
+	Reason api.Reason
 }
 
 // Snapshot is everything the planner may look at.
@@ -96,6 +118,8 @@ type Snapshot struct {
 	Partitions []Partition
 	Running    []Running
 	Pending    []Pending
+	// GroupLimits are the limits of the groups jobs name (Member.Group).
+	GroupLimits map[string]GroupLimit
 }
 
 // Start tells the caller to start a job now on these nodes.
