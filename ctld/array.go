@@ -403,18 +403,18 @@ func taskView(a *arrayJob, index int) api.Job {
 
 // appendArrayTasksLocked adds array tasks to the planner's pending jobs
 // (end of the snapshot). A remainder offers only as many tasks as the free
-// CPUs of its partition could start now, plus one for its estimate, within
-// its %N limit: a 10,000-task array costs the planner what a few jobs do. A blocked remainder offers one task carrying the
-// reason. The first task offered stands for the remainder in apply.
-func (s *Server) appendArrayTasksLocked(pending []sched.Pending, now time.Time) []sched.Pending {
-	c := &s.pipe.cycle
-	clear(c.first)
-	if c.first == nil {
-		c.first = make(map[uint64]*arrayJob)
-	}
+// CPUs of its partition could start now, plus one for its estimate, and no
+// more than its %N limit leaves room for: a 10,000-task array costs the
+// planner what a few jobs do. The cap is an upper bound on what could
+// start, never the limit itself: the tasks are members of the array's
+// group, which the planner enforces. A remainder with no room or blocked
+// offers one task, carrying the reason. The first task offered stands for
+// the remainder in apply.
+func (s *Server) appendArrayTasksLocked(pending []sched.Pending, now time.Time, g *groupBuilder, notes *cycleNotes) []sched.Pending {
 	if len(s.pipe.arrays) == 0 {
 		return pending
 	}
+	notes.first = make(map[uint64]*arrayJob)
 	running := make(map[uint64]int)
 	for _, j := range s.active {
 		if id := j.rec.Job.ArrayJobID; id != 0 && j.state() == api.StateRunning {
@@ -436,38 +436,30 @@ func (s *Server) appendArrayTasksLocked(pending []sched.Pending, now time.Time) 
 			continue
 		}
 		job := &a.rem.Job
-		tmpl := sched.Pending{Partition: job.Partition, NodeCount: job.NodeCount, PerNode: perNode(job),
-			TimeLimit: time.Duration(job.TimeLimit) * time.Second, Priority: s.jobPriority(job, now), Submit: job.SubmitTime}
-		if _, ok := s.parts.byName[job.Partition]; !ok {
-			tmpl.Blocked = reasonPartitionDown
-		}
-		gpuPending(job, &tmpl) // gpus.go
+		prio := s.jobPriority(job, now)
 		n := min(a.remCount, 1+free[job.Partition]/max(job.CPUs, 1))
 		if a.maxRunning > 0 {
 			n = min(n, a.maxRunning-running[base])
 		}
-		if n <= 0 {
-			tmpl.Blocked = api.ReasonJobArrayTaskLimit
-		}
 		offered := 0
 		for _, index := range firstIndexes(a.rem.Pending, max(n, 1)) {
-			p := tmpl
-			p.ID, _ = a.idOf(index)
+			id, _ := a.idOf(index)
 			view := taskView(a, index)
-			s.pipelinePendingLocked(&view, &p, now)
+			p := pendingOf(&view, id, prio, s.blockedOfLocked(&view, &index, now, notes))
 			if p.Blocked == api.ReasonDependencyNeverSatisfied && offered == 0 && !hasAfterCorr(job.Spec.Dependency) {
 				// The whole remainder can never run: kill (or show) it once.
-				c.kills = slices.DeleteFunc(c.kills, func(k killOrder) bool { return k.id == p.ID })
+				notes.kills = slices.DeleteFunc(notes.kills, func(k killOrder) bool { return k.id == p.ID })
 				if s.killOnInvalidDep(job) {
-					c.kills = append(c.kills, killOrder{id: p.ID, array: a})
+					notes.kills = append(notes.kills, killOrder{id: p.ID, array: a})
 				}
 			}
 			if p.Blocked != "" && offered > 0 {
 				continue // only the first task speaks for a blocked remainder
 			}
 			if offered == 0 {
-				c.first[p.ID] = a
+				notes.first[p.ID] = a
 			}
+			p.Groups = g.pendingMembers(&view, a)
 			pending = append(pending, p)
 			offered++
 			if p.Blocked != "" && !hasAfterCorr(job.Spec.Dependency) {

@@ -81,12 +81,12 @@ func (t *targetSummary) addRemainder(n int, st api.JobState) {
 }
 
 // dependencyLocked evaluates a job's dependency. task is the job's array
-// index (aftercorr), nil outside arrays. The caller holds s.mu and
-// cycleMu.
-func (s *Server) dependencyLocked(job *api.Job, d *api.Dependency, task *int, now time.Time) depState {
+// index (aftercorr), nil outside arrays; wake times go to notes (nil:
+// nowhere). The caller holds s.mu.
+func (s *Server) dependencyLocked(job *api.Job, d *api.Dependency, task *int, now time.Time, notes *cycleNotes) depState {
 	all, anyOK, never := true, false, 0
 	for i := range d.Conditions {
-		switch s.conditionLocked(job, &d.Conditions[i], task, now) {
+		switch s.conditionLocked(job, &d.Conditions[i], task, now, notes) {
 		case depOK:
 			anyOK = true
 		case depNever:
@@ -105,9 +105,9 @@ func (s *Server) dependencyLocked(job *api.Job, d *api.Dependency, task *int, no
 	return depWait
 }
 
-func (s *Server) conditionLocked(job *api.Job, c *api.DependencyCondition, task *int, now time.Time) depState {
+func (s *Server) conditionLocked(job *api.Job, c *api.DependencyCondition, task *int, now time.Time, notes *cycleNotes) depState {
 	if c.Type == api.DependSingleton {
-		if s.runningNamesLocked()[job.User+"\x00"+job.Name] > 0 {
+		if s.runningNamesLocked(notes)[job.User+"\x00"+job.Name] > 0 {
 			return depWait
 		}
 		return depOK
@@ -126,7 +126,7 @@ func (s *Server) conditionLocked(job *api.Job, c *api.DependencyCondition, task 
 			return depWait
 		}
 		if at := t.lastStart.Add(time.Duration(c.Delay) * time.Second); c.Delay > 0 && now.Before(at) {
-			s.pipe.cycle.wakeAtLeast(at)
+			notes.wakeAtLeast(at)
 			return depWait
 		}
 		return depOK
@@ -198,18 +198,22 @@ func (s *Server) addTaskLocked(t *targetSummary, a *arrayJob, id uint64, index i
 	}
 }
 
-// runningNamesLocked counts running jobs by user and name, once a cycle.
-func (s *Server) runningNamesLocked() map[string]int {
-	c := &s.pipe.cycle
-	if c.runningNames == nil {
-		c.runningNames = make(map[string]int)
-		for _, j := range s.active {
-			if j.state() == api.StateRunning {
-				c.runningNames[j.rec.Job.User+"\x00"+j.rec.Job.Name]++
-			}
+// runningNamesLocked counts running jobs by user and name, once a
+// snapshot (every call without notes).
+func (s *Server) runningNamesLocked(notes *cycleNotes) map[string]int {
+	if notes != nil && notes.runningNames != nil {
+		return notes.runningNames
+	}
+	names := make(map[string]int)
+	for _, j := range s.active {
+		if j.state() == api.StateRunning {
+			names[j.rec.Job.User+"\x00"+j.rec.Job.Name]++
 		}
 	}
-	return c.runningNames
+	if notes != nil {
+		notes.runningNames = names
+	}
+	return names
 }
 
 func isSingleton(d *api.Dependency) bool  { return hasCondition(d, api.DependSingleton) }
@@ -273,13 +277,13 @@ func (s *Server) checkDependencyLocked(d *api.Dependency, isArray bool) error {
 // killInvalidDepsLocked cancels the jobs the snapshot found with a
 // dependency that can never be satisfied (and kill-on-invalid-dep),
 // after checking again: the world may have changed since.
-func (s *Server) killInvalidDepsLocked(now time.Time) {
+func (s *Server) killInvalidDepsLocked(kills []killOrder, now time.Time) {
 	var changes []change
 	var rems []remChange
-	for _, k := range s.pipe.cycle.kills {
+	for _, k := range kills {
 		if a := k.array; a != nil {
 			if a.rem == nil || a.rem.Job.State != api.StatePending || s.pipe.arrays[a.base] != a ||
-				s.dependencyLocked(&a.rem.Job, a.rem.Job.Spec.Dependency, nil, now) != depNever {
+				s.dependencyLocked(&a.rem.Job, a.rem.Job.Spec.Dependency, nil, now, nil) != depNever {
 				continue
 			}
 			rems = append(rems, remEnded(a, api.StateCancelled, api.ReasonDependencyNeverSatisfied, now,
@@ -291,7 +295,7 @@ func (s *Server) killInvalidDepsLocked(now time.Time) {
 			j = s.pendingTaskLocked(k.id)
 		}
 		if j == nil || j.state() != api.StatePending || j.rec.Job.Spec.Dependency == nil ||
-			s.dependencyLocked(&j.rec.Job, j.rec.Job.Spec.Dependency, j.rec.Job.ArrayTaskID, now) != depNever {
+			s.dependencyLocked(&j.rec.Job, j.rec.Job.Spec.Dependency, j.rec.Job.ArrayTaskID, now, nil) != depNever {
 			continue
 		}
 		next := j.rec

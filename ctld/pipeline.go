@@ -89,7 +89,7 @@ func (c *PipelineConfig) setDefaults() {
 }
 
 // pipeline is the controller's pipeline state. arrays and bases are
-// guarded by Server.mu; cycle by Server.cycleMu.
+// guarded by Server.mu.
 type pipeline struct {
 	arrays map[uint64]*arrayJob
 	bases  []uint64 // array job IDs, ascending, for finding a task's array
@@ -106,27 +106,6 @@ type pipeline struct {
 	// becomes eligible (a --begin time, an after+delay); housekeeping
 	// kicks the scheduler then.
 	wakeAt atomic.Int64
-	cycle  cycleState
-}
-
-// cycleState is what one scheduling cycle's snapshot learns for its apply
-// step. Guarded by Server.cycleMu, which every snapshot holds.
-type cycleState struct {
-	// first maps an array's first candidate task ID to its array: that
-	// task's estimate becomes the remainder's reason.
-	first map[uint64]*arrayJob
-	// kills are jobs whose dependency can never be satisfied and that are
-	// to be cancelled.
-	kills []killOrder
-	// wake is the earliest future eligibility seen (Unix nanoseconds).
-	wake int64
-	// runningNames counts running jobs by user and name (singleton),
-	// built on first use in a cycle.
-	runningNames map[string]int
-	// running counts each array's running tasks during apply, and
-	// singletons the user-and-name keys started in it.
-	running    map[uint64]int
-	singletons map[string]bool
 }
 
 func (p *pipeline) init() {
@@ -138,20 +117,6 @@ func (p *pipeline) init() {
 
 // shutdown ends every long poll (http.Server.RegisterOnShutdown).
 func (p *pipeline) shutdown() { p.stopOnce.Do(func() { close(p.stop) }) }
-
-// resetCycle forgets what a snapshot learnt once it has been used.
-func (c *cycleState) reset() {
-	c.kills = c.kills[:0]
-	c.runningNames = nil
-	c.wake = 0
-}
-
-// wakeAtLeast notes that a blocked job becomes eligible at t.
-func (c *cycleState) wakeAtLeast(t time.Time) {
-	if n := t.UnixNano(); c.wake == 0 || n < c.wake {
-		c.wake = n
-	}
-}
 
 // housekeeping intervals.
 const (
@@ -257,32 +222,19 @@ func validEnvName(s string) bool {
 	return true
 }
 
-// pipelinePendingLocked adjusts a pending job's planner entry: nice lowers
-// its priority, and hold, begin and dependencies may block it. Called for
-// every pending job while the snapshot is built (s.mu read, cycleMu held).
-func (s *Server) pipelinePendingLocked(job *api.Job, p *sched.Pending, now time.Time) {
-	p.Priority -= int64(job.Spec.Nice)
-	if p.Blocked != "" {
-		return
-	}
-	p.Blocked = s.blockedLocked(job, job.ArrayTaskID, now)
-	if p.Blocked == api.ReasonDependencyNeverSatisfied && s.killOnInvalidDep(job) {
-		s.pipe.cycle.kills = append(s.pipe.cycle.kills, killOrder{id: job.ID})
-	}
-}
-
 // blockedLocked is why a pending job may not start now, "" if nothing
 // stops it: a hold, a begin time still ahead, or its dependency. task is
-// the job's array index (for aftercorr), nil outside arrays.
-func (s *Server) blockedLocked(job *api.Job, task *int, now time.Time) api.Reason {
+// the job's array index (for aftercorr), nil outside arrays. Wake times
+// go to notes (nil: nowhere).
+func (s *Server) blockedLocked(job *api.Job, task *int, now time.Time, notes *cycleNotes) api.Reason {
 	if r := heldOrEarly(job, now); r != "" {
 		if r == api.ReasonBeginTime {
-			s.pipe.cycle.wakeAtLeast(*job.Spec.Begin)
+			notes.wakeAtLeast(*job.Spec.Begin)
 		}
 		return r
 	}
 	if d := job.Spec.Dependency; d != nil {
-		switch s.dependencyLocked(job, d, task, now) {
+		switch s.dependencyLocked(job, d, task, now, notes) {
 		case depWait:
 			return api.ReasonDependency
 		case depNever:
@@ -315,11 +267,8 @@ func (s *Server) killOnInvalidDep(job *api.Job) bool {
 
 // applyPipelineLocked runs first in applyLocked (s.mu write, cycleMu
 // held): array remainders take their first candidate's priority and
-// reason, the per-cycle start limits are reset, and jobs whose dependency
-// can never be satisfied are cancelled.
-func (s *Server) applyPipelineLocked(snap sched.Snapshot, plan sched.Plan, now time.Time) {
-	c := &s.pipe.cycle
-	defer c.reset()
+// reason, and jobs whose dependency can never be satisfied are cancelled.
+func (s *Server) applyPipelineLocked(snap sched.Snapshot, c cycleNotes, plan sched.Plan, now time.Time) {
 	if w := c.wake; w != 0 {
 		s.pipe.wakeAt.Store(w)
 	}
@@ -340,20 +289,15 @@ func (s *Server) applyPipelineLocked(snap sched.Snapshot, plan sched.Plan, now t
 			}
 		}
 	}
-	c.running = make(map[uint64]int)
-	c.singletons = make(map[string]bool)
-	for _, j := range s.active {
-		if id := j.rec.Job.ArrayJobID; id != 0 && j.state() == api.StateRunning {
-			c.running[id]++
-		}
-	}
-	s.killInvalidDepsLocked(now)
+	s.killInvalidDepsLocked(c.kills, now)
 }
 
 // startCandidateLocked returns the job a plan's start names if it may
 // start on nodes now: an active pending job, or an array task that then
 // leaves its array's remainder with the start's commit. nil refuses the
-// start for this cycle.
+// start for this cycle. The limits the planner knows (%N, singleton,
+// policies) are not checked again: only cycles start jobs, so nothing
+// has started since the snapshot.
 func (s *Server) startCandidateLocked(id uint64, nodes []string) *job {
 	j := s.active[id]
 	if j == nil {
@@ -381,31 +325,6 @@ func (s *Server) startCandidateLocked(id uint64, nodes []string) *job {
 	// twice at once (nodes.go).
 	if old, ok := s.pipe.avoid[id]; ok && s.oldRunMayLiveLocked(id, old) {
 		return nil
-	}
-	// The planner knows neither %N nor singleton: two starts of one plan
-	// may break them. The refused job waits for the next cycle, which
-	// sees the other one running.
-	refuse := func(r api.Reason) {
-		if j.fromArray == nil {
-			job.Reason = r
-		}
-		s.Kick()
-	}
-	c := &s.pipe.cycle
-	if a := s.pipe.arrays[job.ArrayJobID]; a != nil && a.maxRunning > 0 {
-		if c.running[a.base] >= a.maxRunning {
-			refuse(api.ReasonJobArrayTaskLimit)
-			return nil
-		}
-		c.running[a.base]++
-	}
-	if isSingleton(job.Spec.Dependency) {
-		key := job.User + "\x00" + job.Name
-		if c.singletons[key] {
-			refuse(api.ReasonDependency)
-			return nil
-		}
-		c.singletons[key] = true
 	}
 	return j
 }

@@ -76,24 +76,6 @@ func (s *Server) policyTallyLocked(pending bool) *policy.Tally {
 	return t
 }
 
-// policyHoldLocked is the reason a pending job may not start now under
-// its policies ("" if it may); tally is nil when there are no policies.
-func (s *Server) policyHoldLocked(tally *policy.Tally, job *api.Job) api.Reason {
-	if tally == nil {
-		return ""
-	}
-	return tally.Check(s.policies, job.User, job.Spec.Account, jobRequest(job))
-}
-
-// policyTallyIfAnyLocked is policyTallyLocked(false), or nil when no
-// policy exists (the common case costs nothing per cycle).
-func (s *Server) policyTallyIfAnyLocked() *policy.Tally {
-	if s.policies.Empty() {
-		return nil
-	}
-	return s.policyTallyLocked(false)
-}
-
 // ---- user plane ----
 
 func (s *Server) handlePolicies(w http.ResponseWriter, r *http.Request, _ peer) {

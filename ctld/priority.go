@@ -13,7 +13,7 @@ import (
 // scheduler calls it for every pending job when it builds a snapshot and
 // shows the result in Job.Priority. It is package fairshare's multifactor
 // priority; nice is subtracted afterwards, with hold, begin and
-// dependency checks (pipelinePendingLocked). The caller holds s.mu (read
+// dependency checks (pendingOf, blockedOfLocked). The caller holds s.mu (read
 // is enough).
 func (s *Server) jobPriority(j *api.Job, now time.Time) int64 {
 	return s.fs.Priority(j, now, cycleView{s})

@@ -84,82 +84,17 @@ func (s *Server) scheduleOnce(now time.Time) {
 	s.cycleMu.Lock()
 	defer s.cycleMu.Unlock()
 	s.mu.RLock()
-	snap := s.snapshotLocked(now)
+	s.chargeFairshareLocked(now)
+	snap, notes := s.snapshotLocked(now, nil)
 	s.mu.RUnlock()
 	plan := s.planner.Plan(snap)
 	s.mu.Lock()
-	launches := s.applyLocked(snap, plan, time.Now())
+	launches := s.applyLocked(snap, notes, plan, time.Now())
 	s.mu.Unlock()
 	for _, l := range launches {
 		s.bg.Add(1)
 		go s.launch(l)
 	}
-}
-
-// snapshotLocked builds the planner's input. Pending jobs are listed in ID
-// (submit) order, which planners that order by priority then submit time
-// sort cheaply.
-func (s *Server) snapshotLocked(now time.Time) sched.Snapshot {
-	// Wall clock only: start times are stored without a monotonic reading,
-	// and planned starts must come out as exact wall times of them.
-	snap := sched.Snapshot{Now: now.Round(0)}
-	for name, n := range s.nodes {
-		snap.Nodes = append(snap.Nodes, sched.Node{Name: name,
-			Capacity: sched.Resources{CPUs: n.rec.CPUs, MemBytes: n.rec.MemBytes}, Up: n.up && n.rec.Drain == ""})
-		s.addNodeGPUsLocked(&snap.Nodes[len(snap.Nodes)-1], n) // gpus.go
-	}
-	for _, p := range s.parts.list {
-		sp := sched.Partition{Name: p.Name, DefaultTime: time.Duration(p.DefaultTime) * time.Second,
-			MaxTime: time.Duration(p.MaxTime) * time.Second}
-		for _, n := range sortNodes(s.nodesOfLocked(p.Name)) {
-			sp.Nodes = append(sp.Nodes, n.rec.Name)
-		}
-		snap.Partitions = append(snap.Partitions, sp)
-	}
-	// The ID and Pending buffers are reused from cycle to cycle (cycleMu
-	// serializes cycles; planners keep nothing between calls): a long
-	// queue would otherwise allocate megabytes per cycle.
-	pending := s.idBuf[:0]
-	for id, j := range s.active {
-		job := &j.rec.Job
-		switch job.State {
-		case api.StateRunning:
-			r := sched.Running{ID: id}
-			for _, n := range job.Nodes {
-				r.Alloc = append(r.Alloc, sched.Allocation{Node: n, Resources: perNode(job)})
-			}
-			if job.StartTime != nil && job.TimeLimit > 0 {
-				r.End = job.StartTime.Add(time.Duration(job.TimeLimit) * time.Second)
-			}
-			addRunningGPUs(&r, job) // gpus.go
-			snap.Running = append(snap.Running, r)
-		case api.StatePending:
-			pending = append(pending, id)
-		}
-	}
-	slices.Sort(pending) // sorting 8-byte IDs is far cheaper than sorting Pending values
-	s.idBuf = pending
-	snap.Pending = slices.Grow(s.pendingBuf[:0], len(pending))[:len(pending)]
-	s.pendingBuf = snap.Pending
-	tally := s.policyTallyIfAnyLocked() // policies.go; nil without policies
-	for i, id := range pending {
-		job := &s.active[id].rec.Job
-		p := sched.Pending{ID: id, Partition: job.Partition, NodeCount: job.NodeCount,
-			PerNode: perNode(job), TimeLimit: time.Duration(job.TimeLimit) * time.Second,
-			Priority: s.jobPriority(job, now), Submit: job.SubmitTime}
-		if _, ok := s.parts.byName[job.Partition]; !ok {
-			p.Blocked = reasonPartitionDown
-		}
-		s.pipelinePendingLocked(job, &p, now) // nice, hold, begin, dependencies
-		if p.Blocked == "" {
-			p.Blocked = s.policyHoldLocked(tally, job) // over a policy's running limit
-		}
-		gpuPending(job, &p) // gpus.go
-		snap.Pending[i] = p
-	}
-	snap.Pending = s.appendArrayTasksLocked(snap.Pending, now)
-	s.pendingBuf = snap.Pending
-	return snap
 }
 
 // launchOrder is one launch to send after a start is on disk.
@@ -175,8 +110,8 @@ type launchOrder struct {
 // present (the job may have been cancelled, a node may have gone down
 // while planning ran) and all starts are persisted in one transaction
 // before any launch is sent.
-func (s *Server) applyLocked(snap sched.Snapshot, plan sched.Plan, now time.Time) []launchOrder {
-	s.applyPipelineLocked(snap, plan, now) // array reasons, dependency kills
+func (s *Server) applyLocked(snap sched.Snapshot, notes cycleNotes, plan sched.Plan, now time.Time) []launchOrder {
+	s.applyPipelineLocked(snap, notes, plan, now) // array reasons, dependency kills
 	for _, p := range snap.Pending {
 		if j := s.active[p.ID]; j != nil && j.state() == api.StatePending {
 			j.rec.Job.Priority = p.Priority
@@ -212,7 +147,6 @@ func (s *Server) applyLocked(snap sched.Snapshot, plan sched.Plan, now time.Time
 	}
 	heldGPUs := s.heldGPUsLocked() // gpus.go: devices are checked per share
 	var changes []change
-	tally := s.policyTallyIfAnyLocked() // what owners run, counting this cycle's starts
 	for _, st := range plan.Starts {
 		j := s.startCandidateLocked(st.JobID, st.Nodes) // an active job or an array task
 		if j == nil || j.state() != api.StatePending || len(st.Nodes) == 0 {
@@ -226,15 +160,12 @@ func (s *Server) applyLocked(snap sched.Snapshot, plan sched.Plan, now time.Time
 				ok = false
 			}
 		}
-		if !ok || s.policyHoldLocked(tally, &j.rec.Job) != "" {
+		if !ok {
 			continue
 		}
 		gpuAlloc, ok := s.startGPUsLocked(&j.rec.Job, st, heldGPUs)
 		if !ok {
 			continue
-		}
-		if tally != nil {
-			tally.AddRunning(j.rec.Job.User, j.rec.Job.Spec.Account, jobRequest(&j.rec.Job))
 		}
 		for _, name := range st.Nodes {
 			free[name] = free[name].Sub(need)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/jobspec"
-	"github.com/corral-hpc/corral/sched"
 )
 
 // Long polls: GET /v1/jobs/{id}/wait answers when the job ends or when
@@ -166,21 +165,17 @@ func (s *Server) handleTestSubmit(w http.ResponseWriter, r *http.Request, caller
 }
 
 // planTest asks the planner when job would start, as if it were queued
-// now. It holds cycleMu like a scheduling cycle: snapshots share buffers.
+// now: the snapshot a cycle would build, with the job added. It holds
+// cycleMu like a scheduling cycle: snapshots share buffers.
 func (s *Server) planTest(job api.Job) api.TestSubmitResponse {
 	resp := api.TestSubmitResponse{Job: job}
 	now := time.Now()
 	s.cycleMu.Lock()
 	defer s.cycleMu.Unlock()
-	defer s.pipe.cycle.reset()
 	s.mu.RLock()
-	snap := s.snapshotLocked(now)
-	p := sched.Pending{ID: testOnlyID, Partition: job.Partition, NodeCount: job.NodeCount, PerNode: perNode(&job),
-		TimeLimit: time.Duration(job.TimeLimit) * time.Second, Priority: s.jobPriority(&job, now), Submit: now}
-	s.pipelinePendingLocked(&job, &p, now)
-	gpuPending(&job, &p) // gpus.go
+	s.chargeFairshareLocked(now) // as a cycle at now would
+	snap, _ := s.snapshotLocked(now, &job)
 	s.mu.RUnlock()
-	snap.Pending = append(snap.Pending, p)
 	plan := s.planner.Plan(snap)
 	for _, st := range plan.Starts {
 		if st.JobID == testOnlyID {

@@ -44,6 +44,19 @@ func (f *State) Priority(j *api.Job, now time.Time, c Cluster) int64 {
 	return f.breakdown(j, &f.cycle, now).Priority
 }
 
+// Prepare begins a cycle at now: running jobs are charged up to now,
+// pending jobs' eligibility is noted and every association's fairshare is
+// computed, once per now. A scheduling cycle calls it as its own step
+// before building its snapshot, whose Priority calls at the same now then
+// only read.
+func (f *State) Prepare(now time.Time, c Cluster) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.cycle.at.Equal(now) {
+		f.prepareCycle(now, c)
+	}
+}
+
 // prepareCycle charges running jobs up to now, notes which pending jobs
 // are eligible, and computes fairshares for now. f.mu is held.
 func (f *State) prepareCycle(now time.Time, cl Cluster) {

@@ -1,0 +1,253 @@
+package ctld
+
+import (
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/policy"
+	"github.com/corral-hpc/corral/sched"
+)
+
+// The planner's input is built in one place, the same for a scheduling
+// cycle and a test-only submit, so both decide alike. Building it changes
+// nothing: what it learns for the cycle (cycleNotes) comes back as a
+// value, and charging the fairshare ledger is the cycle's own step before
+// it. The limits the planner enforces (an array's %N, singleton
+// dependencies, policy running limits) go to it as group limits.
+
+// cycleNotes is what building a snapshot learns for the apply step.
+type cycleNotes struct {
+	// first maps an array's first candidate task ID to its array: that
+	// task's estimate becomes the remainder's reason.
+	first map[uint64]*arrayJob
+	// kills are jobs whose dependency can never be satisfied and that are
+	// to be cancelled.
+	kills []killOrder
+	// wake is the earliest future eligibility seen (Unix nanoseconds).
+	wake int64
+	// runningNames counts running jobs by user and name (singleton),
+	// built on first use.
+	runningNames map[string]int
+}
+
+// wakeAtLeast notes that a blocked job becomes eligible at t. A nil n
+// (a dependency checked outside a snapshot) notes nothing.
+func (n *cycleNotes) wakeAtLeast(t time.Time) {
+	if n == nil {
+		return
+	}
+	if w := t.UnixNano(); n.wake == 0 || w < n.wake {
+		n.wake = w
+	}
+}
+
+// chargeFairshareLocked charges running jobs to the usage ledger up to
+// now and fixes the fairshares every priority of the snapshot at now
+// uses. It is the one step of a cycle that changes state before the plan.
+func (s *Server) chargeFairshareLocked(now time.Time) { s.fs.Prepare(now, cycleView{s}) }
+
+// pendingOf is the planner's entry for a pending job under id: its
+// request, priority (nice applied) and what keeps it from starting
+// (blocked, "" if nothing). Every sched.Pending comes from here.
+func pendingOf(job *api.Job, id uint64, prio int64, blocked api.Reason) sched.Pending {
+	p := sched.Pending{ID: id, Partition: job.Partition, NodeCount: job.NodeCount,
+		PerNode: perNode(job), TimeLimit: time.Duration(job.TimeLimit) * time.Second,
+		Priority: prio - int64(job.Spec.Nice), Submit: job.SubmitTime, Blocked: blocked}
+	gpuPending(job, &p) // the planner adds whole GPUs at each node's worth
+	return p
+}
+
+// blockedOfLocked is why a pending job may not be planned at all: its
+// partition is gone, or a hold, begin time or dependency (noting kills
+// and wake times in notes). task is its array index, nil outside arrays.
+func (s *Server) blockedOfLocked(job *api.Job, task *int, now time.Time, notes *cycleNotes) api.Reason {
+	if _, ok := s.parts.byName[job.Partition]; !ok {
+		return reasonPartitionDown
+	}
+	r := s.blockedLocked(job, task, now, notes)
+	if r == api.ReasonDependencyNeverSatisfied && notes != nil && s.killOnInvalidDep(job) {
+		notes.kills = append(notes.kills, killOrder{id: job.ID})
+	}
+	return r
+}
+
+// snapshotLocked builds the planner's input; test, if set, is a job to
+// plan as if it were queued now (ID testOnlyID). Pending jobs are listed
+// in ID (submit) order, which planners that order by priority then submit
+// time sort cheaply. The caller holds s.mu (read) and cycleMu, and has
+// charged fairshare up to now.
+func (s *Server) snapshotLocked(now time.Time, test *api.Job) (sched.Snapshot, cycleNotes) {
+	var notes cycleNotes
+	// Wall clock only: start times are stored without a monotonic reading,
+	// and planned starts must come out as exact wall times of them.
+	snap := sched.Snapshot{Now: now.Round(0)}
+	for name, n := range s.nodes {
+		snap.Nodes = append(snap.Nodes, sched.Node{Name: name,
+			Capacity: sched.Resources{CPUs: n.rec.CPUs, MemBytes: n.rec.MemBytes}, Up: n.up && n.rec.Drain == ""})
+		s.addNodeGPUsLocked(&snap.Nodes[len(snap.Nodes)-1], n)
+	}
+	for _, p := range s.parts.list {
+		sp := sched.Partition{Name: p.Name, DefaultTime: time.Duration(p.DefaultTime) * time.Second,
+			MaxTime: time.Duration(p.MaxTime) * time.Second}
+		for _, n := range sortNodes(s.nodesOfLocked(p.Name)) {
+			sp.Nodes = append(sp.Nodes, n.rec.Name)
+		}
+		snap.Partitions = append(snap.Partitions, sp)
+	}
+	// The ID and Pending buffers are reused from cycle to cycle (cycleMu
+	// serializes cycles; planners keep nothing between calls): a long
+	// queue would otherwise allocate megabytes per cycle.
+	pending := s.idBuf[:0]
+	for id, j := range s.active {
+		job := &j.rec.Job
+		switch job.State {
+		case api.StateRunning:
+			r := sched.Running{ID: id}
+			for _, n := range job.Nodes {
+				r.Alloc = append(r.Alloc, sched.Allocation{Node: n, Resources: perNode(job)})
+			}
+			if job.StartTime != nil && job.TimeLimit > 0 {
+				r.End = job.StartTime.Add(time.Duration(job.TimeLimit) * time.Second)
+			}
+			addRunningGPUs(&r, job)
+			snap.Running = append(snap.Running, r)
+		case api.StatePending:
+			pending = append(pending, id)
+		}
+	}
+	slices.Sort(pending) // sorting 8-byte IDs is far cheaper than sorting Pending values
+	s.idBuf = pending
+	snap.Pending = slices.Grow(s.pendingBuf[:0], len(pending))[:len(pending)]
+	g := s.newGroupsLocked()
+	for i, id := range pending {
+		job := &s.active[id].rec.Job
+		snap.Pending[i] = pendingOf(job, id, s.jobPriority(job, now), s.blockedOfLocked(job, job.ArrayTaskID, now, &notes))
+		snap.Pending[i].Groups = g.pendingMembers(job, s.pipe.arrays[job.ArrayJobID])
+	}
+	snap.Pending = s.appendArrayTasksLocked(snap.Pending, now, g, &notes)
+	if test != nil {
+		p := pendingOf(test, testOnlyID, s.jobPriority(test, now), s.blockedOfLocked(test, nil, now, nil))
+		p.Submit = now
+		p.Groups = g.pendingMembers(test, nil)
+		snap.Pending = append(snap.Pending, p)
+	}
+	s.pendingBuf = snap.Pending
+	g.addRunning(snap.Running, s.active)
+	snap.GroupLimits = g.limits
+	return snap, notes
+}
+
+// groupBuilder names the limited groups of one snapshot's jobs.
+type groupBuilder struct {
+	limits   map[string]sched.GroupLimit
+	policies *policy.Set // nil without policies: no policy groups
+	arrays   map[uint64]*arrayJob
+	// singletons are the user-and-name keys some pending job is a
+	// singleton of: running jobs of those count.
+	singletons map[string]bool
+}
+
+func (s *Server) newGroupsLocked() *groupBuilder {
+	g := &groupBuilder{arrays: s.pipe.arrays}
+	if !s.policies.Empty() {
+		g.policies = s.policies
+	}
+	return g
+}
+
+func (g *groupBuilder) limit(name string, max int64, why api.Reason) {
+	if g.limits == nil {
+		g.limits = make(map[string]sched.GroupLimit)
+	}
+	g.limits[name] = sched.GroupLimit{Max: max, Reason: why}
+}
+
+// Group names: an array's %N, a user and job name (singleton), a policy
+// limit of a user or an account.
+func arrayGroup(base uint64) string      { return "array\x00" + strconv.FormatUint(base, 10) }
+func singletonGroup(job *api.Job) string { return "singleton\x00" + job.User + "\x00" + job.Name }
+func policyGroup(kind, name, what string) string {
+	return "policy\x00" + kind + "\x00" + name + "\x00" + what
+}
+
+// pendingMembers are the groups a pending job joins when it starts, in the
+// order their reasons take precedence: its array's %N, its singleton
+// dependency, then its user's and its account's policy (jobs, CPUs,
+// memory, fGPU), as policy.Tally.Check orders them.
+func (g *groupBuilder) pendingMembers(job *api.Job, a *arrayJob) []sched.Member {
+	var out []sched.Member
+	if a != nil && a.maxRunning > 0 {
+		name := arrayGroup(a.base)
+		g.limit(name, int64(a.maxRunning), api.ReasonJobArrayTaskLimit)
+		out = append(out, sched.Member{Group: name, Use: 1})
+	}
+	if isSingleton(job.Spec.Dependency) {
+		name := singletonGroup(job)
+		if g.singletons == nil {
+			g.singletons = make(map[string]bool)
+		}
+		g.singletons[name] = true
+		g.limit(name, 1, api.ReasonDependency)
+		out = append(out, sched.Member{Group: name, Use: 1})
+	}
+	return g.policyMembers(out, job, true)
+}
+
+// policyMembers appends job's policy groups; with limit, it also sets
+// their limits (a running job counts only in groups a pending job limits).
+func (g *groupBuilder) policyMembers(out []sched.Member, job *api.Job, limit bool) []sched.Member {
+	if g.policies == nil {
+		return out
+	}
+	ul, al := g.policies.Limits(job.User, job.Spec.Account)
+	r := jobRequest(job)
+	add := func(kind, name string, l api.Limits) {
+		for _, x := range []struct {
+			what string
+			max  int64
+			use  int64
+			why  api.Reason
+		}{
+			{"jobs", int64(l.MaxRunningJobs), 1, api.ReasonPolicyMaxRunningJobs},
+			{"cpus", int64(l.MaxCPUs), int64(r.CPUs), api.ReasonPolicyMaxCPUs},
+			{"mem", l.MaxMemBytes, r.MemBytes, api.ReasonPolicyMaxMem},
+			{"fgpu", int64(l.MaxFGPU), int64(r.FGPU), api.ReasonPolicyMaxFGPU},
+		} {
+			if x.max > 0 {
+				name := policyGroup(kind, name, x.what)
+				if limit {
+					g.limit(name, x.max, x.why)
+				}
+				out = append(out, sched.Member{Group: name, Use: x.use})
+			}
+		}
+	}
+	add(api.PolicyUser, job.User, ul)
+	if job.Spec.Account != "" {
+		add(api.PolicyAccount, job.Spec.Account, al)
+	}
+	return out
+}
+
+// addRunning counts the running jobs in the groups the pending ones are
+// limited by.
+func (g *groupBuilder) addRunning(running []sched.Running, active map[uint64]*job) {
+	if g.limits == nil {
+		return
+	}
+	for i := range running {
+		job := &active[running[i].ID].rec.Job
+		var m []sched.Member
+		if a := g.arrays[job.ArrayJobID]; job.ArrayJobID != 0 && a != nil && a.maxRunning > 0 {
+			m = append(m, sched.Member{Group: arrayGroup(a.base), Use: 1})
+		}
+		if g.singletons != nil {
+			if name := singletonGroup(job); g.singletons[name] {
+				m = append(m, sched.Member{Group: name, Use: 1})
+			}
+		}
+		running[i].Groups = g.policyMembers(m, job, false)
+	}
+}
