@@ -83,18 +83,23 @@ func (s *Server) scheduleLoop(ctx context.Context) {
 func (s *Server) scheduleOnce(now time.Time) {
 	s.cycleMu.Lock()
 	defer s.cycleMu.Unlock()
+	for _, l := range s.cycleLocked(now) {
+		s.bg.Add(1)
+		go s.launch(l)
+	}
+}
+
+// cycleLocked is a cycle's decisions, committed, with the launches still
+// to send. The caller holds cycleMu and neither lock of s.mu.
+func (s *Server) cycleLocked(now time.Time) []launchOrder {
 	s.mu.RLock()
 	s.chargeFairshareLocked(now)
 	snap, notes := s.snapshotLocked(now, nil)
 	s.mu.RUnlock()
 	plan := s.planner.Plan(snap)
 	s.mu.Lock()
-	launches := s.applyLocked(snap, notes, plan, time.Now())
-	s.mu.Unlock()
-	for _, l := range launches {
-		s.bg.Add(1)
-		go s.launch(l)
-	}
+	defer s.mu.Unlock()
+	return s.applyLocked(snap, notes, plan, time.Now())
 }
 
 // launchOrder is one launch to send after a start is on disk.

@@ -168,10 +168,14 @@ func (s *Server) handleTestSubmit(w http.ResponseWriter, r *http.Request, caller
 // now: the snapshot a cycle would build, with the job added. It holds
 // cycleMu like a scheduling cycle: snapshots share buffers.
 func (s *Server) planTest(job api.Job) api.TestSubmitResponse {
-	resp := api.TestSubmitResponse{Job: job}
-	now := time.Now()
 	s.cycleMu.Lock()
 	defer s.cycleMu.Unlock()
+	return s.planTestLocked(job, time.Now())
+}
+
+// planTestLocked is planTest at now; the caller holds cycleMu.
+func (s *Server) planTestLocked(job api.Job, now time.Time) api.TestSubmitResponse {
+	resp := api.TestSubmitResponse{Job: job}
 	s.mu.RLock()
 	s.chargeFairshareLocked(now) // as a cycle at now would
 	snap, _ := s.snapshotLocked(now, &job)
