@@ -226,6 +226,9 @@ func New(cfg Config) (*Server, error) {
 	if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
 		return nil, fmt.Errorf("state directory: %w", err)
 	}
+	if err := refuseLostIdentity(cfg); err != nil {
+		return nil, err
+	}
 	key, err := api.LoadOrCreateKey(cfg.KeyFile)
 	if err != nil {
 		return nil, fmt.Errorf("cluster key: %w", err)

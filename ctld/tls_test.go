@@ -125,3 +125,50 @@ func TestCARefusesHalfState(t *testing.T) {
 		t.Fatalf("CA without its key: %v", err)
 	}
 }
+
+// TestLostKeyOrCAIsNotMadeAnew: a state directory a controller has run on
+// refuses to start when its cluster key or CA is gone (nodes hold the key
+// and pin the CA; new ones would lock them out), naming what to restore.
+// A fresh directory holding only a restored backup copy still starts.
+func TestLostKeyOrCAIsNotMadeAnew(t *testing.T) {
+	tc := MustServer(t, func(c *Config) { c.InsecurePlaintext = false })
+	tc.submit(script("kept"))
+	tc.Stop()
+	state := tc.cfg.StateDir
+	key := filepath.Join(state, KeyFile)
+	for _, lose := range []string{key, filepath.Join(state, api.CAFile)} {
+		saved, err := os.ReadFile(lose)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(lose)
+		_, err = New(tc.cfg)
+		if err == nil || !strings.Contains(err.Error(), "is missing, but a controller has run") || !strings.Contains(err.Error(), "restore") {
+			t.Fatalf("start without %s: %v, want a refusal naming what to restore", filepath.Base(lose), err)
+		}
+		if _, err := os.Stat(lose); !os.IsNotExist(err) {
+			t.Fatalf("the refused start made %s anew", filepath.Base(lose))
+		}
+		if err := os.WriteFile(lose, saved, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tc.start() // both back: it starts as before
+
+	// A new controller host: only the backup copy of ctld.db, no marker.
+	tc.Stop()
+	fresh := filepath.Join(t.TempDir(), "state")
+	os.MkdirAll(fresh, 0o755)
+	db, err := os.ReadFile(filepath.Join(state, "ctld.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(fresh, "ctld.db"), db, 0o600)
+	cfg := tc.cfg
+	cfg.StateDir, cfg.KeyFile = fresh, ""
+	srv, err := New(cfg)
+	if err != nil {
+		t.Fatalf("a fresh directory with a restored copy: %v", err)
+	}
+	srv.Close()
+}

@@ -114,3 +114,20 @@ func (s *Store) updateMarker() {
 		s.markedID = last
 	}
 }
+
+// HasRun reports whether a controller has run on the state file at
+// dbPath: its marker exists. The cluster key and CA beside such a file
+// were made then and are pinned by nodes, so a missing one must be
+// restored, never silently made anew (a fresh directory holding only a
+// restored backup copy has no marker yet, and may make them).
+func HasRun(dbPath string) (bool, error) {
+	_, err := os.Lstat(markerPath(dbPath))
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, os.ErrNotExist):
+		return false, nil
+	default:
+		return false, fmt.Errorf("state marker: %w", err)
+	}
+}
