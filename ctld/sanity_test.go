@@ -81,7 +81,9 @@ func TestCheckSizesNamesMapEntries(t *testing.T) {
 // body of a million tiny entries is refused before it is decoded into
 // 16 bytes or more each; commas and brackets inside strings do not count.
 func TestListLengthsBeforeDecoding(t *testing.T) {
-	list := func(n int, item string) string { return "[" + strings.TrimSuffix(strings.Repeat(item+",", n), ",") + "]" }
+	list := func(n int, item string) string {
+		return "[" + strings.TrimSuffix(strings.Repeat(item+",", n), ",") + "]"
+	}
 	for _, tt := range []struct {
 		body string
 		ok   bool
