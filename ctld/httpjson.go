@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/ctld/authz"
+	"github.com/corral-hpc/corral/ctld/fault"
 )
 
 // Body size limits: users send job scripts, nodes send event batches.
@@ -18,16 +18,37 @@ const (
 	maxNodeBody = 16 << 20
 )
 
-// httpError is an error with the status code it should be answered with.
-type httpError struct {
-	code int
-	msg  string
+// httpStatus is the one place where a domain error's kind becomes an HTTP
+// status code.
+var httpStatus = [...]int{
+	fault.Internal:        http.StatusInternalServerError,
+	fault.Invalid:         http.StatusBadRequest,
+	fault.NotFound:        http.StatusNotFound,
+	fault.Forbidden:       http.StatusForbidden,
+	fault.Unauthenticated: http.StatusUnauthorized,
+	fault.Conflict:        http.StatusConflict,
+	fault.TooLarge:        http.StatusRequestEntityTooLarge,
+	fault.TooMany:         http.StatusTooManyRequests,
+	fault.Unavailable:     http.StatusServiceUnavailable,
+	fault.Upstream:        http.StatusBadGateway,
 }
 
-func (e *httpError) Error() string { return e.msg }
+// kindOfStatus is httpStatus backwards, for code not yet converted to
+// fault kinds (errorf).
+func kindOfStatus(code int) fault.Kind {
+	for k, c := range httpStatus {
+		if c == code {
+			return fault.Kind(k)
+		}
+	}
+	return fault.Internal
+}
 
+// errorf is a domain error named by the status it is answered with. New
+// code says the kind (fault.Errorf); this remains for the files not yet
+// converted.
 func errorf(code int, format string, args ...any) error {
-	return &httpError{code: code, msg: fmt.Sprintf(format, args...)}
+	return fault.Errorf(kindOfStatus(code), format, args...)
 }
 
 // writeJSON answers with v as JSON.
@@ -42,13 +63,12 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Write(append(body, '\n'))
 }
 
-// writeError answers with err as an api.Error: its own code for an
-// httpError, 500 for anything else (a controller fault, not the caller's).
+// writeError answers with err as an api.Error, with its kind's status: a
+// plain error is a controller fault (500), not the caller's.
 func writeError(w http.ResponseWriter, err error) {
 	code := http.StatusInternalServerError
-	var he *httpError
-	if errors.As(err, &he) {
-		code = he.code
+	if k := fault.KindOf(err); int(k) < len(httpStatus) {
+		code = httpStatus[k]
 	}
 	writeJSON(w, code, api.Error{Error: err.Error()})
 }
