@@ -11,6 +11,7 @@ import (
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/ctld/store"
+	"github.com/corral-hpc/corral/gpu"
 	"github.com/corral-hpc/corral/jobspec"
 )
 
@@ -253,7 +254,7 @@ func acctRecords(j *api.Job) []api.AcctRecord {
 	r.MaxRSSBytes, r.TotalCPUUsec = j.PeakMemBytes, j.CPUTimeUsec
 	var gpus float64
 	if len(j.GPUAlloc) > 0 {
-		gpus = physicalGPUs(j, len(j.Nodes))
+		gpus = gpu.Physical(j, len(j.Nodes))
 	}
 	return append(out, withGPUTime(withTimes(r), gpus))
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/corral-hpc/corral/ctld/authz"
 	"github.com/corral-hpc/corral/ctld/config"
 	"github.com/corral-hpc/corral/ctld/store"
+	"github.com/corral-hpc/corral/gpu"
 	"github.com/corral-hpc/corral/jobspec"
 )
 
@@ -314,7 +315,7 @@ func requeued(rec store.JobRecord, runState api.JobState, at time.Time, msg stri
 	run := api.JobRun{State: runState, EndTime: end, ExitCode: job.ExitCode, Signal: job.Signal, Nodes: job.Nodes,
 		PeakMemBytes: job.PeakMemBytes, CPUTimeUsec: job.CPUTimeUsec, Message: job.Message}
 	if len(job.GPUAlloc) > 0 {
-		run.GPUs = physicalGPUs(job, len(job.Nodes)) // gpus.go
+		run.GPUs = gpu.Physical(job, len(job.Nodes))
 	}
 	if msg != "" {
 		run.Message = msg

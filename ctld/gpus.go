@@ -100,24 +100,6 @@ func jobFGPUPerNode(job *api.Job) int {
 	return job.FGPUHundredths + int(gpu.GPUs(job.GPUs, gpu.DefaultPerGPU))
 }
 
-// physicalGPUs is how many physical GPUs a job holds on all its nodes
-// (0.5 is half of one), for billing and accounting: each share's amount
-// over its node's worth per GPU. Without shares on record (a run before a
-// requeue, charged again after a restart) the request stands in, one
-// fGPU per GPU.
-func physicalGPUs(job *api.Job, nodes int) float64 {
-	if len(job.GPUAlloc) == 0 {
-		return float64(job.GPUs*max(nodes, 1)) + float64(job.FGPUHundredths*max(nodes, 1))/float64(gpu.One)
-	}
-	var g float64
-	for _, a := range job.GPUAlloc {
-		if a.FGPUPerGPUHundredths > 0 {
-			g += float64(gpu.Total(gpu.SharesFromAPI(a.Shares))) / float64(a.FGPUPerGPUHundredths)
-		}
-	}
-	return g
-}
-
 // heldGPUsLocked is what running jobs hold of each node's devices.
 func (s *Server) heldGPUsLocked() map[string][]gpu.Holding {
 	held := make(map[string][]gpu.Holding)

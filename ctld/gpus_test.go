@@ -93,8 +93,8 @@ func TestSeed000FractionsOfOneGPU(t *testing.T) {
 	}
 	// An ended job keeps its allocation on record and is billed for it.
 	done := tc.job(l1.JobID)
-	if len(done.GPUAlloc) != 1 || physicalGPUs(&done, 1) != 0.5 {
-		t.Fatalf("ended job's allocation %+v (%v GPUs)", done.GPUAlloc, physicalGPUs(&done, 1))
+	if len(done.GPUAlloc) != 1 || gpu.Physical(&done, 1) != 0.5 {
+		t.Fatalf("ended job's allocation %+v (%v GPUs)", done.GPUAlloc, gpu.Physical(&done, 1))
 	}
 }
 

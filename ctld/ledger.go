@@ -7,6 +7,7 @@ import (
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/ctld/fairshare"
+	"github.com/corral-hpc/corral/gpu"
 )
 
 // The controller's side of usage accounting (package fairshare): the
@@ -15,7 +16,7 @@ import (
 
 // usageRules are the controller's rules that package fairshare applies.
 var usageRules = fairshare.Rules{
-	PhysicalGPUs: physicalGPUs,
+	PhysicalGPUs: gpu.Physical,
 	HeldOrEarly:  func(job *api.Job, now time.Time) bool { return heldOrEarly(job, now) != "" },
 }
 

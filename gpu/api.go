@@ -93,3 +93,21 @@ func Total(ss []Share) Hundredths {
 	}
 	return t
 }
+
+// Physical is how many physical GPUs a job holds on all its nodes
+// (0.5 is half of one), for billing and accounting: each share's amount
+// over its node's worth per GPU. Without shares on record (a run before a
+// requeue, charged again after a restart) the request stands in, one
+// fGPU per GPU.
+func Physical(job *api.Job, nodes int) float64 {
+	if len(job.GPUAlloc) == 0 {
+		return float64(job.GPUs*max(nodes, 1)) + float64(job.FGPUHundredths*max(nodes, 1))/float64(One)
+	}
+	var g float64
+	for _, a := range job.GPUAlloc {
+		if a.FGPUPerGPUHundredths > 0 {
+			g += float64(Total(SharesFromAPI(a.Shares))) / float64(a.FGPUPerGPUHundredths)
+		}
+	}
+	return g
+}
