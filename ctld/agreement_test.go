@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/lifecycle"
 	"github.com/corral-hpc/corral/ctld/store"
 	"github.com/corral-hpc/corral/sched"
 )
@@ -117,7 +118,7 @@ func agreementQueue(t *testing.T, rng *rand.Rand, s *Server, now time.Time) {
 		job.State = api.StatePending
 		switch rng.Intn(12) {
 		case 0:
-			job.Hold = holdUser
+			job.Hold = lifecycle.HoldUser
 		case 1:
 			job.Partition = "gone" // removed from the configuration since
 		}

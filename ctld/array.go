@@ -9,6 +9,7 @@ import (
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/ctld/config"
+	"github.com/corral-hpc/corral/ctld/lifecycle"
 	"github.com/corral-hpc/corral/ctld/store"
 	"github.com/corral-hpc/corral/jobspec"
 	"github.com/corral-hpc/corral/sched"
@@ -374,12 +375,16 @@ func (s *Server) installRemaindersLocked(rems []remChange) {
 	}
 }
 
-// remEnded is the change that ends an array's remainder: every task in it
-// ends, never having run.
-func remEnded(a *arrayJob, st api.JobState, reason api.Reason, at time.Time, msg string) remChange {
+// remEnded is the change that ends an array's remainder by ev (a
+// cancel): every task in it ends, never having run.
+func remEnded(a *arrayJob, ev lifecycle.Event, at time.Time) (remChange, error) {
+	job, err := lifecycle.Next(a.rem.Job, ev, at)
+	if err != nil {
+		return remChange{}, err
+	}
 	next := *a.rem
-	next.Job = endedJob(a.rem.Job, st, reason, at, msg)
-	return remChange{a: a, next: &next}
+	next.Job = job
+	return remChange{a: a, next: &next}, nil
 }
 
 // remView is the listing entry that stands for a remainder's tasks.

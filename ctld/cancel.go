@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/lifecycle"
 )
 
 // signalTimeout bounds one cancel signal to a node.
@@ -137,16 +138,25 @@ func (s *Server) cancelOrdersLocked(targets []*job, now time.Time) (changes []ch
 	for _, j := range targets {
 		switch {
 		case j.state() == api.StatePending:
-			changes = append(changes, change{j, ended(j.rec, api.StateCancelled, now, nil, "")})
+			changes = s.cancelledLocked(changes, j, "", now)
 		case s.nodeUpLocked(j.batchHost()):
 			j.cancelRequested = true
 			signals = append(signals, signalOrder{id: j.rec.Job.ID, node: j.batchHost(), client: s.nodes[j.batchHost()].client})
 		default:
-			changes = append(changes, change{j, ended(j.rec, api.StateCancelled, now, nil,
-				"cancelled while node "+j.batchHost()+" was down")})
+			changes = s.cancelledLocked(changes, j, "cancelled while node "+j.batchHost()+" was down", now)
 		}
 	}
 	return changes, signals
+}
+
+// cancelledLocked adds j's cancel to changes.
+func (s *Server) cancelledLocked(changes []change, j *job, msg string, now time.Time) []change {
+	next, err := step(j.rec, lifecycle.Event{Kind: lifecycle.Cancel, Message: msg}, now)
+	if err != nil { // targets are unfinished: not reached
+		s.log.Printf("cancel job %d: %v", j.rec.Job.ID, err)
+		return changes
+	}
+	return append(changes, change{j, next})
 }
 
 func compareTasks(a, b api.TaskRef) int {
@@ -200,7 +210,7 @@ func (s *Server) endUnreachable(id uint64, nodeName string, sigErr error, by str
 		return false // shutting down: the signal was cut short, not refused
 	}
 	msg := "cancelled; node " + nodeName + " could not be signalled: " + sigErr.Error()
-	if err := s.commitLocked([]change{{j, ended(j.rec, api.StateCancelled, time.Now(), nil, msg)}}); err != nil {
+	if err := s.commitLocked(s.cancelledLocked(nil, j, msg, time.Now())); err != nil {
 		s.log.Printf("cancel job %d: %v", id, err)
 		return false
 	}
@@ -237,7 +247,7 @@ func (s *Server) cancelArraysLocked(caller peer, req api.CancelRequest, matches 
 			if remMatches(a) {
 				found = true
 				if mine(&a.rem.Job) {
-					rems = append(rems, remEnded(a, api.StateCancelled, api.ReasonNone, now, ""))
+					rems = appendRemEnded(rems, a, now)
 				} else {
 					owner = a.rem.Job.User
 				}
@@ -289,10 +299,19 @@ func (s *Server) cancelArraysLocked(caller peer, req api.CancelRequest, matches 
 				}
 				continue
 			}
-			rems = append(rems, remEnded(a, api.StateCancelled, api.ReasonNone, now, ""))
+			rems = appendRemEnded(rems, a, now)
 		}
 	}
 	return plain, targets, rems
+}
+
+// appendRemEnded adds the cancel of a's pending remainder to rems.
+func appendRemEnded(rems []remChange, a *arrayJob, now time.Time) []remChange {
+	r, err := remEnded(a, lifecycle.Event{Kind: lifecycle.Cancel}, now)
+	if err != nil { // remainders are matched pending: not reached
+		return rems
+	}
+	return append(rems, r)
 }
 
 // uniqueJobs drops repeats (a job named twice, a task named by its array

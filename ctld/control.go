@@ -11,8 +11,8 @@ import (
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/ctld/authz"
 	"github.com/corral-hpc/corral/ctld/config"
+	"github.com/corral-hpc/corral/ctld/lifecycle"
 	"github.com/corral-hpc/corral/ctld/store"
-	"github.com/corral-hpc/corral/gpu"
 	"github.com/corral-hpc/corral/jobspec"
 )
 
@@ -198,10 +198,12 @@ func (s *Server) controlOneLocked(caller peer, action string, ref jobRef, jobs [
 		if !s.mayAct(caller, &rem.rem.Job) {
 			return fmt.Sprintf("job %s belongs to %s", ref, rem.rem.Job.User)
 		}
-		next := *rem.rem
-		if msg := holdOrRelease(caller, action, &next.Job); msg != "" {
-			return msg
+		job, err := lifecycle.Next(rem.rem.Job, holdEvent(caller, action), now)
+		if err != nil {
+			return err.Error()
 		}
+		next := *rem.rem
+		next.Job = job
 		op.rems = append(op.rems, remChange{a: rem, next: &next})
 		did++
 	}
@@ -221,61 +223,42 @@ func (s *Server) controlJobLocked(caller peer, action string, j *job, op *contro
 	ref := api.JobRefText(job)
 	switch action {
 	case "hold", "release":
-		if job.State != api.StatePending {
-			return nil, fmt.Sprintf("job %s is not pending (%s)", ref, job.State)
-		}
-		next := j.rec
-		if msg := holdOrRelease(caller, action, &next.Job); msg != "" {
-			return nil, msg
+		next, err := step(j.rec, holdEvent(caller, action), now)
+		if err != nil {
+			return nil, err.Error()
 		}
 		return &next, ""
 	case "requeue":
+		ev := lifecycle.Event{Kind: lifecycle.Requeue}
+		if !job.State.Terminal() {
+			ev.Message = "requeued while node " + j.batchHost() + " was down"
+		}
+		next, err := step(j.rec, ev, now) // refused for a pending job
 		switch {
-		case job.State == api.StatePending:
-			return nil, fmt.Sprintf("job %s is pending: only running and finished jobs can be requeued", ref)
+		case err != nil:
+			return nil, err.Error()
 		case job.Spec.Requeue != nil && !*job.Spec.Requeue:
 			return nil, fmt.Sprintf("job %s was submitted with --no-requeue", ref)
 		case j.rec.RequeueRequested || j.cancelRequested:
 			return nil, fmt.Sprintf("job %s is already ending", ref)
-		case job.State.Terminal():
-			next := requeued(j.rec, job.State, now, "")
-			return &next, ""
-		case s.nodeUpLocked(j.batchHost()):
+		case !job.State.Terminal() && s.nodeUpLocked(j.batchHost()):
 			// The node ends the run; its end event requeues the job.
-			next := j.rec
+			next = j.rec
 			next.RequeueRequested = true
 			op.requeues = append(op.requeues, signalOrder{id: job.ID, node: j.batchHost(), client: s.nodes[j.batchHost()].client})
-			return &next, ""
-		default:
-			next := requeued(j.rec, api.StateRequeued, now, "requeued while node "+j.batchHost()+" was down")
-			return &next, ""
 		}
+		return &next, ""
 	}
 	return nil, "unknown action " + action
 }
 
-// holdOrRelease changes job's hold as caller asks; "" when done.
-func holdOrRelease(caller peer, action string, job *api.Job) string {
-	ref := api.JobRefText(job)
-	if action == "hold" {
-		switch {
-		case caller.atLeast(authz.Operator):
-			job.Hold, job.Reason = holdAdmin, api.ReasonJobHeldAdmin
-		case job.Hold == holdAdmin:
-			return fmt.Sprintf("job %s is already held by an operator or root", ref)
-		default:
-			job.Hold, job.Reason = holdUser, api.ReasonJobHeld
-		}
-		return ""
+// holdEvent is caller's hold or release as a lifecycle event.
+func holdEvent(caller peer, action string) lifecycle.Event {
+	kind := lifecycle.Hold
+	if action == "release" {
+		kind = lifecycle.Release
 	}
-	switch {
-	case job.Hold == "":
-		return fmt.Sprintf("job %s is not held", ref)
-	case job.Hold == holdAdmin && !caller.atLeast(authz.Operator):
-		return fmt.Sprintf("job %s was held by an operator or root; only an operator, administrator or root may release it", ref)
-	}
-	job.Hold, job.Reason = "", api.ReasonNone
-	return ""
+	return lifecycle.Event{Kind: kind, ByOperator: caller.atLeast(authz.Operator)}
 }
 
 // signalRequeue asks the node to end a run being requeued; a node that
@@ -294,47 +277,16 @@ func (s *Server) signalRequeue(o signalOrder, by string) {
 	if j == nil || j.state() != api.StateRunning || !j.rec.RequeueRequested || s.bgCtx.Err() != nil {
 		return
 	}
-	next := requeued(j.rec, api.StateRequeued, time.Now(), "node "+o.node+" could not be signalled: "+err.Error())
-	if err := s.commitLocked([]change{{j, next}}); err != nil {
-		s.log.Printf("requeue job %d: %v", o.id, err)
+	next, cerr := step(j.rec, lifecycle.Event{Kind: lifecycle.Requeue, Message: "node " + o.node + " could not be signalled: " + err.Error()}, time.Now())
+	if cerr == nil {
+		cerr = s.commitLocked([]change{{j, next}})
+	}
+	if cerr != nil {
+		s.log.Printf("requeue job %d: %v", o.id, cerr)
 		return
 	}
 	s.log.Printf("requeue job %d by %s: node %s unreachable (%v)", o.id, by, o.node, err)
 	s.Kick()
-}
-
-// requeued returns rec back in PENDING. Its run (ended at its EndTime if
-// it has one, else at) is kept in Runs as runState, and History shows the
-// run's end when the job was still running.
-func requeued(rec store.JobRecord, runState api.JobState, at time.Time, msg string) store.JobRecord {
-	job := &rec.Job
-	end := at
-	if job.EndTime != nil {
-		end = *job.EndTime
-	}
-	run := api.JobRun{State: runState, EndTime: end, ExitCode: job.ExitCode, Signal: job.Signal, Nodes: job.Nodes,
-		PeakMemBytes: job.PeakMemBytes, CPUTimeUsec: job.CPUTimeUsec, Message: job.Message}
-	if len(job.GPUAlloc) > 0 {
-		run.GPUs = gpu.Physical(job, len(job.Nodes))
-	}
-	if msg != "" {
-		run.Message = msg
-	}
-	if job.StartTime != nil {
-		run.StartTime = *job.StartTime
-	}
-	next := rec
-	if !job.State.Terminal() {
-		next = transition(next, runState, api.ReasonNone, end)
-	}
-	next = transition(next, api.StatePending, api.ReasonNone, at)
-	next.Job.Runs = append(slices.Clip(job.Runs), run)
-	next.Job.Restarts++
-	next.Job.StartTime, next.Job.EndTime, next.Job.ExitCode, next.Job.Nodes = nil, nil, nil, nil
-	next.Job.GPUAlloc = nil
-	next.Job.Signal, next.Job.PeakMemBytes, next.Job.CPUTimeUsec, next.Job.Message = 0, 0, 0, ""
-	next.RequeueRequested, next.EnforceTimeLimit = false, false
-	return next
 }
 
 // requeueOnNodeFail: a job whose node failed is requeued when it was being
@@ -347,26 +299,6 @@ func (s *Server) requeueOnNodeFail(j *job) bool {
 		return *r
 	}
 	return s.cfg.Pipeline.RequeueOnNodeFail
-}
-
-// endedOnNode is the job's record after its node reported its end: a run
-// being requeued goes back to PENDING, and a run the controller stopped at
-// a lowered time limit ends TIMEOUT.
-func (s *Server) endedOnNode(j *job, ev api.JobEvent, now time.Time) store.JobRecord {
-	next := endedByNode(j, ev, now)
-	switch {
-	case j.cancelRequested:
-	case j.rec.RequeueRequested:
-		run := j.rec
-		run.Job.EndTime, run.Job.ExitCode, run.Job.Signal = next.Job.EndTime, next.Job.ExitCode, next.Job.Signal
-		run.Job.PeakMemBytes, run.Job.CPUTimeUsec, run.Job.Message = next.Job.PeakMemBytes, next.Job.CPUTimeUsec, next.Job.Message
-		return requeued(run, api.StateRequeued, now, "")
-	case j.rec.EnforceTimeLimit && next.Job.State == api.StateCancelled && next.Job.StartTime != nil &&
-		!next.Job.EndTime.Before(next.Job.StartTime.Add(time.Duration(next.Job.TimeLimit)*time.Second)):
-		next.Job.State = api.StateTimeout
-		next.Job.History[len(next.Job.History)-1].State = api.StateTimeout
-	}
-	return next
 }
 
 // enforceTimeLimits stops running jobs at a time limit lowered while they

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/lifecycle"
 )
 
 func TestHoldAndRelease(t *testing.T) {
@@ -47,7 +48,7 @@ func TestHoldAndRelease(t *testing.T) {
 	}
 	tc.control("release", id)
 	// Users hold and release their own jobs, not others'.
-	if resp := controlAs(t, tc, nobody, "hold", ref); len(resp.Done) != 1 || tc.job(id).Hold != holdUser {
+	if resp := controlAs(t, tc, nobody, "hold", ref); len(resp.Done) != 1 || tc.job(id).Hold != lifecycle.HoldUser {
 		t.Fatalf("owner's hold: %+v", resp)
 	}
 	if resp := controlAs(t, tc, nobody, "hold", api.JobsRequest{IDs: []uint64{held}}); !strings.Contains(resp.Errors[fmt.Sprint(held)], "belongs to") {

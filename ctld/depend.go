@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/lifecycle"
 	"github.com/corral-hpc/corral/jobspec"
 )
 
@@ -286,8 +287,9 @@ func (s *Server) killInvalidDepsLocked(kills []killOrder, now time.Time) {
 				s.dependencyLocked(&a.rem.Job, a.rem.Job.Spec.Dependency, nil, now, nil) != depNever {
 				continue
 			}
-			rems = append(rems, remEnded(a, api.StateCancelled, api.ReasonDependencyNeverSatisfied, now,
-				neverMessage(a.rem.Job.Spec.Dependency)))
+			if r, err := remEnded(a, neverEvent(&a.rem.Job), now); err == nil {
+				rems = append(rems, r)
+			}
 			continue
 		}
 		j := s.active[k.id]
@@ -298,9 +300,9 @@ func (s *Server) killInvalidDepsLocked(kills []killOrder, now time.Time) {
 			s.dependencyLocked(&j.rec.Job, j.rec.Job.Spec.Dependency, j.rec.Job.ArrayTaskID, now, nil) != depNever {
 			continue
 		}
-		next := j.rec
-		next.Job = endedJob(j.rec.Job, api.StateCancelled, api.ReasonDependencyNeverSatisfied, now, neverMessage(j.rec.Job.Spec.Dependency))
-		changes = append(changes, change{j, next})
+		if next, err := step(j.rec, neverEvent(&j.rec.Job), now); err == nil {
+			changes = append(changes, change{j, next})
+		}
 	}
 	if len(changes)+len(rems) == 0 {
 		return
@@ -313,13 +315,15 @@ func (s *Server) killInvalidDepsLocked(kills []killOrder, now time.Time) {
 		s.log.Printf("end job %s CANCELLED: %s", api.JobRefText(&c.next.Job), c.next.Job.Message)
 	}
 	for _, r := range rems {
-		s.log.Printf("end array job %d pending tasks CANCELLED: %s", r.a.base, neverMessage(r.a.rem.Job.Spec.Dependency))
+		s.log.Printf("end array job %d pending tasks CANCELLED: %s", r.a.base, r.next.Job.Message)
 	}
 	s.Kick()
 }
 
-func neverMessage(d *api.Dependency) string {
-	return "dependency " + jobspec.FormatDependency(d) + " can never be satisfied"
+// neverEvent cancels job, whose dependency can never be satisfied.
+func neverEvent(job *api.Job) lifecycle.Event {
+	return lifecycle.Event{Kind: lifecycle.Cancel, Reason: api.ReasonDependencyNeverSatisfied,
+		Message: "dependency " + jobspec.FormatDependency(job.Spec.Dependency) + " can never be satisfied"}
 }
 
 // dependedOnLocked lists the jobs that pending jobs' dependencies name:

@@ -180,7 +180,7 @@ func (s *Server) lostOnDownedLocked(downed map[string]bool, now time.Time) []cha
 		}
 		for _, name := range j.rec.Job.Nodes {
 			if downed[name] {
-				lost = append(lost, change{j, s.failed(j, now, downedMessage(s.nodes[name]))})
+				lost = s.appendFailed(lost, j, now, downedMessage(s.nodes[name]))
 				break
 			}
 		}

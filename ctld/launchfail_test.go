@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/lifecycle"
 )
 
 // A node refuses a launch for the job's own reasons (issue 11, finding 4:
@@ -60,7 +61,7 @@ func TestNodeFaultRefusalMarksNodeDown(t *testing.T) {
 }
 
 // A job whose launches keep failing for node faults does not bounce
-// forever, holding node after node DOWN: after maxLaunchFailures in a row
+// forever, holding node after node DOWN: after lifecycle.MaxLaunchFailures in a row
 // it is held (JobHeldAdmin) and launched no more until released.
 func TestLaunchFailuresInARowHoldTheJob(t *testing.T) {
 	tc := MustServer(t, func(c *Config) { c.LaunchFailureHold = 20 * time.Millisecond })
@@ -90,9 +91,9 @@ func TestLaunchFailuresInARowHoldTheJob(t *testing.T) {
 			starts++
 		}
 	}
-	if j.State != api.StatePending || j.Hold == "" || starts != maxLaunchFailures ||
+	if j.State != api.StatePending || j.Hold == "" || starts != lifecycle.MaxLaunchFailures ||
 		!strings.Contains(j.Message, "held after 3 failed launches in a row") {
-		t.Fatalf("job after %d launch failures: %s hold %q message %q, %d starts", maxLaunchFailures, j.State, j.Hold, j.Message, starts)
+		t.Fatalf("job after %d launch failures: %s hold %q message %q, %d starts", lifecycle.MaxLaunchFailures, j.State, j.Hold, j.Message, starts)
 	}
 	// Released, it starts again (and its count starts over).
 	node.set(func(f *fakeNode) { f.refuse = false })
@@ -103,27 +104,6 @@ func TestLaunchFailuresInARowHoldTheJob(t *testing.T) {
 		t.Fatalf("launched %d, want the released job %d", l.JobID, id)
 	}
 	tc.waitJob(id, "RUNNING", inState(api.StateRunning))
-}
-
-// launchFailures counts only the failures since the last submit, requeue
-// or hold.
-func TestLaunchFailuresCount(t *testing.T) {
-	p := func(r api.Reason) api.Transition { return api.Transition{State: api.StatePending, Reason: r} }
-	run := api.Transition{State: api.StateRunning}
-	for _, c := range []struct {
-		h    []api.Transition
-		want int
-	}{
-		{[]api.Transition{p(api.ReasonNone)}, 0},
-		{[]api.Transition{p(api.ReasonNone), run, p(api.ReasonLaunchFailed)}, 1},
-		{[]api.Transition{p(api.ReasonNone), run, p(api.ReasonLaunchFailed), run, p(api.ReasonLaunchFailed)}, 2},
-		{[]api.Transition{p(api.ReasonLaunchFailed), run, p(api.ReasonJobHeldAdmin), run, p(api.ReasonLaunchFailed)}, 1},
-		{[]api.Transition{run, p(api.ReasonLaunchFailed), run, {State: api.StateRequeued}, p(api.ReasonNone), run}, 0},
-	} {
-		if got := launchFailures(&api.Job{History: c.h}); got != c.want {
-			t.Errorf("launchFailures(%v) = %d, want %d", c.h, got, c.want)
-		}
-	}
 }
 
 // A launch larger than a node accepts is the job's fault, found before

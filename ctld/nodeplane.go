@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/corral-hpc/corral/api"
-	"github.com/corral-hpc/corral/ctld/store"
+	"github.com/corral-hpc/corral/ctld/lifecycle"
 )
 
 // nodeHandler routes the node plane. Every request must carry a valid
@@ -80,12 +80,6 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, struct{}{})
 }
 
-// nodeEndStates are the states a node may report a job ending in.
-var nodeEndStates = map[api.JobState]bool{
-	api.StateCompleted: true, api.StateFailed: true, api.StateCancelled: true,
-	api.StateTimeout: true, api.StateOutOfMemory: true, api.StateNodeFail: true,
-}
-
 // applyEvents applies a batch of job events in one transaction. Delivery
 // is at least once, so every event is idempotent: an end for a job that is
 // not RUNNING on that node (already ended, requeued, unknown) is ignored.
@@ -95,6 +89,14 @@ func (s *Server) applyEvents(events []api.JobEvent) error {
 	var changes []change
 	var ignored []api.JobEvent
 	endedNow := make(map[uint64]bool)
+	add := func(j *job, ev api.JobEvent, le lifecycle.Event) {
+		next, err := step(j.rec, le, now)
+		if err != nil { // not for a RUNNING job: a bug, and the node should not resend it
+			s.log.Printf("%s event for job %d from node %s: %v", ev.Kind, ev.JobID, ev.Node, err)
+			return
+		}
+		changes = append(changes, change{j, next})
+	}
 	for _, ev := range events {
 		j := s.jobs[ev.JobID]
 		if j == nil || j.state() != api.StateRunning || endedNow[ev.JobID] ||
@@ -110,15 +112,15 @@ func (s *Server) applyEvents(events []api.JobEvent) error {
 				j.launch.ackedAt = now
 			}
 			if j.rec.Job.Reason == api.ReasonImagePull { // configuring is over
-				changes = append(changes, change{j, transition(j.rec, api.StateRunning, api.ReasonNone, eventTime(ev, now))})
+				add(j, ev, lifecycle.Event{Kind: lifecycle.Configured, At: ev.Time})
 			}
 		case api.EventConfiguring:
 			if j.rec.Job.Reason != api.ReasonImagePull {
-				changes = append(changes, change{j, transition(j.rec, api.StateRunning, api.ReasonImagePull, eventTime(ev, now))})
+				add(j, ev, lifecycle.Event{Kind: lifecycle.Configuring, At: ev.Time})
 			}
 		case api.EventEnded:
 			endedNow[ev.JobID] = true
-			changes = append(changes, change{j, s.endedOnNode(j, ev, now)})
+			add(j, ev, nodeEndEvent(j, ev, now))
 		default:
 			ignored = append(ignored, ev)
 		}
@@ -138,7 +140,7 @@ func (s *Server) applyEvents(events []api.JobEvent) error {
 				api.ReasonImagePull: "pulling its image", api.ReasonNone: "script started"}[job.Reason])
 			continue
 		}
-		if job.State == api.StatePending { // requeued (control.go)
+		if job.State == api.StatePending { // its run was being requeued
 			s.log.Printf("requeue job %d: run %d ended %s, job pending again", job.ID, job.Restarts, job.Runs[len(job.Runs)-1].State)
 			continue
 		}
@@ -151,23 +153,22 @@ func (s *Server) applyEvents(events []api.JobEvent) error {
 	return nil
 }
 
-// endedByNode is the job's record after its node reported its end.
-func endedByNode(j *job, ev api.JobEvent, now time.Time) store.JobRecord {
-	st, msg := ev.State, ev.Message
-	if !nodeEndStates[st] {
-		msg = "node reported end state " + string(st) + "; recorded as FAILED" + suffixIf(": "+msg, msg != "")
-		st = api.StateFailed
+// nodeEndEvent is the lifecycle event a node's end report is for j: the
+// end of a run being requeued, a TIMEOUT when the controller stopped the
+// run at a time limit lowered while it ran (the node saw a cancel), else
+// the end as the node reports it.
+func nodeEndEvent(j *job, ev api.JobEvent, now time.Time) lifecycle.Event {
+	kind := lifecycle.End
+	job := &j.rec.Job
+	switch {
+	case j.cancelRequested:
+	case j.rec.RequeueRequested:
+		kind = lifecycle.EndRequeue
+	case j.rec.EnforceTimeLimit && ev.State == api.StateCancelled && job.StartTime != nil &&
+		!eventTime(ev, now).Before(job.StartTime.Add(time.Duration(job.TimeLimit)*time.Second)):
+		kind = lifecycle.Timeout
 	}
-	at := ev.Time
-	if at.IsZero() {
-		at = now
-	}
-	code := ev.ExitCode
-	next := ended(j.rec, st, at, &code, msg)
-	next.Job.Signal = ev.Signal
-	next.Job.PeakMemBytes = ev.PeakMemBytes
-	next.Job.CPUTimeUsec = ev.CPUTimeUsec
-	return next
+	return lifecycle.NodeEnd(kind, ev)
 }
 
 // eventTime is when the node says an event happened, else now.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/ctld/config"
+	"github.com/corral-hpc/corral/ctld/lifecycle"
 	"github.com/corral-hpc/corral/ctld/store"
 	"github.com/corral-hpc/corral/gpu"
 	"github.com/corral-hpc/corral/hostlist"
@@ -154,7 +155,7 @@ func (s *Server) reconcileLocked(n *node, running []uint64, now time.Time) (kill
 			continue
 		}
 		if n.rec.Down { // declared dead (drain.go): its runs are gone whatever it says
-			lost = append(lost, change{j, s.failed(j, now, downedMessage(n))})
+			lost = s.appendFailed(lost, j, now, downedMessage(n))
 			if reported[id] {
 				kill = append(kill, id)
 			}
@@ -164,7 +165,7 @@ func (s *Server) reconcileLocked(n *node, running []uint64, now time.Time) (kill
 			continue
 		}
 		if s.lostLocked(j, now) {
-			lost = append(lost, change{j, s.failed(j, now, "node "+n.rec.Name+" does not report the job")})
+			lost = s.appendFailed(lost, j, now, "node "+n.rec.Name+" does not report the job")
 		}
 	}
 	slices.Sort(kill)
@@ -198,16 +199,23 @@ func (s *Server) lostLocked(j *job, now time.Time) bool {
 	return now.Sub(since) > s.lostGrace()
 }
 
-// failed ends a job that its node lost: NODE_FAIL, or CANCELLED when a
-// cancel was already on its way.
-func (s *Server) failed(j *job, now time.Time, msg string) store.JobRecord {
-	if j.cancelRequested {
-		return ended(j.rec, api.StateCancelled, now, nil, "cancelled; "+msg)
+// appendFailed adds the end of a running job that its node lost to lost:
+// NODE_FAIL (requeued, if it asks for that), or CANCELLED when a cancel
+// was already on its way.
+func (s *Server) appendFailed(lost []change, j *job, now time.Time, msg string) []change {
+	ev := lifecycle.Event{Kind: lifecycle.NodeFail, Message: msg}
+	switch {
+	case j.cancelRequested:
+		ev = lifecycle.Event{Kind: lifecycle.Cancel, Message: "cancelled; " + msg}
+	case s.requeueOnNodeFail(j):
+		ev.Kind = lifecycle.NodeFailRequeue
 	}
-	if s.requeueOnNodeFail(j) { // control.go
-		return requeued(j.rec, api.StateNodeFail, now, msg)
+	next, err := step(j.rec, ev, now)
+	if err != nil { // callers pass RUNNING jobs: not reached
+		s.log.Printf("job %d: %s: %v", j.rec.Job.ID, msg, err)
+		return lost
 	}
-	return ended(j.rec, api.StateNodeFail, now, nil, msg)
+	return append(lost, change{j, next})
 }
 
 // watchNodes declares nodes that miss heartbeats DOWN and ends their
@@ -247,7 +255,7 @@ func (s *Server) sweepNodes(now time.Time) {
 			}
 			for _, name := range j.rec.Job.Nodes {
 				if silent[name] {
-					lost = append(lost, change{j, s.failed(j, now, "node "+name+" is not responding")})
+					lost = s.appendFailed(lost, j, now, "node "+name+" is not responding")
 					break
 				}
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/ctld/config"
+	"github.com/corral-hpc/corral/ctld/lifecycle"
 	"github.com/corral-hpc/corral/sched"
 )
 
@@ -26,12 +27,6 @@ const (
 	DefaultMaxArrayTasks = 100000
 	DefaultAcctRetention = 30 * 24 * time.Hour
 	DefaultPurgeInterval = time.Hour
-)
-
-// Hold levels (api.Job.Hold).
-const (
-	holdUser  = "user"
-	holdAdmin = "admin"
 )
 
 // PipelineConfig is the admin's say on job pipelines. Zero fields take the
@@ -247,9 +242,9 @@ func (s *Server) blockedLocked(job *api.Job, task *int, now time.Time, notes *cy
 // heldOrEarly is the cheap part of blockedLocked: hold and begin time.
 func heldOrEarly(job *api.Job, now time.Time) api.Reason {
 	switch job.Hold {
-	case holdAdmin:
+	case lifecycle.HoldAdmin:
 		return api.ReasonJobHeldAdmin
-	case holdUser:
+	case lifecycle.HoldUser:
 		return api.ReasonJobHeld
 	}
 	if b := job.Spec.Begin; b != nil && now.Before(*b) {
@@ -367,22 +362,6 @@ func (s *Server) notifyEndsLocked(changes []change, rems []remChange) {
 func (s *Server) wakeWaitersLocked() {
 	close(s.pipe.ended)
 	s.pipe.ended = make(chan struct{})
-}
-
-// endedJob is job ended in state st for reason at time at: the reason is
-// kept on the job and in its history (ended, for jobs the node ends, has
-// none).
-func endedJob(job api.Job, st api.JobState, reason api.Reason, at time.Time, msg string) api.Job {
-	next := job
-	next.State, next.Reason = st, reason
-	next.History = append(job.History[:len(job.History):len(job.History)], api.Transition{State: st, Reason: reason, Time: at})
-	next.PlannedStart, next.PlannedNodes = nil, nil
-	end := at
-	next.EndTime = &end
-	if msg != "" {
-		next.Message = msg
-	}
-	return next
 }
 
 func describeRef(id uint64, task *int) string {

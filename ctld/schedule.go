@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/lifecycle"
 	"github.com/corral-hpc/corral/hostlist"
 	"github.com/corral-hpc/corral/sched"
 )
@@ -175,14 +176,11 @@ func (s *Server) applyLocked(snap sched.Snapshot, notes cycleNotes, plan sched.P
 		for _, name := range st.Nodes {
 			free[name] = free[name].Sub(need)
 		}
-		next := transition(j.rec, api.StateRunning, api.ReasonNone, now)
-		start := now
-		next.Job.StartTime = &start
-		next.Job.EndTime, next.Job.ExitCode = nil, nil
-		next.Job.Nodes = append([]string(nil), st.Nodes...)
-		next.Job.GPUAlloc = gpuAlloc
-		next.Job.Message = ""
-		next.RequeueRequested, next.EnforceTimeLimit = false, false
+		next, err := step(j.rec, lifecycle.Event{Kind: lifecycle.Start, Nodes: st.Nodes, GPUAlloc: gpuAlloc}, now)
+		if err != nil { // checked pending above: not reached
+			s.log.Printf("starting job %d: %v", j.rec.Job.ID, err)
+			continue
+		}
 		changes = append(changes, change{j, next})
 	}
 	if err := s.commitLocked(changes); err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/lifecycle"
 	"github.com/corral-hpc/corral/ctld/store"
 	"github.com/corral-hpc/corral/gpu"
 	"github.com/corral-hpc/corral/hostlist"
@@ -16,7 +17,7 @@ import (
 // job is the in-memory copy of one job. rec is replaced, never mutated in
 // place, once it has been handed out: readers take a shallow copy of
 // rec.Job under the read lock, so slices and pointers inside it must be
-// fresh for every change (see transition).
+// fresh for every change (lifecycle.Next makes them so).
 type job struct {
 	rec    store.JobRecord
 	launch launchState
@@ -52,27 +53,20 @@ func (j *job) batchHost() string {
 
 func (j *job) onNode(name string) bool { return slices.Contains(j.rec.Job.Nodes, name) }
 
-// transition returns a copy of rec in a new state, with the change
-// appended to History. The copy shares nothing mutable with rec.
-func transition(rec store.JobRecord, st api.JobState, reason api.Reason, at time.Time) store.JobRecord {
-	next := rec
-	next.Job.State = st
-	next.Job.Reason = reason
-	next.Job.History = append(slices.Clip(rec.Job.History), api.Transition{State: st, Reason: reason, Time: at})
-	next.Job.PlannedStart, next.Job.PlannedNodes = nil, nil
-	return next
-}
-
-// ended returns rec in a terminal state at time at.
-func ended(rec store.JobRecord, st api.JobState, at time.Time, exitCode *int, msg string) store.JobRecord {
-	next := transition(rec, st, api.ReasonNone, at)
-	end := at
-	next.Job.EndTime = &end
-	next.Job.ExitCode = exitCode
-	if msg != "" {
-		next.Job.Message = msg
+// step is rec after ev, as package lifecycle has it. A start or a
+// requeue begins a new run: the record's per-run flags (a requeue asked
+// for, a lowered limit to enforce) go with the old one.
+func step(rec store.JobRecord, ev lifecycle.Event, now time.Time) (store.JobRecord, error) {
+	job, err := lifecycle.Next(rec.Job, ev, now)
+	if err != nil {
+		return rec, err
 	}
-	return next
+	next := rec
+	next.Job = job
+	if ev.Kind == lifecycle.Start || ev.Kind.Requeues() {
+		next.RequeueRequested, next.EnforceTimeLimit = false, false
+	}
+	return next, nil
 }
 
 // change is one job's next record, to be persisted before it is installed.

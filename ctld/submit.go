@@ -9,6 +9,7 @@ import (
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/ctld/config"
+	"github.com/corral-hpc/corral/ctld/lifecycle"
 	"github.com/corral-hpc/corral/ctld/store"
 )
 
@@ -81,7 +82,7 @@ func (s *Server) checkSubmit(caller peer, req api.SubmitRequest) (*store.JobReco
 	}
 	gpus.apply(&rec.Job)
 	if spec.Hold {
-		rec.Job.Hold, rec.Job.Reason = holdUser, api.ReasonJobHeld
+		rec.Job.Hold, rec.Job.Reason = lifecycle.HoldUser, api.ReasonJobHeld
 	}
 	return rec, nil
 }

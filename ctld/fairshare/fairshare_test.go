@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"iter"
 	"math"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/ctld/config"
+	"github.com/corral-hpc/corral/ctld/lifecycle"
 	"github.com/corral-hpc/corral/ctld/store"
 )
 
@@ -77,11 +77,13 @@ func (u *usageSim) commit(j *api.Job, next api.Job) {
 	}
 }
 
-// moved is j in state st at t, with the history entry the controller adds.
-func moved(j api.Job, st api.JobState, reason api.Reason, t time.Time) api.Job {
-	j.State, j.Reason = st, reason
-	j.History = append(slices.Clip(j.History), api.Transition{State: st, Reason: reason, Time: t})
-	return j
+// step is j after ev at t, as the controller records it (package lifecycle).
+func (u *usageSim) step(j *api.Job, ev lifecycle.Event, t time.Time) {
+	next, err := lifecycle.Next(*j, ev, t)
+	if err != nil {
+		u.t.Fatal(err)
+	}
+	u.commit(j, next)
 }
 
 func (u *usageSim) apply(ev string, id uint64, t time.Time) {
@@ -89,29 +91,17 @@ func (u *usageSim) apply(ev string, id uint64, t time.Time) {
 	j := u.jobs[id]
 	switch ev {
 	case "start":
-		next := moved(*j, api.StateRunning, api.ReasonNone, t)
-		start := t
-		next.StartTime = &start
-		next.Nodes = nil
+		var nodes []string
 		for i := range max(j.NodeCount, 1) {
-			next.Nodes = append(next.Nodes, fmt.Sprintf("n%d", i+1))
+			nodes = append(nodes, fmt.Sprintf("n%d", i+1))
 		}
-		u.commit(j, next)
+		u.step(j, lifecycle.Event{Kind: lifecycle.Start, Nodes: nodes}, t)
 	case "end":
-		next := moved(*j, api.StateCompleted, api.ReasonNone, t)
-		end := t
-		next.EndTime, next.ExitCode = &end, new(int)
-		u.commit(j, next)
+		u.step(j, lifecycle.Event{Kind: lifecycle.End, State: api.StateCompleted}, t)
 	case "requeue": // the run goes to Runs, the job back to PENDING
-		next := moved(moved(*j, api.StateRequeued, api.ReasonNone, t), api.StatePending, api.ReasonNone, t)
-		next.Runs = append(slices.Clip(j.Runs), api.JobRun{State: api.StateRequeued, StartTime: *j.StartTime, EndTime: t, Nodes: j.Nodes})
-		next.Restarts++
-		next.StartTime, next.EndTime, next.Nodes = nil, nil, nil
-		u.commit(j, next)
-	case "fail": // a refused launch: back to PENDING, no run recorded
-		next := moved(*j, api.StatePending, api.ReasonLaunchFailed, t)
-		next.StartTime, next.Nodes = nil, nil
-		u.commit(j, next)
+		u.step(j, lifecycle.Event{Kind: lifecycle.Requeue}, t)
+	case "fail": // a failed launch: back to PENDING, no run recorded
+		u.step(j, lifecycle.Event{Kind: lifecycle.LaunchFailed}, t)
 	case "cycle":
 		f.mu.Lock()
 		f.chargeRunning(all(u.active), t)

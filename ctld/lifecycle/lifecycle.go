@@ -213,7 +213,7 @@ func requeued(job api.Job, runState api.JobState, at time.Time, msg string) api.
 func launchFailed(job api.Job, msg string, at time.Time) api.Job {
 	next := transition(job, api.StatePending, api.ReasonLaunchFailed, at)
 	next.StartTime, next.Nodes, next.GPUAlloc = nil, nil, nil
-	if n := LaunchFailures(&next); n >= MaxLaunchFailures {
+	if n := launchFailures(&next); n >= MaxLaunchFailures {
 		msg = fmt.Sprintf("%s; held after %d failed launches in a row (an operator may release it)", msg, n)
 		next = transition(next, api.StatePending, api.ReasonJobHeldAdmin, at)
 		next.Hold = HoldAdmin
@@ -222,11 +222,11 @@ func launchFailed(job api.Job, msg string, at time.Time) api.Job {
 	return next
 }
 
-// LaunchFailures counts the job's launches that failed in a row, from
+// launchFailures counts the job's launches that failed in a row, from
 // its history: since its submit, requeue or release, every return to
 // PENDING was a failed launch. Kept in the history, the count survives
 // controller restarts.
-func LaunchFailures(job *api.Job) int {
+func launchFailures(job *api.Job) int {
 	n := 0
 	for i := len(job.History) - 1; i >= 0; i-- {
 		switch h := job.History[i]; {

@@ -223,3 +223,24 @@ func TestHoldAndRelease(t *testing.T) {
 		t.Errorf("hold of a running job: %v", err)
 	}
 }
+
+// launchFailures counts only the failures since the last submit, requeue
+// or hold.
+func TestLaunchFailuresCount(t *testing.T) {
+	p := func(r api.Reason) api.Transition { return api.Transition{State: api.StatePending, Reason: r} }
+	run := api.Transition{State: api.StateRunning}
+	for _, c := range []struct {
+		h    []api.Transition
+		want int
+	}{
+		{[]api.Transition{p(api.ReasonNone)}, 0},
+		{[]api.Transition{p(api.ReasonNone), run, p(api.ReasonLaunchFailed)}, 1},
+		{[]api.Transition{p(api.ReasonNone), run, p(api.ReasonLaunchFailed), run, p(api.ReasonLaunchFailed)}, 2},
+		{[]api.Transition{p(api.ReasonLaunchFailed), run, p(api.ReasonJobHeldAdmin), run, p(api.ReasonLaunchFailed)}, 1},
+		{[]api.Transition{run, p(api.ReasonLaunchFailed), run, {State: api.StateRequeued}, p(api.ReasonNone), run}, 0},
+	} {
+		if got := launchFailures(&api.Job{History: c.h}); got != c.want {
+			t.Errorf("launchFailures(%v) = %d, want %d", c.h, got, c.want)
+		}
+	}
+}
