@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/fault"
 	"github.com/corral-hpc/corral/ctld/store"
 	"github.com/corral-hpc/corral/gpu"
 	"github.com/corral-hpc/corral/jobspec"
@@ -26,7 +27,7 @@ func (s *Server) handleAcct(w http.ResponseWriter, r *http.Request, caller peer)
 	var f api.AcctFilter
 	for key, vals := range r.URL.Query() {
 		if !slices.Contains([]string{"user", "id", "state", "start", "end"}, key) {
-			writeError(w, errorf(http.StatusBadRequest, "unknown query parameter %q (valid: user, id, state, start, end)", key))
+			writeError(w, fault.Errorf(fault.Invalid, "unknown query parameter %q (valid: user, id, state, start, end)", key))
 			return
 		}
 		for _, v := range splitList(vals) {
@@ -43,7 +44,7 @@ func (s *Server) handleAcct(w http.ResponseWriter, r *http.Request, caller peer)
 		me := s.users.name(caller.UID)
 		for _, u := range f.Users {
 			if u != me {
-				writeError(w, errorf(http.StatusForbidden, "you may only see your own jobs' history (you are %s, not %s)", me, u))
+				writeError(w, fault.Errorf(fault.Forbidden, "you may only see your own jobs' history (you are %s, not %s)", me, u))
 				return
 			}
 		}
@@ -58,7 +59,7 @@ func addAcctFilter(f *api.AcctFilter, key, v string) error {
 	case "id":
 		id, task, err := api.ParseJobRef(v)
 		if err != nil {
-			return errorf(http.StatusBadRequest, "%v", err)
+			return fault.Errorf(fault.Invalid, "%v", err)
 		}
 		if task != nil {
 			f.Tasks = append(f.Tasks, api.TaskRef{JobID: id, Task: *task})
@@ -68,13 +69,13 @@ func addAcctFilter(f *api.AcctFilter, key, v string) error {
 	case "state":
 		st, err := parseAcctState(v)
 		if err != nil {
-			return errorf(http.StatusBadRequest, "%v", err)
+			return fault.Errorf(fault.Invalid, "%v", err)
 		}
 		f.States = append(f.States, st)
 	case "start", "end":
 		t, err := time.Parse(time.RFC3339, v)
 		if err != nil {
-			return errorf(http.StatusBadRequest, "invalid %s=%q: use an RFC 3339 time such as 2026-01-20T12:34:00Z", key, v)
+			return fault.Errorf(fault.Invalid, "invalid %s=%q: use an RFC 3339 time such as 2026-01-20T12:34:00Z", key, v)
 		}
 		if key == "start" {
 			f.Start = t

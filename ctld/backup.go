@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/corral-hpc/corral/ctld/fault"
 )
 
 // BackupPath is the user-plane route that streams a consistent copy of
@@ -24,7 +26,7 @@ func (s *Server) adminRoutes(mux *http.ServeMux) {
 // state as of its start, a valid file ctld starts from as it is.
 func (s *Server) handleBackup(w http.ResponseWriter, r *http.Request, caller peer) {
 	if !s.isAdmin(caller) {
-		writeError(w, errorf(http.StatusForbidden, "backup: only administrators may copy the state file"))
+		writeError(w, fault.Errorf(fault.Forbidden, "backup: only administrators may copy the state file"))
 		return
 	}
 	start := time.Now()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/fault"
 	"github.com/corral-hpc/corral/ctld/lifecycle"
 )
 
@@ -30,7 +31,7 @@ const cancelBatch = 1000
 func (s *Server) cancel(caller peer, req api.CancelRequest) (api.CancelResponse, error) {
 	resp := api.CancelResponse{Cancelled: []uint64{}}
 	if len(req.IDs) == 0 && len(req.Tasks) == 0 && req.User == "" && len(req.States) == 0 && req.Name == "" {
-		return resp, errorf(http.StatusBadRequest, "nothing to cancel: give job IDs or a filter (user, states, name)")
+		return resp, fault.Errorf(fault.Invalid, "nothing to cancel: give job IDs or a filter (user, states, name)")
 	}
 	if err := tooManyRefs("cancel", len(req.IDs)+len(req.Tasks), "jobs"); err != nil {
 		return resp, err
@@ -39,7 +40,7 @@ func (s *Server) cancel(caller peer, req api.CancelRequest) (api.CancelResponse,
 	for i, st := range req.States {
 		parsed, err := api.ParseJobState(string(st)) // short codes and any case too
 		if err != nil {
-			return resp, errorf(http.StatusBadRequest, "%v", err)
+			return resp, fault.Errorf(fault.Invalid, "%v", err)
 		}
 		states[i] = parsed
 	}

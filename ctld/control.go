@@ -11,6 +11,7 @@ import (
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/ctld/authz"
 	"github.com/corral-hpc/corral/ctld/config"
+	"github.com/corral-hpc/corral/ctld/fault"
 	"github.com/corral-hpc/corral/ctld/lifecycle"
 	"github.com/corral-hpc/corral/ctld/store"
 	"github.com/corral-hpc/corral/jobspec"
@@ -29,7 +30,7 @@ func (s *Server) handleControl(action string) callerHandler {
 			return
 		}
 		if len(req.IDs)+len(req.Tasks) == 0 {
-			writeError(w, errorf(http.StatusBadRequest, "nothing to %s: give job IDs", action))
+			writeError(w, fault.Errorf(fault.Invalid, "nothing to %s: give job IDs", action))
 			return
 		}
 		if err := tooManyRefs(action, len(req.IDs)+len(req.Tasks), "jobs"); err != nil {
@@ -350,7 +351,7 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, caller pee
 // update changes the time limit, nice or name of a pending or running job
 // (every unfinished task of an array job).
 func (s *Server) update(caller peer, req api.UpdateRequest) (api.JobsResponse, error) {
-	bad := func(format string, args ...any) error { return errorf(http.StatusBadRequest, format, args...) }
+	bad := func(format string, args ...any) error { return fault.Errorf(fault.Invalid, format, args...) }
 	switch {
 	case req.ID == 0:
 		return api.JobsResponse{}, bad("update: give a job ID")
@@ -363,7 +364,7 @@ func (s *Server) update(caller peer, req api.UpdateRequest) (api.JobsResponse, e
 	case req.Nice != nil && (*req.Nice < -2147483645 || *req.Nice > 2147483645):
 		return api.JobsResponse{}, bad("update: Nice must be within ±2147483645")
 	case req.Nice != nil && *req.Nice < 0 && caller.UID != 0:
-		return api.JobsResponse{}, errorf(http.StatusForbidden, "update: only root may set a negative Nice")
+		return api.JobsResponse{}, fault.Errorf(fault.Forbidden, "update: only root may set a negative Nice")
 	}
 	ref := jobRef{id: req.ID, task: req.Task}
 	resp := api.JobsResponse{Done: []string{}}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/fault"
 )
 
 // maxRememberedNonces bounds the replay cache. Only holders of the
@@ -60,21 +61,21 @@ func (s *Server) tcpHandler() http.Handler {
 		}
 		tok := r.Header.Get(api.CredentialHeader)
 		if tok == "" {
-			writeError(w, errorf(http.StatusUnauthorized, "no credential: over TCP the user plane needs a %s header from the local corral-noded's credential socket", api.CredentialHeader))
+			writeError(w, fault.Errorf(fault.Unauthenticated, "no credential: over TCP the user plane needs a %s header from the local corral-noded's credential socket", api.CredentialHeader))
 			return
 		}
 		now := time.Now()
 		cred, err := api.DecodeCredential(s.key, tok, now)
 		if err != nil {
-			writeError(w, errorf(http.StatusUnauthorized, "%v", err))
+			writeError(w, fault.Errorf(fault.Unauthenticated, "%v", err))
 			return
 		}
 		switch fresh, full := s.nonces.use(cred.Nonce, cred.Expires, now); {
 		case full:
-			writeError(w, errorf(http.StatusServiceUnavailable, "too many credentials in flight; retry shortly"))
+			writeError(w, fault.Errorf(fault.Unavailable, "too many credentials in flight; retry shortly"))
 			return
 		case !fresh:
-			writeError(w, errorf(http.StatusUnauthorized, "credential was already used (replayed); get a new one for each request"))
+			writeError(w, fault.Errorf(fault.Unauthenticated, "credential was already used (replayed); get a new one for each request"))
 			return
 		}
 		if !s.chargeRemote(w, r, cred.UID) { // connlimit.go: the uid's connection bound

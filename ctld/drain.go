@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/fault"
 	"github.com/corral-hpc/corral/ctld/store"
 	"github.com/corral-hpc/corral/hostlist"
 )
@@ -70,15 +71,15 @@ func (s *Server) handleNodeOp(op nodeOp) callerHandler {
 // state changed (a node already so is not an error).
 func (s *Server) changeNodes(op nodeOp, exprs []string, reason string, caller peer) (api.NodesResponse, error) {
 	if !s.isAdmin(caller) {
-		return api.NodesResponse{}, errorf(http.StatusForbidden, "%s: only administrators may change nodes", op)
+		return api.NodesResponse{}, fault.Errorf(fault.Forbidden, "%s: only administrators may change nodes", op)
 	}
 	switch {
 	case op == opResume:
 		reason = ""
 	case reason == "":
-		return api.NodesResponse{}, errorf(http.StatusBadRequest, "%s: a reason is required (it is shown with the node)", op)
+		return api.NodesResponse{}, fault.Errorf(fault.Invalid, "%s: a reason is required (it is shown with the node)", op)
 	case len(reason) > maxDrainReason || strings.ContainsAny(reason, "\n\r\x00"):
-		return api.NodesResponse{}, errorf(http.StatusBadRequest, "%s: the reason must be one line of at most %d bytes", op, maxDrainReason)
+		return api.NodesResponse{}, fault.Errorf(fault.Invalid, "%s: the reason must be one line of at most %d bytes", op, maxDrainReason)
 	}
 	var names []string
 	for _, e := range exprs {
@@ -87,14 +88,14 @@ func (s *Server) changeNodes(op nodeOp, exprs []string, reason string, caller pe
 		}
 		ns, err := hostlist.ExpandMax(e, api.MaxRefsPerRequest-len(names))
 		if err != nil {
-			return api.NodesResponse{}, errorf(http.StatusBadRequest, "%s: %v", op, err)
+			return api.NodesResponse{}, fault.Errorf(fault.Invalid, "%s: %v", op, err)
 		}
 		names = append(names, ns...)
 	}
 	hostlist.Sort(names)
 	names = slices.Compact(names)
 	if len(names) == 0 {
-		return api.NodesResponse{}, errorf(http.StatusBadRequest, "%s: name at least one node", op)
+		return api.NodesResponse{}, fault.Errorf(fault.Invalid, "%s: name at least one node", op)
 	}
 
 	now := time.Now()
@@ -107,7 +108,7 @@ func (s *Server) changeNodes(op nodeOp, exprs []string, reason string, caller pe
 	}
 	if len(unknown) > 0 {
 		s.mu.Unlock()
-		return api.NodesResponse{}, errorf(http.StatusNotFound, "%s: no node %s (nothing changed)", op, strings.Join(unknown, ", "))
+		return api.NodesResponse{}, fault.Errorf(fault.NotFound, "%s: no node %s (nothing changed)", op, strings.Join(unknown, ", "))
 	}
 	resp := api.NodesResponse{Nodes: []string{}}
 	var recs []store.NodeRecord

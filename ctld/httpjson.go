@@ -84,9 +84,9 @@ func decodeBody(body io.Reader, v any, strict bool) error {
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				return errorf(http.StatusRequestEntityTooLarge, "request body is larger than %d MiB", mbe.Limit>>20)
+				return fault.Errorf(fault.TooLarge, "request body is larger than %d MiB", mbe.Limit>>20)
 			}
-			return errorf(http.StatusBadRequest, "reading the request body: %v", err)
+			return fault.Errorf(fault.Invalid, "reading the request body: %v", err)
 		}
 		if err := checkListLengths(data); err != nil {
 			return err
@@ -101,18 +101,18 @@ func decodeBody(body io.Reader, v any, strict bool) error {
 		var mbe *http.MaxBytesError
 		switch {
 		case errors.As(err, &mbe):
-			return errorf(http.StatusRequestEntityTooLarge, "request body is larger than %d MiB", mbe.Limit>>20)
+			return fault.Errorf(fault.TooLarge, "request body is larger than %d MiB", mbe.Limit>>20)
 		case errors.Is(err, io.EOF):
-			return errorf(http.StatusBadRequest, "request body is empty: expected a JSON object")
+			return fault.Errorf(fault.Invalid, "request body is empty: expected a JSON object")
 		}
-		return errorf(http.StatusBadRequest, "bad request body: %v", err)
+		return fault.Errorf(fault.Invalid, "bad request body: %v", err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return errorf(http.StatusRequestEntityTooLarge, "request body is larger than %d MiB", mbe.Limit>>20)
+			return fault.Errorf(fault.TooLarge, "request body is larger than %d MiB", mbe.Limit>>20)
 		}
-		return errorf(http.StatusBadRequest, "bad request body: unexpected data after the JSON object")
+		return fault.Errorf(fault.Invalid, "bad request body: unexpected data after the JSON object")
 	}
 	if strict {
 		return checkSizes(v) // sanity.go: no string over 64 KiB, no list over 65,536 entries
@@ -122,7 +122,7 @@ func decodeBody(body io.Reader, v any, strict bool) error {
 
 // notFound answers requests no route matched.
 func notFound(w http.ResponseWriter, r *http.Request) {
-	writeError(w, errorf(http.StatusNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path))
+	writeError(w, fault.Errorf(fault.NotFound, "no such endpoint: %s %s", r.Method, r.URL.Path))
 }
 
 // maxJSONDepth is encoding/json's own nesting limit; a body nested deeper
@@ -151,14 +151,14 @@ func checkListLengths(data []byte) error {
 			inString = true
 		case c == '[' || c == '{':
 			if len(commas) == maxJSONDepth {
-				return errorf(http.StatusBadRequest, "bad request body: nested more than %d deep", maxJSONDepth)
+				return fault.Errorf(fault.Invalid, "bad request body: nested more than %d deep", maxJSONDepth)
 			}
 			commas = append(commas, 0)
 		case (c == ']' || c == '}') && len(commas) > 0:
 			commas = commas[:len(commas)-1]
 		case c == ',' && len(commas) > 0:
 			if commas[len(commas)-1]++; commas[len(commas)-1] >= api.MaxListEntries {
-				return errorf(http.StatusBadRequest, "bad request body: a list has more than %d entries", api.MaxListEntries)
+				return fault.Errorf(fault.Invalid, "bad request body: a list has more than %d entries", api.MaxListEntries)
 			}
 		}
 	}

@@ -2,11 +2,11 @@ package ctld
 
 import (
 	"context"
-	"net/http"
 	"time"
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/ctld/fairshare"
+	"github.com/corral-hpc/corral/ctld/fault"
 	"github.com/corral-hpc/corral/gpu"
 )
 
@@ -25,7 +25,7 @@ var usageRules = fairshare.Rules{
 func (s *Server) checkAccount(owner string, spec *api.JobSpec) error {
 	account, err := s.fs.Account(owner, spec.Account)
 	if err != nil {
-		return errorf(http.StatusBadRequest, "%s", err)
+		return fault.Errorf(fault.Invalid, "%s", err)
 	}
 	spec.Account = account
 	return nil

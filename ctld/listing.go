@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/fault"
 )
 
 // jobView is how much of each job a listing sends (GET /v1/jobs?view=):
@@ -50,7 +51,7 @@ func listView(q url.Values) (jobView, error) {
 			return viewFull, nil
 		}
 	}
-	return viewFull, errorf(http.StatusBadRequest, "invalid view=%q: use brief, summary or full", strings.Join(vals, ","))
+	return viewFull, fault.Errorf(fault.Invalid, "invalid view=%q: use brief, summary or full", strings.Join(vals, ","))
 }
 
 // summaryJob is api.Job without its spec and history: the outer fields

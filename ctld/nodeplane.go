@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/fault"
 	"github.com/corral-hpc/corral/ctld/lifecycle"
 )
 
@@ -31,14 +32,14 @@ func (s *Server) verified(next http.Handler) http.Handler {
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				writeError(w, errorf(http.StatusRequestEntityTooLarge, "request body is larger than %d MiB", maxNodeBody>>20))
+				writeError(w, fault.Errorf(fault.TooLarge, "request body is larger than %d MiB", maxNodeBody>>20))
 				return
 			}
-			writeError(w, errorf(http.StatusBadRequest, "reading request body: %v", err))
+			writeError(w, fault.Errorf(fault.Invalid, "reading request body: %v", err))
 			return
 		}
 		if err := api.Verify(r, s.key, body, time.Now()); err != nil {
-			writeError(w, errorf(http.StatusUnauthorized, "node plane: %v", err))
+			writeError(w, fault.Errorf(fault.Unauthenticated, "node plane: %v", err))
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -55,7 +56,7 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := checkRegister(&req); err != nil {
-		writeError(w, errorf(http.StatusBadRequest, "%v", err))
+		writeError(w, fault.Errorf(fault.Invalid, "%v", err))
 		return
 	}
 	resp, err := s.register(req)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/ctld/fairshare"
+	"github.com/corral-hpc/corral/ctld/fault"
 	"github.com/corral-hpc/corral/priority"
 )
 
@@ -33,12 +34,12 @@ func (s *Server) handlePrio(w http.ResponseWriter, r *http.Request, _ peer) {
 			case "id":
 				id, err := strconv.ParseUint(v, 10, 64)
 				if err != nil || id == 0 {
-					writeError(w, errorf(http.StatusBadRequest, "invalid job id %q: use a positive number", v))
+					writeError(w, fault.Errorf(fault.Invalid, "invalid job id %q: use a positive number", v))
 					return
 				}
 				f.IDs = append(f.IDs, id)
 			default:
-				writeError(w, errorf(http.StatusBadRequest, "unknown query parameter %q (valid: user, id)", key))
+				writeError(w, fault.Errorf(fault.Invalid, "unknown query parameter %q (valid: user, id)", key))
 				return
 			}
 		}
@@ -75,7 +76,7 @@ func (s *Server) handleShare(w http.ResponseWriter, r *http.Request, _ peer) {
 	var users []string
 	for key, vals := range r.URL.Query() {
 		if key != "user" {
-			writeError(w, errorf(http.StatusBadRequest, "unknown query parameter %q (valid: user)", key))
+			writeError(w, fault.Errorf(fault.Invalid, "unknown query parameter %q (valid: user)", key))
 			return
 		}
 		users = append(users, splitList(vals)...)

@@ -2,9 +2,9 @@ package ctld
 
 import (
 	"fmt"
-	"net/http"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/fault"
 )
 
 // tooManyRefs refuses a request naming more than api.MaxRefsPerRequest
@@ -13,7 +13,7 @@ func tooManyRefs(action string, n int, what string) error {
 	if n <= api.MaxRefsPerRequest {
 		return nil
 	}
-	return errorf(http.StatusBadRequest, "%s: more than %d %s in one request; send them in batches, as the corral CLI does",
+	return fault.Errorf(fault.Invalid, "%s: more than %d %s in one request; send them in batches, as the corral CLI does",
 		action, api.MaxRefsPerRequest, what)
 }
 

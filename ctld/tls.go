@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/fault"
 )
 
 // secureListener wraps the TCP listener in TLS with a certificate from
@@ -96,7 +97,7 @@ func (s *Server) newNodeClient(base string, timeout time.Duration) *api.NodeClie
 // the hosts it serves on, so ctld can reach it over TLS pinned to the CA.
 func (s *Server) handleNodeCert(w http.ResponseWriter, r *http.Request) {
 	if s.ca == nil {
-		writeError(w, errorf(http.StatusConflict, "this controller runs with --insecure-plaintext: it issues no certificates"))
+		writeError(w, fault.Errorf(fault.Conflict, "this controller runs with --insecure-plaintext: it issues no certificates"))
 		return
 	}
 	var req api.NodeCertRequest
@@ -106,16 +107,16 @@ func (s *Server) handleNodeCert(w http.ResponseWriter, r *http.Request) {
 	}
 	pub, err := x509.ParsePKIXPublicKey(req.PublicKey)
 	if err != nil {
-		writeError(w, errorf(http.StatusBadRequest, "certificate request: bad public key: %v", err))
+		writeError(w, fault.Errorf(fault.Invalid, "certificate request: bad public key: %v", err))
 		return
 	}
 	if _, ok := pub.(*ecdsa.PublicKey); !ok {
-		writeError(w, errorf(http.StatusBadRequest, "certificate request: the public key must be ECDSA"))
+		writeError(w, fault.Errorf(fault.Invalid, "certificate request: the public key must be ECDSA"))
 		return
 	}
 	der, err := s.ca.Sign(pub, req.Hosts, time.Now())
 	if err != nil {
-		writeError(w, errorf(http.StatusBadRequest, "%v", err))
+		writeError(w, fault.Errorf(fault.Invalid, "%v", err))
 		return
 	}
 	s.log.Printf("certified a node key for %s", strings.Join(req.Hosts, ","))

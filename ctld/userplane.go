@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/fault"
 )
 
 // userHandler routes the user plane. Every route needs the caller's
@@ -34,7 +35,7 @@ func (s *Server) withCaller(h callerHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		p, ok := peerFrom(r.Context())
 		if !ok {
-			writeError(w, errorf(http.StatusForbidden, "cannot tell who is calling: the user plane is served on a Unix socket only"))
+			writeError(w, fault.Errorf(fault.Forbidden, "cannot tell who is calling: the user plane is served on a Unix socket only"))
 			return
 		}
 		if r.Body != nil {
@@ -72,7 +73,7 @@ func (s *Server) handleListJobs(w http.ResponseWriter, r *http.Request, caller p
 	var f api.JobFilter
 	for key, vals := range q {
 		if !slices.Contains([]string{"user", "state", "id", "all"}, key) {
-			writeError(w, errorf(http.StatusBadRequest, "unknown query parameter %q (valid: user, state, id, all, view)", key))
+			writeError(w, fault.Errorf(fault.Invalid, "unknown query parameter %q (valid: user, state, id, all, view)", key))
 			return
 		}
 		for _, v := range splitList(vals) {
@@ -82,14 +83,14 @@ func (s *Server) handleListJobs(w http.ResponseWriter, r *http.Request, caller p
 			case "state":
 				st, err := api.ParseJobState(v)
 				if err != nil {
-					writeError(w, errorf(http.StatusBadRequest, "%v", err))
+					writeError(w, fault.Errorf(fault.Invalid, "%v", err))
 					return
 				}
 				f.States = append(f.States, st)
 			case "id":
 				id, task, err := api.ParseJobRef(v)
 				if err != nil {
-					writeError(w, errorf(http.StatusBadRequest, "%v", err))
+					writeError(w, fault.Errorf(fault.Invalid, "%v", err))
 					return
 				}
 				if task != nil {
@@ -103,7 +104,7 @@ func (s *Server) handleListJobs(w http.ResponseWriter, r *http.Request, caller p
 					f.All = true
 				case "0", "false", "no":
 				default:
-					writeError(w, errorf(http.StatusBadRequest, "invalid all=%q: use 1 or 0", v))
+					writeError(w, fault.Errorf(fault.Invalid, "invalid all=%q: use 1 or 0", v))
 					return
 				}
 			}
@@ -186,18 +187,18 @@ func compareIDs(a, b uint64) int {
 func (s *Server) handleGetJob(w http.ResponseWriter, r *http.Request, caller peer) {
 	id, task, err := api.ParseJobRef(r.PathValue("id"))
 	if err != nil {
-		writeError(w, errorf(http.StatusBadRequest, "%v", err))
+		writeError(w, fault.Errorf(fault.Invalid, "%v", err))
 		return
 	}
 	s.mu.RLock()
 	out, msg := s.jobViewLocked(jobRef{id: id, task: task})
 	s.mu.RUnlock()
 	if msg != "" {
-		writeError(w, errorf(http.StatusNotFound, "%s", msg))
+		writeError(w, fault.Errorf(fault.NotFound, "%s", msg))
 		return
 	}
 	if !s.mayView(caller, out.UID) { // environments.go
-		writeError(w, errorf(http.StatusForbidden, "job %s belongs to %s: you may see only your own jobs", r.PathValue("id"), out.User))
+		writeError(w, fault.Errorf(fault.Forbidden, "job %s belongs to %s: you may see only your own jobs", r.PathValue("id"), out.User))
 		return
 	}
 	writeJSON(w, http.StatusOK, out)
