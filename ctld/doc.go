@@ -19,6 +19,11 @@
 // sched.Snapshot, asks the Planner, and applies the Plan. No scheduling
 // policy lives here.
 //
+// A job's states belong to package lifecycle: every state change here is
+// an event handed to lifecycle.Next, and nothing else assigns a job's
+// State (a test keeps that so). Domain errors carry a fault kind
+// (package fault), answered with an HTTP status in one place, writeError.
+//
 // Job pipelines (pipeline.go and the files it names) hook into those
 // steps: array jobs are stored as one pending remainder and offer the
 // planner a few tasks at a time; holds, begin times and dependencies block
