@@ -38,7 +38,8 @@ type Event struct {
 	Signal       int
 	PeakMemBytes int64
 	CPUTimeUsec  int64
-	// Reason stays on a cancelled job (DependencyNeverSatisfied).
+	// Reason stays on a cancelled job (DependencyNeverSatisfied); ""
+	// is ReasonNone.
 	Reason api.Reason
 	// Message says why, for the job's (or its run's) Message; "" keeps
 	// the message it has.
@@ -91,7 +92,11 @@ func Next(job api.Job, ev Event, now time.Time) (api.Job, error) {
 		run.PeakMemBytes, run.CPUTimeUsec, run.Message = end.PeakMemBytes, end.CPUTimeUsec, end.Message
 		next = requeued(run, api.StateRequeued, now, "")
 	case Cancel:
-		next = ended(job, api.StateCancelled, ev.Reason, now, ev.Message)
+		reason := ev.Reason
+		if reason == "" {
+			reason = api.ReasonNone
+		}
+		next = ended(job, api.StateCancelled, reason, now, ev.Message)
 		next.ExitCode = nil
 	case NodeFail:
 		next = ended(job, api.StateNodeFail, api.ReasonNone, now, ev.Message)

@@ -183,6 +183,13 @@ func TestLaunchFailuresHold(t *testing.T) {
 }
 
 func TestCancelKeepsReason(t *testing.T) {
+	plain, err := Next(jobIn(api.StateRunning), Event{Kind: Cancel}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.Reason != api.ReasonNone || plain.History[len(plain.History)-1].Reason != api.ReasonNone || plain.ExitCode != nil {
+		t.Errorf("a plain cancel: reason %q, history %+v, exit code %v", plain.Reason, plain.History, plain.ExitCode)
+	}
 	next, err := Next(jobIn(api.StatePending), Event{Kind: Cancel, Reason: api.ReasonDependencyNeverSatisfied, Message: "never"}, now)
 	if err != nil {
 		t.Fatal(err)
