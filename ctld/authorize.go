@@ -7,6 +7,7 @@ import (
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/ctld/authz"
+	"github.com/corral-hpc/corral/ctld/fault"
 )
 
 // Rate limit defaults (Config.RateLimit, Config.RateBurst).
@@ -32,14 +33,14 @@ func (s *Server) authorize(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, ok := peerFrom(r.Context())
 		if !ok {
-			writeError(w, errorf(http.StatusUnauthorized, "cannot tell who is calling: use the Unix socket, or send a credential from the local noded (see docs/security.md)"))
+			writeError(w, fault.Errorf(fault.Unauthenticated, "cannot tell who is calling: use the Unix socket, or send a credential from the local noded (see docs/security.md)"))
 			return
 		}
 		p.Role = s.gate.RoleOf(p.UID)
 		if no := s.gate.Limit(p.caller(), time.Now()); no != nil {
 			w.Header().Set("Retry-After", fmt.Sprint(max(1, (no.Retry+time.Second-1)/time.Second)))
 			w.Header().Set("Connection", "close") // a 429 must not keep a descriptor (connlimit.go)
-			writeError(w, errorf(no.Status, "%s", no.Msg))
+			writeError(w, fault.Errorf(no.Kind, "%s", no.Msg))
 			return
 		}
 		_, pattern := mux.Handler(r)
@@ -48,7 +49,7 @@ func (s *Server) authorize(mux *http.ServeMux) http.Handler {
 			return
 		}
 		if no := s.gate.Route(p.caller(), pattern, w, r); no != nil {
-			writeError(w, errorf(no.Status, "%s", no.Msg))
+			writeError(w, fault.Errorf(no.Kind, "%s", no.Msg))
 			return
 		}
 		mux.ServeHTTP(w, r.WithContext(withPeer(r.Context(), p)))

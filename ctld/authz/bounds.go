@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/fault"
 )
 
 // What one user-plane request may cost. A request's size times the work
@@ -82,10 +83,10 @@ var Bounds = map[string]Bound{
 func within(w http.ResponseWriter, r *http.Request, pattern string) *Refusal {
 	b, ok := Bounds[pattern]
 	if !ok {
-		return refuse(http.StatusForbidden, "route %s has no declared bound; refusing it (a controller bug: add it to authz.Bounds)", pattern)
+		return refuse(fault.Forbidden, "route %s has no declared bound; refusing it (a controller bug: add it to authz.Bounds)", pattern)
 	}
 	if n := queryValues(r.URL.RawQuery); n > max(b.Query, 1) {
-		return refuse(http.StatusBadRequest, "%s: the query has %d values; at most %d are allowed", pattern, n, max(b.Query, 1))
+		return refuse(fault.Invalid, "%s: the query has %d values; at most %d are allowed", pattern, n, max(b.Query, 1))
 	}
 	if r.Body != nil && b.Body > 0 {
 		r.Body = http.MaxBytesReader(w, r.Body, b.Body)

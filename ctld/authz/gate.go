@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/corral-hpc/corral/ctld/config"
+	"github.com/corral-hpc/corral/ctld/fault"
 )
 
 // Directory names users: the controller's account cache.
@@ -14,19 +15,19 @@ type Directory interface {
 	Name(uid uint32) string
 }
 
-// Refusal is a request the gate turns away: the HTTP status and one line
+// Refusal is a request the gate turns away: its fault kind and one line
 // for the caller. Retry, when set, is how long a rate-limited caller
 // should wait.
 type Refusal struct {
-	Status int
-	Msg    string
-	Retry  time.Duration
+	Kind  fault.Kind
+	Msg   string
+	Retry time.Duration
 }
 
 func (r *Refusal) Error() string { return r.Msg }
 
-func refuse(status int, format string, args ...any) *Refusal {
-	return &Refusal{Status: status, Msg: fmt.Sprintf(format, args...)}
+func refuse(kind fault.Kind, format string, args ...any) *Refusal {
+	return &Refusal{Kind: kind, Msg: fmt.Sprintf(format, args...)}
 }
 
 // Gate applies the tables and the access lines of corral.conf.
@@ -67,7 +68,7 @@ func (g *Gate) Limit(c Caller, now time.Time) *Refusal {
 	if !limited {
 		return nil
 	}
-	r := refuse(http.StatusTooManyRequests, "slow down: more than %g requests per second from uid %d; retry in %d ms",
+	r := refuse(fault.TooMany, "slow down: more than %g requests per second from uid %d; retry in %d ms",
 		g.limits.rate, c.UID, max(1, retry.Milliseconds()))
 	r.Retry = retry
 	return r
@@ -78,10 +79,10 @@ func (g *Gate) Limit(c Caller, now time.Time) *Refusal {
 func (g *Gate) Route(c Caller, pattern string, w http.ResponseWriter, r *http.Request) *Refusal {
 	rule, ok := UserRoutes[pattern]
 	if !ok {
-		return refuse(http.StatusForbidden, "route %s has no authorization rule; refusing it (a controller bug: add it to authz.UserRoutes)", pattern)
+		return refuse(fault.Forbidden, "route %s has no authorization rule; refusing it (a controller bug: add it to authz.UserRoutes)", pattern)
 	}
 	if !c.AtLeast(rule.Min) {
-		return refuse(http.StatusForbidden, "%s needs the %s role; uid %d is a %s (see AdminUsers/OperatorUsers in corral.conf)",
+		return refuse(fault.Forbidden, "%s needs the %s role; uid %d is a %s (see AdminUsers/OperatorUsers in corral.conf)",
 			pattern, rule.Min, c.UID, c.Role)
 	}
 	return within(w, r, pattern)
