@@ -96,6 +96,32 @@ func TestEveryStateAndEvent(t *testing.T) {
 	}
 }
 
+// Every (from, to) pair of states: reachable by some event, or by none.
+func TestEveryStatePair(t *testing.T) {
+	reach := func(from, to api.JobState) bool {
+		switch {
+		case from == api.StatePending:
+			return to == api.StatePending || to == api.StateRunning || to == api.StateCancelled
+		case from == api.StateRunning:
+			return true // configuring, every end a node may report, back to PENDING
+		}
+		return to == api.StatePending // a finished job can only be requeued
+	}
+	for _, from := range api.AllStates {
+		for _, to := range api.AllStates {
+			by := []Kind{}
+			for _, k := range Kinds() {
+				if slices.Contains(Allowed(from, k), to) {
+					by = append(by, k)
+				}
+			}
+			if want := reach(from, to); (len(by) > 0) != want {
+				t.Errorf("%s -> %s: by %v, want reachable %v", from, to, by, want)
+			}
+		}
+	}
+}
+
 func TestStart(t *testing.T) {
 	job := jobIn(api.StatePending)
 	job.Message, job.PlannedNodes = "launch on n9 failed", []string{"n9"}
