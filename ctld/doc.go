@@ -36,4 +36,21 @@
 // re-charges from the job records what ran since the last save; prio.go
 // serves corral prio and corral share. The planner is the configuration's
 // (sched.Backfill, conservative unless set).
+//
+// Locks, in the order a goroutine may take them (never an earlier one
+// while it holds a later one, nor one it holds already):
+//
+//  1. Server.cycleMu: one scheduling cycle or test-only plan at a time;
+//     it guards the buffers and kill orders cycles share.
+//  2. Server.mu: jobs, arrays and nodes; read for snapshots and views,
+//     write for every commit.
+//  3. fairshare.State's lock: the usage ledger, taken inside package
+//     fairshare only.
+//
+// Every other lock is a leaf, held for a few lines while nothing else is
+// taken: the policy set's, the rate limiter's (package authz), the user
+// name cache's, the credential nonces', and the connection limits' (a
+// limitedConn's, then its connLimits'). Package ctld/internal/lockorder
+// ranks the three ordered locks, and make test builds with its lockcheck
+// tag, so a test that takes them out of order panics.
 package ctld

@@ -18,6 +18,7 @@ import (
 	"github.com/corral-hpc/corral/ctld/authz"
 	"github.com/corral-hpc/corral/ctld/config"
 	"github.com/corral-hpc/corral/ctld/fairshare"
+	"github.com/corral-hpc/corral/ctld/internal/lockorder"
 	"github.com/corral-hpc/corral/ctld/store"
 	"github.com/corral-hpc/corral/policy"
 	"github.com/corral-hpc/corral/sched"
@@ -159,7 +160,7 @@ type Server struct {
 	planner sched.Planner
 	users   *accounts
 
-	mu     sync.RWMutex
+	mu     lockorder.RWMutex[lockorder.Server]
 	jobs   map[uint64]*job // every job, finished ones too
 	active map[uint64]*job // PENDING and RUNNING only
 	nodes  map[string]*node
@@ -178,7 +179,7 @@ type Server struct {
 	kick chan struct{}
 	// cycleMu serializes scheduling cycles; idBuf and pendingBuf are the
 	// cycles' reusable snapshot buffers.
-	cycleMu    sync.Mutex
+	cycleMu    lockorder.Mutex[lockorder.Cycle]
 	idBuf      []uint64
 	pendingBuf []sched.Pending
 	userLn     net.Listener

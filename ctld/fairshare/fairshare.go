@@ -5,11 +5,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/ctld/config"
+	"github.com/corral-hpc/corral/ctld/internal/lockorder"
 	"github.com/corral-hpc/corral/priority"
 )
 
@@ -52,7 +52,7 @@ type State struct {
 	shareUsers         []priority.User
 	fallbackConfigured bool
 
-	mu        sync.Mutex
+	mu        lockorder.Mutex[lockorder.Fairshare]
 	ledger    *priority.Ledger
 	chargedTo time.Time
 	// released: when pending jobs became eligible after being blocked (a
