@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/fault"
 	"github.com/corral-hpc/corral/policy"
 	"github.com/corral-hpc/corral/sched"
 )
@@ -48,11 +49,11 @@ func (s *Server) checkPolicySubmit(user string, spec *api.JobSpec) error {
 		tally = policy.NewTally()
 	}
 	if err := policy.CheckSubmit("user "+user, ul, r, tally.Users[user].Pending, adds); err != nil {
-		return errorf(http.StatusBadRequest, "%v; nothing was submitted", err)
+		return fault.Errorf(fault.Invalid, "%v; nothing was submitted", err)
 	}
 	if spec.Account != "" {
 		if err := policy.CheckSubmit("account "+spec.Account, al, r, tally.Accounts[spec.Account].Pending, adds); err != nil {
-			return errorf(http.StatusBadRequest, "%v; nothing was submitted", err)
+			return fault.Errorf(fault.Invalid, "%v; nothing was submitted", err)
 		}
 	}
 	return nil
@@ -89,11 +90,11 @@ func (s *Server) handleSetPolicy(w http.ResponseWriter, r *http.Request, caller 
 		return
 	}
 	if !s.isAdmin(caller) {
-		writeError(w, errorf(http.StatusForbidden, "only an administrator may change policies"))
+		writeError(w, fault.Errorf(fault.Forbidden, "only an administrator may change policies"))
 		return
 	}
 	if err := policy.Validate(p); err != nil {
-		writeError(w, errorf(http.StatusBadRequest, "%v", err))
+		writeError(w, fault.Errorf(fault.Invalid, "%v", err))
 		return
 	}
 	if err := s.policies.Put(p); err != nil {
@@ -113,7 +114,7 @@ func (s *Server) handleUsage(w http.ResponseWriter, r *http.Request, caller peer
 	all := r.URL.Query().Get("all") == "1"
 	me := s.users.name(caller.UID)
 	if (all || who != "" && who != me) && !s.isOperator(caller) { // package authz
-		writeError(w, errorf(http.StatusForbidden, "only an operator or administrator may see other users' usage"))
+		writeError(w, fault.Errorf(fault.Forbidden, "only an operator or administrator may see other users' usage"))
 		return
 	}
 	if who == "" {

@@ -1,10 +1,10 @@
 package ctld
 
 import (
-	"net/http"
 	"strings"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/fault"
 )
 
 // notYetHonoured names the sbatch options the CLI parses but this
@@ -33,5 +33,5 @@ func refuseNotYetHonoured(spec *api.JobSpec) error {
 	if len(used) == 0 {
 		return nil
 	}
-	return errorf(http.StatusBadRequest, "this controller does not support %s yet; nothing was submitted", strings.Join(used, ", "))
+	return fault.Errorf(fault.Invalid, "this controller does not support %s yet; nothing was submitted", strings.Join(used, ", "))
 }

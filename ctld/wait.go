@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/fault"
 	"github.com/corral-hpc/corral/jobspec"
 )
 
@@ -22,14 +23,14 @@ func (s *Server) handleWait(w http.ResponseWriter, r *http.Request, caller peer)
 	raw := r.PathValue("id")
 	id, task, err := api.ParseJobRef(raw)
 	if err != nil {
-		writeError(w, errorf(http.StatusBadRequest, "%v", err))
+		writeError(w, fault.Errorf(fault.Invalid, "%v", err))
 		return
 	}
 	timeout := defaultWaitTimeout
 	if v := r.URL.Query().Get("timeout_s"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
-			writeError(w, errorf(http.StatusBadRequest, "invalid timeout_s=%q: use whole seconds", v))
+			writeError(w, fault.Errorf(fault.Invalid, "invalid timeout_s=%q: use whole seconds", v))
 			return
 		}
 		timeout = min(time.Duration(n)*time.Second, maxWaitTimeout)
@@ -41,7 +42,7 @@ func (s *Server) handleWait(w http.ResponseWriter, r *http.Request, caller peer)
 	view, msg := s.jobViewLocked(ref)
 	s.mu.RUnlock()
 	if msg == "" && !s.mayView(caller, view.UID) { // package authz
-		writeError(w, errorf(http.StatusForbidden, "job %s belongs to %s: you may see only your own jobs", raw, view.User))
+		writeError(w, fault.Errorf(fault.Forbidden, "job %s belongs to %s: you may see only your own jobs", raw, view.User))
 		return
 	}
 	for {
@@ -50,7 +51,7 @@ func (s *Server) handleWait(w http.ResponseWriter, r *http.Request, caller peer)
 		ended := s.pipe.ended
 		s.mu.RUnlock()
 		if msg != "" {
-			writeError(w, errorf(http.StatusNotFound, "%s", msg))
+			writeError(w, fault.Errorf(fault.NotFound, "%s", msg))
 			return
 		}
 		if resp.Done {
