@@ -6,3 +6,10 @@ func SetOpeningHook(hook func()) (restore func()) {
 	openingHook = hook
 	return func() { openingHook = nil }
 }
+
+// SetHomeHook makes every launch run hook before it looks at the user's
+// home; restore undoes it.
+func SetHomeHook(hook func()) (restore func()) {
+	homeHook = hook
+	return func() { homeHook = nil }
+}

@@ -305,7 +305,8 @@ func decide(why ending, r *Result) api.JobState {
 }
 
 // binds are the job's own mounts over the read-only host view (its /tmp
-// is the container's tmpfs).
+// is the container's tmpfs) but for those from the user's paths, its home
+// and its --mount requests (userFiles).
 func binds(job *Job, script string) []container.Bind {
 	l := &job.Launch
 	bs := []container.Bind{
@@ -315,13 +316,7 @@ func binds(job *Job, script string) []container.Bind {
 	if l.WorkDir != "/" {
 		bs = append(bs, container.Bind{Source: l.WorkDir, Dest: l.WorkDir, Writable: true})
 	}
-	bs = append(bs, gpuBinds(job)...) // gpu.go
-	if h := filepath.Clean(l.Home); l.Home != "" && h != "/" && h != filepath.Clean(l.WorkDir) && filepath.IsAbs(h) {
-		if st, err := os.Stat(h); err == nil && st.IsDir() {
-			bs = append(bs, container.Bind{Source: h, Dest: h, Writable: true})
-		}
-	}
-	return bs
+	return append(bs, gpuBinds(job)...) // gpu.go
 }
 
 func intGroups(gs []uint32) []int {

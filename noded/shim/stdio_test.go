@@ -333,3 +333,60 @@ func TestStdioLeavesNoFDs(t *testing.T) {
 		t.Errorf("fd 1 is not the output file: %q", out)
 	}
 }
+
+// TestStopWhileCheckingHome: a launch whose home does not answer (an NFS
+// home whose server is gone, simulated by blocking before its stat)
+// still obeys cancel and its time limit: the home is looked at on the
+// goroutine that opens the job's files, no longer on the launch's path.
+func TestStopWhileCheckingHome(t *testing.T) {
+	release := make(chan struct{})
+	restore := shim.SetHomeHook(func() { <-release })
+	defer restore()
+	defer close(release)
+	home := func(j *shim.Job) {
+		j.Launch.Home = containertest.MustUserDir(t, containertest.Nobody, containertest.Nobody)
+	}
+	t.Run("cancel", func(t *testing.T) {
+		tj := mustJob(t, "echo never\n", home)
+		cancel := make(chan struct{})
+		time.AfterFunc(100*time.Millisecond, func() { close(cancel) })
+		r := runWatched(t, tj, shim.Controls{Cancel: cancel})
+		if r.State != api.StateCancelled {
+			t.Errorf("result %+v, want CANCELLED", r)
+		}
+	})
+	t.Run("time limit", func(t *testing.T) {
+		tj := mustJob(t, "echo never\n", func(j *shim.Job) { home(j); j.Launch.TimeLimit = 1 })
+		r := runWatched(t, tj, shim.Controls{})
+		if r.State != api.StateTimeout || !strings.Contains(r.Message, "time limit") {
+			t.Errorf("result %+v, want TIMEOUT", r)
+		}
+	})
+}
+
+// TestHomeBind: a home apart from the work directory is bound writable
+// when the user reaches it; one only root reaches (below a 0700 root
+// directory, as a root-squashed NFS is the other way round) is not bound
+// and the job runs without it.
+func TestHomeBind(t *testing.T) {
+	containertest.MustRoot(t)
+	home := containertest.MustUserDir(t, containertest.Nobody, containertest.Nobody)
+	hidden := filepath.Join(containertest.MustStateDir(t), "private")
+	os.MkdirAll(filepath.Join(hidden, "home"), 0o700)
+	os.Chown(filepath.Join(hidden, "home"), containertest.Nobody, containertest.Nobody)
+	for _, c := range []struct {
+		home, want string
+	}{{home, "home-writable"}, {filepath.Join(hidden, "home"), "no-home"}} {
+		tj := mustJob(t, `(echo x > "$HOME/f") 2>/dev/null && echo home-writable || echo no-home`+"\n",
+			func(j *shim.Job) { j.Launch.Home = c.home })
+		if r := tj.run(t, shim.Controls{}); r.State != api.StateCompleted {
+			t.Fatalf("%s: %+v", c.home, r)
+		}
+		if out := strings.TrimSpace(tj.output(t)); out != c.want {
+			t.Errorf("home %s: %q, want %q", c.home, out, c.want)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(home, "f")); err != nil || string(b) != "x\n" {
+		t.Errorf("the file written in the home: %q %v", b, err)
+	}
+}
