@@ -21,7 +21,17 @@ type Bind struct {
 	Source   string
 	Dest     string
 	Writable bool
+	// Checked, if set, is the file the caller checked Source to be (as
+	// the user): Start refuses to run the job when what is mounted at
+	// Dest is another (checkBinds).
+	Checked *FileID
 }
+
+// FileID is a file's identity: its device and inode numbers.
+type FileID struct{ Dev, Ino uint64 }
+
+// IDOf is st's identity.
+func IDOf(st *unix.Stat_t) *FileID { return &FileID{Dev: st.Dev, Ino: st.Ino} }
 
 // Spec describes one job container.
 type Spec struct {

@@ -168,3 +168,100 @@ func TestStartRefusesStdioRuncWouldChown(t *testing.T) {
 		t.Errorf("rootfs not empty after the refusal: %v", ents)
 	}
 }
+
+// TestStartRefusesASwappedBind: a user who owns a directory on a
+// --mount's path swaps it for a symlink, between the shim's check (as the
+// user) and runc's mount (as root), to a directory only root reaches (an
+// open directory below a 0700 one: someone's 0755 project below their
+// 0700 home). Without the check's identity the job gets that directory,
+// writable; with it, Start refuses and the job never runs. A work
+// directory named through the user's own symlink is no swap and runs.
+func TestStartRefusesASwappedBind(t *testing.T) {
+	containertest.MustRoot(t)
+	h, err := cgroup.Detect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Prepare(cgroup.LeafName("swap")); err != nil {
+		t.Fatal(err)
+	}
+	secret, err := os.MkdirTemp("/var/tmp", "corral-rootonly-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(secret)
+	os.Chmod(secret, 0o700)
+	inner := filepath.Join(secret, "open")
+	os.Mkdir(inner, 0o777)
+	os.Chmod(inner, 0o777)
+	for _, c := range []struct {
+		name             string
+		checked, swapped bool
+		linked           bool // the path is a symlink to the checked directory from the start
+	}{{"unchecked swap", false, true, false}, {"checked swap", true, true, false}, {"own symlink", true, false, true}} {
+		state := containertest.MustStateDir(t)
+		// Outside /tmp, which the job sees as its own tmpfs: the link must
+		// be in the job's view for its destination to go through it.
+		work, err := os.MkdirTemp("/var/tmp", "corral-work-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(work)
+		os.Chmod(work, 0o755)
+		dir, real := filepath.Join(work, "w"), filepath.Join(work, "real")
+		os.Mkdir(real, 0o755)
+		os.Chown(real, containertest.Nobody, containertest.Nobody)
+		os.Symlink(real, dir) // the user's own link
+		dest := "/in"
+		if c.linked {
+			dest = dir
+		}
+		var st syscall.Stat_t
+		if err := syscall.Stat(dir+"/.", &st); err != nil {
+			t.Fatal(err)
+		}
+		bind := container.Bind{Source: dir, Dest: dest, Writable: true}
+		if c.checked {
+			bind.Checked = &container.FileID{Dev: st.Dev, Ino: st.Ino}
+		}
+		if c.swapped { // after the check
+			os.Remove(dir)
+			os.Symlink(inner, dir)
+		}
+		p, err := h.Job("swap", uint64(os.Getpid()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rootfs := filepath.Join(state, "rootfs")
+		os.Mkdir(rootfs, 0o755)
+		devnull, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+		ctr, err := container.Start(&container.Spec{
+			ID: "swap", StateRoot: filepath.Join(state, "runc"), Rootfs: rootfs,
+			Binds:      []container.Bind{bind},
+			CgroupPath: p.Path,
+			Resources:  h.Resources(cgroup.Limits{Cpuset: "0", CPUs: 1, MemBytes: 64 << 20, MaxPids: 16}),
+			Args:       []string{"/bin/sh", "-c", "echo written > " + dest + "/marker"},
+			Env:        []string{"PATH=/usr/bin:/bin"}, Cwd: "/",
+			UID: containertest.Nobody, GID: containertest.Nobody, Stdout: devnull, Stderr: devnull,
+		})
+		devnull.Close()
+		if err == nil {
+			ctr.Wait()
+			ctr.Destroy()
+		}
+		_, inSecret := os.Stat(filepath.Join(inner, "marker"))
+		_, inReal := os.Stat(filepath.Join(real, "marker"))
+		switch {
+		case !c.checked && inSecret != nil:
+			t.Errorf("%s: the swap did not reach the root-only directory (%v): the test proves nothing", c.name, err)
+		case c.checked && c.swapped && (err == nil || !strings.Contains(err.Error(), "changed between its check and its mount") || inSecret == nil):
+			t.Errorf("%s: Start = %v, marker in the root-only directory %v; want a refusal", c.name, err, inSecret == nil)
+		case c.linked && (err != nil || inReal != nil):
+			t.Errorf("%s: Start = %v, marker %v; want the job to run in its directory", c.name, err, inReal)
+		}
+		os.Remove(filepath.Join(inner, "marker"))
+		if leaks := containertest.Leaks(p.Dirs, []string{state}, cgroup.JobName("swap", uint64(os.Getpid()))); len(leaks) > 0 {
+			t.Errorf("%s: left behind: %v", c.name, leaks)
+		}
+	}
+}

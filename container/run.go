@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	_ "github.com/opencontainers/cgroups/devices" // device rules for the cgroup manager
@@ -93,7 +94,21 @@ func Start(s *Spec) (_ *Container, retErr error) {
 		ExtraFiles:       s.ExtraFiles,
 		Init:             true,
 	}
-	if err := c.Run(p); err != nil {
+	// Start, check, then let init exec: the job runs only in the
+	// mounts checked.
+	if err := c.Start(p); err != nil {
+		_ = c.Destroy()
+		return nil, fmt.Errorf("starting container: %w", err)
+	}
+	if err := checkBinds(p, s.Binds); err != nil {
+		_ = c.Signal(unix.SIGKILL)
+		_, _ = p.Wait()
+		_ = c.Destroy()
+		return nil, err
+	}
+	if err := c.Exec(); err != nil {
+		_ = c.Signal(unix.SIGKILL)
+		_, _ = p.Wait()
 		_ = c.Destroy()
 		return nil, fmt.Errorf("starting container: %w", err)
 	}
@@ -215,6 +230,50 @@ func checkStdio(s *Spec) error {
 		if !null && int(st.Uid) != s.UID {
 			return fmt.Errorf("container %s %s belongs to uid %d: runc would make uid %d its owner (pass it in ExtraFiles)",
 				f.name, f.f.Name(), st.Uid, s.UID)
+		}
+	}
+	return nil
+}
+
+// checkBinds makes sure that what runc mounted at each checked bind's
+// destination is the file the caller checked. The caller checks a
+// source as the user, and runc resolves it again, as root, to mount it:
+// a user who owns a directory on the path can swap it for a symlink in
+// between, to a directory only root reaches, and would get it in the job,
+// writable. Init is waiting to exec the job (runc's exec fifo), its root
+// already the container's; the destination is resolved in that root as
+// runc resolved it (symlinks too: a work directory is often named
+// through one, /scratch to /lustre/scratch).
+func checkBinds(p *libcontainer.Process, binds []Bind) error {
+	pid, err := p.Pid()
+	if err != nil {
+		return err
+	}
+	root, err := unix.Open(fmt.Sprintf("/proc/%d/root", pid), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("checking the job's mounts: %w", err)
+	}
+	defer unix.Close(root)
+	last := map[string]int{} // a later bind at the same place hides the earlier
+	for i, b := range binds {
+		last[filepath.Clean(b.Dest)] = i
+	}
+	for i, b := range binds {
+		if b.Checked == nil || last[filepath.Clean(b.Dest)] != i {
+			continue
+		}
+		fd, err := unix.Openat2(root, strings.TrimPrefix(filepath.Clean(b.Dest), "/"), &unix.OpenHow{
+			Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS})
+		var st unix.Stat_t
+		if err == nil {
+			err = unix.Fstat(fd, &st)
+			unix.Close(fd)
+		}
+		if err != nil {
+			return fmt.Errorf("checking the job's mount of %s at %s: %w", b.Source, b.Dest, err)
+		}
+		if *IDOf(&st) != *b.Checked {
+			return fmt.Errorf("%s changed between its check and its mount at %s (a symlink swapped in?); not running the job", b.Source, b.Dest)
 		}
 	}
 	return nil

@@ -21,8 +21,8 @@ var reservedTargets = []string{"/proc", "/sys", "/dev", "/.corral"}
 // is opened as the job's user, beneath its root: the user needs read
 // access to it (and write access by its mode bits for a writable mount),
 // and a ".." or a symlink that leads out of the root is refused. The
-// bind uses the path the kernel resolved, so the container gets exactly
-// what was checked.
+// bind uses the path the kernel resolved, and container.Start makes sure
+// that what it mounts is the file checked.
 func MountBinds(id Identity, roots []string, ms []api.Mount) ([]container.Bind, error) {
 	var out []container.Bind
 	for _, m := range ms {
@@ -63,6 +63,7 @@ func mountBind(id Identity, roots []string, m api.Mount) (container.Bind, error)
 	}
 	rel, _ := filepath.Rel(root, src)
 	var resolved string
+	var checked *container.FileID
 	// The root itself is the administrator's (opened as root); the path
 	// beneath it is the user's.
 	rootFD, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -91,6 +92,7 @@ func mountBind(id Identity, roots []string, m api.Mount) (container.Bind, error)
 		if !m.ReadOnly && !mayWrite(id, &st) {
 			return fmt.Errorf("user %d may not write %s (mount it :ro)", id.UID, src)
 		}
+		checked = container.IDOf(&st)
 		resolved, err = os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd))
 		return err
 	})
@@ -100,7 +102,7 @@ func mountBind(id Identity, roots []string, m api.Mount) (container.Bind, error)
 	if !under(resolved, root) {
 		return container.Bind{}, fmt.Errorf("%s leads out of %s", src, root)
 	}
-	return container.Bind{Source: resolved, Dest: target, Writable: !m.ReadOnly}, nil
+	return container.Bind{Source: resolved, Dest: target, Writable: !m.ReadOnly, Checked: checked}, nil
 }
 
 // mayWrite applies the mode bits as the kernel would for id (ACLs aside):

@@ -305,16 +305,12 @@ func decide(why ending, r *Result) api.JobState {
 }
 
 // binds are the job's own mounts over the read-only host view (its /tmp
-// is the container's tmpfs) but for those from the user's paths, its home
-// and its --mount requests (userFiles).
+// is the container's tmpfs) but for those from the user's paths, its work
+// directory, its home and its --mount requests (userFiles).
 func binds(job *Job, script string) []container.Bind {
-	l := &job.Launch
 	bs := []container.Bind{
 		{Source: job.InitPath, Dest: initproto.InitPath},
 		{Source: script, Dest: initproto.ScriptPath},
-	}
-	if l.WorkDir != "/" {
-		bs = append(bs, container.Bind{Source: l.WorkDir, Dest: l.WorkDir, Writable: true})
 	}
 	return append(bs, gpuBinds(job)...) // gpu.go
 }

@@ -1,17 +1,19 @@
 package shim
 
 import (
-	"os"
+	"fmt"
 	"path/filepath"
 	"time"
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/container"
+	"golang.org/x/sys/unix"
 )
 
 // userFiles is what a launch opens as the job's user before its container
-// starts: the stdio files, and the binds of the home and the --mount
-// sources.
+// starts: the stdio files, and the binds of the work directory, the home
+// and the --mount sources, each with the identity of the file checked
+// (container.Bind.Checked).
 type userFiles struct {
 	stdio *jobStdio
 	binds []container.Bind
@@ -78,11 +80,11 @@ func openUserFilesNow(id Identity, job *Job) (*userFiles, error) {
 	if err != nil {
 		return nil, err
 	}
-	binds, err := MountBinds(id, job.MountRoots, job.Launch.Mounts)
+	binds, err := dirBinds(id, &job.Launch)
 	if err == nil {
-		var home []container.Bind
-		home, err = homeBind(id, &job.Launch)
-		binds = append(home, binds...)
+		var mounts []container.Bind
+		mounts, err = MountBinds(id, job.MountRoots, job.Launch.Mounts)
+		binds = append(binds, mounts...)
 	}
 	if err != nil {
 		stdio.Close()
@@ -91,23 +93,34 @@ func openUserFilesNow(id Identity, job *Job) (*userFiles, error) {
 	return &userFiles{stdio: stdio, binds: binds}, nil
 }
 
-// homeBind binds the user's home at its own path, writable, when it is a
-// directory the user reaches (stat as the user: a home that root, not
-// the user, can see, as on a root-squashed NFS, is left out, as is one
-// that is the work directory or /). Homes are typically network file
-// systems, hence its place on openUserFiles' goroutine.
-func homeBind(id Identity, l *api.LaunchRequest) ([]container.Bind, error) {
-	h := filepath.Clean(l.Home)
-	if l.Home == "" || h == "/" || h == filepath.Clean(l.WorkDir) || !filepath.IsAbs(h) {
-		return nil, nil
-	}
+// dirBinds bind the work directory (unless it is /) and the user's home
+// at their own paths, writable. Each is looked at as the user (search
+// permission on the directory and every one above it), on
+// openUserFiles' goroutine, since homes are typically network file
+// systems. A home the user cannot reach is left out, as is one that is
+// the work directory or /: root may reach a home the user cannot (below
+// a 0700 root directory), and the bind would make it reachable, and
+// writable, in the job.
+func dirBinds(id Identity, l *api.LaunchRequest) ([]container.Bind, error) {
 	var bs []container.Bind
 	err := AsUser(id, func() error {
+		if l.WorkDir != "/" {
+			var st unix.Stat_t
+			if err := unix.Stat(l.WorkDir+"/.", &st); err != nil {
+				return fmt.Errorf("work directory %s: %w", l.WorkDir, err)
+			}
+			bs = append(bs, container.Bind{Source: l.WorkDir, Dest: l.WorkDir, Writable: true, Checked: container.IDOf(&st)})
+		}
+		h := filepath.Clean(l.Home)
+		if l.Home == "" || h == "/" || h == filepath.Clean(l.WorkDir) || !filepath.IsAbs(h) {
+			return nil
+		}
 		if homeHook != nil {
 			homeHook()
 		}
-		if st, err := os.Stat(h); err == nil && st.IsDir() {
-			bs = []container.Bind{{Source: h, Dest: h, Writable: true}}
+		var st unix.Stat_t
+		if unix.Stat(h+"/.", &st) == nil {
+			bs = append(bs, container.Bind{Source: h, Dest: h, Writable: true, Checked: container.IDOf(&st)})
 		}
 		return nil
 	})
