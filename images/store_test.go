@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/corral-hpc/corral/images/imagetest"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -320,5 +321,25 @@ func TestUnpackLimit(t *testing.T) {
 		if ents, _ := os.ReadDir(dir); len(ents) != c.wantUnpacked {
 			t.Errorf("%s: %d files unpacked, want %d", c.name, len(ents), c.wantUnpacked)
 		}
+	}
+}
+
+// An archive that replaces a directory with a symlink out of the tree
+// does not get the directory's time set on the link's target (a host
+// directory, when root unpacks an image a user named).
+func TestUnpackKeepsTimesInside(t *testing.T) {
+	outside := t.TempDir()
+	old := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	tw.WriteHeader(&tar.Header{Name: "d/", Typeflag: tar.TypeDir, Mode: 0o755, ModTime: old})
+	tw.WriteHeader(&tar.Header{Name: "d", Typeflag: tar.TypeSymlink, Linkname: outside})
+	tw.Close()
+	before, _ := os.Stat(outside)
+	if err := Unpack(&buf, filepath.Join(t.TempDir(), "rootfs")); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.Stat(outside); !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("the link's target outside got mtime %v (was %v)", after.ModTime(), before.ModTime())
 	}
 }

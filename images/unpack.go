@@ -126,8 +126,11 @@ func unpack(r io.Reader, dir string, limit int64) error {
 		}
 	}
 	// Directory times last: writing into a directory changes its mtime.
+	// Not following symlinks: a later entry may have replaced the
+	// directory with a link out of dir (to the host's /etc).
 	for i := len(dirs) - 1; i >= 0; i-- {
-		_ = os.Chtimes(dirs[i].path, dirs[i].t, dirs[i].t)
+		ts := unix.NsecToTimespec(dirs[i].t.UnixNano())
+		_ = unix.UtimesNanoAt(unix.AT_FDCWD, dirs[i].path, []unix.Timespec{ts, ts}, unix.AT_SYMLINK_NOFOLLOW)
 	}
 	return nil
 }
