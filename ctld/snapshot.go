@@ -2,10 +2,10 @@ package ctld
 
 import (
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/groups"
 	"github.com/corral-hpc/corral/policy"
 	"github.com/corral-hpc/corral/sched"
 )
@@ -135,18 +135,15 @@ func (s *Server) snapshotLocked(now time.Time, test *api.Job) (sched.Snapshot, c
 	}
 	s.pendingBuf = snap.Pending
 	g.addRunning(snap.Running, s.active)
-	snap.GroupLimits = g.limits
+	snap.GroupLimits = g.Limits()
 	return snap, notes
 }
 
-// groupBuilder names the limited groups of one snapshot's jobs.
+// groupBuilder describes one snapshot's jobs to package groups.
 type groupBuilder struct {
-	limits   map[string]sched.GroupLimit
+	groups.Builder
 	policies *policy.Set // nil without policies: no policy groups
 	arrays   map[uint64]*arrayJob
-	// singletons are the user-and-name keys some pending job is a
-	// singleton of: running jobs of those count.
-	singletons map[string]bool
 }
 
 func (s *Server) newGroupsLocked() *groupBuilder {
@@ -157,97 +154,32 @@ func (s *Server) newGroupsLocked() *groupBuilder {
 	return g
 }
 
-func (g *groupBuilder) limit(name string, max int64, why api.Reason) {
-	if g.limits == nil {
-		g.limits = make(map[string]sched.GroupLimit)
+// describe is what decides job's groups; a is its array, if any.
+func (g *groupBuilder) describe(job *api.Job, a *arrayJob) groups.Job {
+	d := groups.Job{User: job.User, Name: job.Name, Singleton: isSingleton(job.Spec.Dependency), Account: job.Spec.Account}
+	if a != nil {
+		d.Array, d.MaxRunning = a.base, a.maxRunning
 	}
-	g.limits[name] = sched.GroupLimit{Max: max, Reason: why}
+	if g.policies != nil {
+		d.UserLimits, d.AccountLimits = g.policies.Limits(job.User, job.Spec.Account)
+		d.Use = jobRequest(job)
+	}
+	return d
 }
 
-// Group names: an array's %N, a user and job name (singleton), a policy
-// limit of a user or an account.
-func arrayGroup(base uint64) string      { return "array\x00" + strconv.FormatUint(base, 10) }
-func singletonGroup(job *api.Job) string { return "singleton\x00" + job.User + "\x00" + job.Name }
-func policyGroup(kind, name, what string) string {
-	return "policy\x00" + kind + "\x00" + name + "\x00" + what
-}
-
-// pendingMembers are the groups a pending job joins when it starts, in the
-// order their reasons take precedence: its array's %N, its singleton
-// dependency, then its user's and its account's policy (jobs, CPUs,
-// memory, fGPU), as policy.Tally.Check orders them.
+// pendingMembers are the groups a pending job joins when it starts.
 func (g *groupBuilder) pendingMembers(job *api.Job, a *arrayJob) []sched.Member {
-	var out []sched.Member
-	if a != nil && a.maxRunning > 0 {
-		name := arrayGroup(a.base)
-		g.limit(name, int64(a.maxRunning), api.ReasonJobArrayTaskLimit)
-		out = append(out, sched.Member{Group: name, Use: 1})
-	}
-	if isSingleton(job.Spec.Dependency) {
-		name := singletonGroup(job)
-		if g.singletons == nil {
-			g.singletons = make(map[string]bool)
-		}
-		g.singletons[name] = true
-		g.limit(name, 1, api.ReasonDependency)
-		out = append(out, sched.Member{Group: name, Use: 1})
-	}
-	return g.policyMembers(out, job, true)
-}
-
-// policyMembers appends job's policy groups; with limit, it also sets
-// their limits (a running job counts only in groups a pending job limits).
-func (g *groupBuilder) policyMembers(out []sched.Member, job *api.Job, limit bool) []sched.Member {
-	if g.policies == nil {
-		return out
-	}
-	ul, al := g.policies.Limits(job.User, job.Spec.Account)
-	r := jobRequest(job)
-	add := func(kind, name string, l api.Limits) {
-		for _, x := range []struct {
-			what string
-			max  int64
-			use  int64
-			why  api.Reason
-		}{
-			{"jobs", int64(l.MaxRunningJobs), 1, api.ReasonPolicyMaxRunningJobs},
-			{"cpus", int64(l.MaxCPUs), int64(r.CPUs), api.ReasonPolicyMaxCPUs},
-			{"mem", l.MaxMemBytes, r.MemBytes, api.ReasonPolicyMaxMem},
-			{"fgpu", int64(l.MaxFGPU), int64(r.FGPU), api.ReasonPolicyMaxFGPU},
-		} {
-			if x.max > 0 {
-				name := policyGroup(kind, name, x.what)
-				if limit {
-					g.limit(name, x.max, x.why)
-				}
-				out = append(out, sched.Member{Group: name, Use: x.use})
-			}
-		}
-	}
-	add(api.PolicyUser, job.User, ul)
-	if job.Spec.Account != "" {
-		add(api.PolicyAccount, job.Spec.Account, al)
-	}
-	return out
+	return g.Pending(g.describe(job, a))
 }
 
 // addRunning counts the running jobs in the groups the pending ones are
 // limited by.
 func (g *groupBuilder) addRunning(running []sched.Running, active map[uint64]*job) {
-	if g.limits == nil {
+	if g.Limits() == nil {
 		return
 	}
 	for i := range running {
 		job := &active[running[i].ID].rec.Job
-		var m []sched.Member
-		if a := g.arrays[job.ArrayJobID]; job.ArrayJobID != 0 && a != nil && a.maxRunning > 0 {
-			m = append(m, sched.Member{Group: arrayGroup(a.base), Use: 1})
-		}
-		if g.singletons != nil {
-			if name := singletonGroup(job); g.singletons[name] {
-				m = append(m, sched.Member{Group: name, Use: 1})
-			}
-		}
-		running[i].Groups = g.policyMembers(m, job, false)
+		running[i].Groups = g.Running(g.describe(job, g.arrays[job.ArrayJobID]))
 	}
 }
