@@ -20,7 +20,10 @@ func simCommand() *ucli.Command {
 		Usage: "replay a workload trace (SWF) through corral's scheduler in virtual time",
 		UsageText: "corral sim --trace FILE.swf [--procs N] [--policy easy|conservative|fcfs|default] [--jobs N] [--json]\n\n" +
 			"Prints jobs, makespan, utilization, waits, mean bounded slowdown (tau 10 s) and\n" +
-			"per-user fairness (Jain's index over users' mean bounded slowdown).",
+			"per-user fairness (Jain's index over users' mean bounded slowdown).\n\n" +
+			"A trace line may add three fields to SWF's 18: the array job it is a task of,\n" +
+			"that array's %N limit, and 1 for a singleton (of its user and executable). The\n" +
+			"replay keeps those limits exactly as the controller does.",
 		Flags: []ucli.Flag{
 			&ucli.StringFlag{Name: "trace", Usage: "Standard Workload Format file to replay", TakesFile: true},
 			&ucli.IntFlag{Name: "procs", Usage: "processors of the machine (default: the trace header's MaxProcs)"},

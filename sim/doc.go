@@ -9,5 +9,9 @@
 // A job runs for its recorded run time, killed at its requested time; a
 // request of -1 means the run time itself.
 //
+// A line may carry three fields after SWF's 18 (Job.Array, ArrayMax,
+// Singleton): the replay then keeps an array's %N limit and singleton
+// dependencies through package groups, exactly as the controller does.
+//
 // `corral sim` (package cli) is the command line for it.
 package sim

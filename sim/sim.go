@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/corral-hpc/corral/groups"
 	"github.com/corral-hpc/corral/priority"
 	"github.com/corral-hpc/corral/sched"
 )
@@ -130,6 +131,7 @@ type simJob struct {
 	submitted time.Time // Submit in virtual time
 	pos       int       // index in the trace, the tie-breaker
 	charge    int64     // usage is charged up to here
+	groups    groups.Job
 }
 
 // Run replays the trace in virtual time: no sleeping, no daemons. The
@@ -197,6 +199,10 @@ func admit(tr *Trace, cfg Config, procs int, res *Result) []*simJob {
 		sj := &simJob{Record: Record{ID: j.ID, User: j.User, Procs: int(p), Submit: j.Submit, Requested: req},
 			run: min(j.Run, req), user: fmt.Sprint(j.User), submitted: at(j.Submit), pos: i}
 		sj.Killed = j.Run > req
+		sj.groups = groups.Job{User: sj.user, Name: fmt.Sprint(j.Executable), Singleton: j.Singleton == 1}
+		if j.Array > 0 {
+			sj.groups.Array, sj.groups.MaxRunning = uint64(j.Array), int(max(j.ArrayMax, 0))
+		}
 		sj.estimated = j.ReqTime > 0
 		jobs = append(jobs, sj)
 	}
@@ -326,6 +332,7 @@ func (r *replay) schedule(now int64) {
 		}
 	}
 	cluster := priority.Cluster{Nodes: 1, CPUs: r.procs}
+	var g groups.Builder // the controller's %N and singleton limits
 	for i, j := range r.pending {
 		r.index[j.pos] = i
 		s.Pending = append(s.Pending, sched.Pending{
@@ -334,7 +341,13 @@ func (r *replay) schedule(now int64) {
 			TimeLimit: time.Duration(j.plan) * time.Second,
 			Priority:  r.calc.Priority(r.pjobs[i], r.fs, at(now), cluster).Priority,
 			Submit:    j.submitted,
+			Groups:    g.Pending(j.groups),
 		})
+	}
+	if s.GroupLimits = g.Limits(); s.GroupLimits != nil {
+		for i, j := range r.running {
+			s.Running[i].Groups = g.Running(j.groups)
+		}
 	}
 	plan := r.pol.planner.Plan(*s)
 	if len(plan.Starts) == 0 {

@@ -30,6 +30,13 @@ type Job struct {
 	Partition   int64   // 16
 	PrecedingID int64   // 17
 	ThinkTime   int64   // 18
+	// corral's extension, three optional fields after the 18 of SWF
+	// (0 or -1: none): the array job this job is a task of, that array's
+	// %N limit, and 1 for a singleton (one job of its user and executable
+	// runs at a time). They replay the limits the controller keeps.
+	Array     int64 // 19
+	ArrayMax  int64 // 20
+	Singleton int64 // 21
 }
 
 // Trace is a parsed SWF file.
@@ -50,17 +57,19 @@ func (t *Trace) MaxProcs() int {
 	return 0
 }
 
-var fieldNames = [18]string{"job number", "submit time", "wait time", "run time",
+var fieldNames = [21]string{"job number", "submit time", "wait time", "run time",
 	"allocated processors", "average CPU time", "used memory", "requested processors",
 	"requested time", "requested memory", "status", "user id", "group id",
-	"executable", "queue", "partition", "preceding job", "think time"}
+	"executable", "queue", "partition", "preceding job", "think time",
+	"array job", "array limit", "singleton"}
 
 // floatFields may hold fractions; every other field is an integer.
 var floatFields = map[int]bool{5: true, 6: true, 9: true}
 
 // ParseSWF reads a trace. Header and comment lines start with ';'; every
-// other non-blank line must have exactly 18 numeric fields. The error for
-// bad input names the line and the field.
+// other non-blank line must have exactly 18 numeric fields, or 21 with
+// corral's extension (Job.Array, ArrayMax, Singleton). The error for bad
+// input names the line and the field.
 func ParseSWF(r io.Reader) (*Trace, error) {
 	t := &Trace{Header: map[string]string{}}
 	sc := bufio.NewScanner(r)
@@ -94,10 +103,10 @@ func ParseSWF(r io.Reader) (*Trace, error) {
 
 func parseJob(text string) (Job, error) {
 	f := strings.Fields(text)
-	if len(f) != 18 {
-		return Job{}, fmt.Errorf("want 18 fields, got %d", len(f))
+	if len(f) != 18 && len(f) != 21 {
+		return Job{}, fmt.Errorf("want 18 fields, got %d", len(f)) // 21 with the extension
 	}
-	var v [18]float64
+	var v [21]float64
 	for i, s := range f {
 		x, err := strconv.ParseFloat(s, 64)
 		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
@@ -112,16 +121,20 @@ func parseJob(text string) (Job, error) {
 	return Job{ID: n(0), Submit: n(1), Wait: n(2), Run: n(3), Procs: n(4), AvgCPU: v[5],
 		Memory: v[6], ReqProcs: n(7), ReqTime: n(8), ReqMemory: v[9], Status: n(10),
 		User: n(11), Group: n(12), Executable: n(13), Queue: n(14), Partition: n(15),
-		PrecedingID: n(16), ThinkTime: n(17)}, nil
+		PrecedingID: n(16), ThinkTime: n(17), Array: n(18), ArrayMax: n(19), Singleton: n(20)}, nil
 }
 
-// Format writes j as one SWF line (no newline); ParseSWF reads it back
-// to the same Job.
+// Format writes j as one SWF line (no newline), with corral's extension
+// only if j uses it; ParseSWF reads it back to the same Job.
 func (j Job) Format() string {
 	i := func(x int64) string { return strconv.FormatInt(x, 10) }
 	g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
-	return strings.Join([]string{i(j.ID), i(j.Submit), i(j.Wait), i(j.Run), i(j.Procs),
+	f := []string{i(j.ID), i(j.Submit), i(j.Wait), i(j.Run), i(j.Procs),
 		g(j.AvgCPU), g(j.Memory), i(j.ReqProcs), i(j.ReqTime), g(j.ReqMemory), i(j.Status),
 		i(j.User), i(j.Group), i(j.Executable), i(j.Queue), i(j.Partition),
-		i(j.PrecedingID), i(j.ThinkTime)}, " ")
+		i(j.PrecedingID), i(j.ThinkTime)}
+	if j.Array != 0 || j.ArrayMax != 0 || j.Singleton != 0 {
+		f = append(f, i(j.Array), i(j.ArrayMax), i(j.Singleton))
+	}
+	return strings.Join(f, " ")
 }
