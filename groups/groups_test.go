@@ -2,6 +2,8 @@ package groups
 
 import (
 	"fmt"
+	"math/rand"
+	"path/filepath"
 	"testing"
 
 	"github.com/corral-hpc/corral/api"
@@ -51,5 +53,60 @@ func TestBuilder(t *testing.T) {
 	var none Builder
 	if none.Pending(Job{User: "x", Name: "y"}) != nil || none.Running(solo) != nil || none.Limits() != nil {
 		t.Fatal("a job without limited groups has groups")
+	}
+}
+
+// The policy groups hold a job exactly when package policy's own rule
+// (policy.Tally.Check, which the controller applied before the planner
+// knew the limits) does, with the same reason.
+func TestPolicyGroupsAgreeWithTallyCheck(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	set, err := policy.Load(filepath.Join(t.TempDir(), "policies.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	limits := func() api.Limits {
+		return api.Limits{MaxRunningJobs: rng.Intn(4), MaxCPUs: rng.Intn(10), MaxMemBytes: int64(rng.Intn(10)) << 30, MaxFGPU: 100 * rng.Intn(4)}
+	}
+	users, accounts := []string{"alice", "bob"}, []string{"", "physics", "chem"}
+	for round := 0; round < 200; round++ {
+		for _, u := range users {
+			if err := set.Put(api.Policy{Kind: api.PolicyUser, Name: u, Limits: limits()}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, a := range accounts[1:] {
+			if err := set.Put(api.Policy{Kind: api.PolicyAccount, Name: a, Limits: limits()}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		describe := func() Job {
+			j := Job{User: users[rng.Intn(2)], Name: "x", Account: accounts[rng.Intn(3)],
+				Use: policy.Request{CPUs: 1 + rng.Intn(4), MemBytes: int64(rng.Intn(4)) << 30, FGPU: 50 * rng.Intn(3)}}
+			j.UserLimits, j.AccountLimits = set.Limits(j.User, j.Account)
+			return j
+		}
+		probe := describe()
+		tally := policy.NewTally()
+		var b Builder
+		snap := sched.Snapshot{Nodes: []sched.Node{{Name: "n", Capacity: sched.Resources{CPUs: 1000, MemBytes: 1 << 50, FGPU: 1 << 20}, Up: true}},
+			Partitions: []sched.Partition{{Name: "p", Nodes: []string{"n"}}},
+			Pending:    []sched.Pending{{ID: 1, Partition: "p", Groups: b.Pending(probe)}}}
+		for i := rng.Intn(6); i > 0; i-- {
+			r := describe()
+			tally.AddRunning(r.User, r.Account, r.Use)
+			snap.Running = append(snap.Running, sched.Running{ID: uint64(100 + i), Groups: b.Running(r),
+				Alloc: []sched.Allocation{{Node: "n", Resources: sched.Resources{CPUs: 1}}}})
+		}
+		snap.GroupLimits = b.Limits()
+		want := tally.Check(set, probe.User, probe.Account, probe.Use)
+		plan := sched.FirstFit{}.Plan(snap)
+		var got api.Reason
+		if len(plan.Starts) == 0 {
+			got = plan.Pending[0].Reason
+		}
+		if got != want {
+			t.Fatalf("round %d: the planner says %q, policy %q (probe %+v, tally %+v)", round, got, want, probe, tally)
+		}
 	}
 }
