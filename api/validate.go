@@ -46,3 +46,29 @@ func ValidateScript(name, script string) error {
 	}
 	return nil
 }
+
+// Problems is every reason one request is refused, in the order they were
+// found. Its text joins them with "; ", so a request with one problem reads
+// exactly as that problem, and a client that shows errors on one line
+// (the CLI) shows them all. The controller answers a refused submit with
+// all of them at once (docs/api.md, "POST /v1/jobs").
+type Problems []error
+
+func (p Problems) Error() string {
+	texts := make([]string, len(p))
+	for i, e := range p {
+		texts[i] = e.Error()
+	}
+	return strings.Join(texts, "; ")
+}
+
+// Unwrap gives errors.Is and errors.As every problem.
+func (p Problems) Unwrap() []error { return p }
+
+// Err is nil when there is no problem, else p.
+func (p Problems) Err() error {
+	if len(p) == 0 {
+		return nil
+	}
+	return p
+}

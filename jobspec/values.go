@@ -50,7 +50,7 @@ func parseExport(s string) (*api.EnvExport, error) {
 			continue
 		case strings.EqualFold(v, "NONE") || strings.EqualFold(v, "NIL"):
 			return nil, fmt.Errorf("%s cannot be combined with variables", strings.ToUpper(v))
-		case !validEnvName(name):
+		case !ValidEnvName(name):
 			return nil, fmt.Errorf("%q is not a variable name (in %q)", name, v)
 		}
 		e.Vars = append(e.Vars, v)
@@ -93,9 +93,9 @@ func splitQuoted(s string, sep byte) ([]string, error) {
 	return out, nil
 }
 
-// validEnvName accepts what a POSIX shell can export: a letter or _, then
-// letters, digits and _.
-func validEnvName(s string) bool {
+// ValidEnvName accepts what a POSIX shell can export: a letter or _, then
+// letters, digits and _. The controller judges --export entries with it too.
+func ValidEnvName(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
@@ -147,13 +147,13 @@ func parseSignal(s string) (api.JobSignal, bool, error) {
 	name, before, hasBefore := strings.Cut(s, "@")
 	if hasBefore {
 		n, ok := parseCount(before)
-		if !ok || n > 65535 {
-			return sig, false, fmt.Errorf("the time after @ must be 0 to 65535 seconds: %s", signalHint)
+		if !ok || n > MaxSignalBefore {
+			return sig, false, fmt.Errorf("the time after @ must be 0 to %d seconds: %s", MaxSignalBefore, signalHint)
 		}
 		sig.Before = int(n)
 	}
 	if n, ok := parseCount(name); ok {
-		if n < 1 || n > 64 {
+		if n < 1 || n > MaxSignal {
 			return sig, false, fmt.Errorf("signal %d does not exist: %s", n, signalHint)
 		}
 		sig.Signal = int(n)
