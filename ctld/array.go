@@ -2,7 +2,6 @@ package ctld
 
 import (
 	"fmt"
-	"net/http"
 	"slices"
 	"sort"
 	"time"
@@ -128,29 +127,6 @@ func firstIndexes(ranges []api.ArrayRange, n int) []int {
 		}
 	}
 	return out
-}
-
-// checkArray refuses array specs the controller cannot run.
-func checkArray(a *api.JobArray, maxTasks int) error {
-	bad := func(format string, args ...any) error { return errorf(http.StatusBadRequest, format, args...) }
-	if len(a.Ranges) == 0 {
-		return bad("invalid --array: no indexes")
-	}
-	prev := -1
-	for _, r := range a.Ranges {
-		if r.Step < 1 || r.First < 0 || r.Last < r.First || r.Last > jobspec.MaxArrayIndex || r.First <= prev {
-			return bad("invalid --array: ranges must be sorted, disjoint and within 0-%d with steps of at least 1 (got %d-%d:%d)",
-				jobspec.MaxArrayIndex, r.First, r.Last, r.Step)
-		}
-		prev = r.Last
-	}
-	if n := countRanges(a.Ranges); n > maxTasks {
-		return bad("invalid --array: %d tasks is more than this cluster's limit of %d", n, maxTasks)
-	}
-	if a.MaxRunning < 0 {
-		return bad("invalid --array: the %%N running limit must not be negative (got %d)", a.MaxRunning)
-	}
-	return nil
 }
 
 // launchArray is the array part of a task's launch request.

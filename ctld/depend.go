@@ -1,7 +1,6 @@
 package ctld
 
 import (
-	"net/http"
 	"time"
 
 	"github.com/corral-hpc/corral/api"
@@ -232,40 +231,28 @@ func hasCondition(d *api.Dependency, typ api.DependencyType) bool {
 	return false
 }
 
-// checkDependencyLocked refuses a dependency naming jobs this controller
-// does not have, at submit.
-func (s *Server) checkDependencyLocked(d *api.Dependency, isArray bool) error {
+// checkDependencyTargets refuses, at submit, a dependency naming jobs
+// this controller does not have (jobspec judges its shape).
+func checkDependencyTargets(a *admission, spec *api.JobSpec) error {
+	if spec.Dependency == nil {
+		return nil
+	}
+	s := a.s
 	bad := func(format string, args ...any) error {
-		return errorf(http.StatusBadRequest, "invalid --dependency: "+format, args...)
+		return badRequest("invalid --dependency: "+format, args...)
 	}
-	if len(d.Conditions) == 0 {
-		return bad("no conditions")
-	}
-	for _, c := range d.Conditions {
-		switch c.Type {
-		case api.DependSingleton:
-			if c.JobID != 0 || c.ArrayTask != nil {
-				return bad("singleton names no job")
-			}
-			continue
-		case api.DependAfter, api.DependAfterAny, api.DependAfterOK, api.DependAfterNotOK, api.DependAfterCorr:
-		default:
-			return bad("unknown type %q (valid: after, afterany, afterok, afternotok, aftercorr, singleton)", c.Type)
-		}
+	for _, c := range spec.Dependency.Conditions {
 		switch {
 		case c.JobID == 0:
-			return bad("%s needs a job ID", c.Type)
-		case c.Delay < 0 || c.Delay > 0 && c.Type != api.DependAfter:
-			return bad("a delay (+minutes) is only allowed with after, and must not be negative")
 		case c.ArrayTask != nil:
-			a := s.pipe.arrays[c.JobID]
-			if a == nil {
+			arr := s.pipe.arrays[c.JobID]
+			if arr == nil {
 				if s.jobs[c.JobID] != nil || s.arrayOfLocked(c.JobID) != nil {
 					return bad("job %d is not an array job, so %d_%d names nothing", c.JobID, c.JobID, *c.ArrayTask)
 				}
 				return bad("job %d does not exist", c.JobID)
 			}
-			if _, ok := a.idOf(*c.ArrayTask); !ok {
+			if _, ok := arr.idOf(*c.ArrayTask); !ok {
 				return bad("array job %d has no task %d", c.JobID, *c.ArrayTask)
 			}
 		case s.jobs[c.JobID] == nil && s.arrayOfLocked(c.JobID) == nil:

@@ -24,6 +24,11 @@
 // State (a test keeps that so). Domain errors carry a fault kind
 // (package fault), answered with an HTTP status in one place, writeError.
 //
+// A submit (and a --test-only one) passes admission: ordered lists of
+// small checks, mutators (defaults, account) and validators over a copy
+// of the spec, reporting every problem at once; its first check is
+// jobspec.Validate, the rules the CLI applies before sending.
+//
 // Job pipelines (pipeline.go and the files it names) hook into those
 // steps: array jobs are stored as one pending remainder and offer the
 // planner a few tasks at a time; holds, begin times and dependencies block

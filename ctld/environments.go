@@ -13,7 +13,6 @@ import (
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/images"
-	"github.com/corral-hpc/corral/jobspec"
 )
 
 // imageCallTimeout bounds a pull or import on a node.
@@ -30,30 +29,6 @@ func (s *Server) environmentRoutes(mux *http.ServeMux) {
 }
 
 // Who may see what: isAdmin, mayView, seesAll, mayReadLog (package authz).
-
-// checkEnvironment checks what a job asks of its environment at submit:
-// its name (a random one when it has none), its image reference, its
-// mounts' shape (the node checks access as the user) and its policies.
-func (s *Server) checkEnvironment(owner account, spec *api.JobSpec) error {
-	bad := func(format string, args ...any) error { return errorf(http.StatusBadRequest, format, args...) }
-	if spec.Name == "" {
-		spec.Name = jobspec.RandomJobName()
-	}
-	if err := jobspec.CheckJobName(spec.Name); err != nil {
-		return bad("%v", err)
-	}
-	if spec.ContainerImage != "" {
-		if _, err := images.Canonical(spec.ContainerImage); err != nil {
-			return bad("--container-image: %v", err)
-		}
-	}
-	for _, m := range spec.Mounts {
-		if !filepath.IsAbs(m.Source) || !filepath.IsAbs(m.Target) || filepath.Clean(m.Target) == "/" {
-			return bad("invalid --mount %s:%s: use absolute paths, not the container's root", m.Source, m.Target)
-		}
-	}
-	return s.checkPolicySubmit(owner.Name, spec) // policies.go
-}
 
 // addEnvironmentLaunch passes the image and mounts to the node.
 func addEnvironmentLaunch(j *job, req *api.LaunchRequest) {

@@ -2,7 +2,6 @@ package ctld
 
 import (
 	"fmt"
-	"net/http"
 	"reflect"
 	"slices"
 	"strings"
@@ -23,9 +22,6 @@ import (
 // model Job.GPUType matches); the planner places it per device, and the
 // shares it holds are recorded on the job (Job.GPUAlloc) with its start,
 // so they survive a restart and are sent to the node with the launch.
-
-// maxGPUsPerNode bounds a whole-GPU request, far above any node.
-const maxGPUsPerNode = 1 << 16
 
 // perGPULocked is what one GPU of the node is worth.
 func (s *Server) perGPULocked(n *node) gpu.Hundredths {
@@ -192,40 +188,31 @@ func (r gpuRequest) fitsIdle(devs []gpu.Device, per gpu.Hundredths, uid uint32) 
 	return gpu.Fits(gpu.FreeOf(gpu.FilterType(devs, r.typ), nil, per), gpu.Request{Amount: amount, UID: uid}, per)
 }
 
-// checkGPUsLocked resolves a checked spec's GPU options (whole GPUs per
-// node by jobspec's rule) and refuses what no known node of its partition
-// could ever hold. The caller holds s.mu (read).
-func (s *Server) checkGPUsLocked(spec *api.JobSpec, uid uint32) (gpuRequest, error) {
-	bad := func(format string, args ...any) error { return errorf(http.StatusBadRequest, format, args...) }
+// checkGresNames refuses generic resources this cluster does not have:
+// it has GPUs only.
+func checkGresNames(_ *admission, spec *api.JobSpec) error {
 	for _, list := range [][]api.GresRequest{spec.Gres, spec.GPUs, spec.GPUsPerNode, spec.GPUsPerTask} {
 		for _, g := range list {
 			if g.Name != "gpu" {
-				return gpuRequest{}, bad("generic resource %q does not exist on this cluster (it has gpu); nothing was submitted", g.Name)
-			}
-			if g.Count < 0 {
-				return gpuRequest{}, bad("GPU count %d is negative", g.Count)
+				return badRequest("generic resource %q does not exist on this cluster (it has gpu); nothing was submitted", g.Name)
 			}
 		}
 	}
-	n, typ, err := jobspec.PerNodeGPUs(spec)
-	if err != nil {
-		return gpuRequest{}, bad("%v", err)
-	}
-	switch {
-	case spec.FGPUHundredths < 0 || spec.FGPUHundredths > gpu.MaxFGPU*int(gpu.One):
-		return gpuRequest{}, bad("fGPU per node must be between 0.01 and %d (got %s)", gpu.MaxFGPU, gpu.Hundredths(spec.FGPUHundredths))
-	case spec.FGPUHundredths > 0 && n > 0:
-		return gpuRequest{}, bad("--fgpu and whole GPUs (--gpus, --gres=gpu, --gpus-per-node, --gpus-per-task) are mutually exclusive")
-	case n > maxGPUsPerNode:
-		return gpuRequest{}, bad("job asks for %d GPUs per node, more than the limit of %d", n, maxGPUsPerNode)
-	}
-	req := gpuRequest{fgpu: spec.FGPUHundredths, gpus: int(n), typ: typ}
-	if req.none() {
-		return req, nil
-	}
-	known := s.nodesOfLocked(spec.Partition)
-	if len(known) == 0 {
-		return req, nil // nodes may register later
+	return nil
+}
+
+// gpuRequestOf is a valid spec's GPUs per node (whole GPUs by jobspec's
+// rule).
+func gpuRequestOf(spec *api.JobSpec) gpuRequest {
+	n, typ, _ := jobspec.PerNodeGPUs(spec) // jobspec.Validate refused its errors
+	return gpuRequest{fgpu: spec.FGPUHundredths, gpus: int(n), typ: typ}
+}
+
+// gpusFitLocked refuses a GPU request that no known node of the job's
+// partition could ever hold. The caller holds s.mu (read).
+func (s *Server) gpusFitLocked(spec *api.JobSpec, req gpuRequest, uid uint32, known []*node) error {
+	if req.none() || len(known) == 0 {
+		return nil // nodes may register later
 	}
 	fit, withGPUs, most := 0, 0, ""
 	largest := 0
@@ -247,20 +234,20 @@ func (s *Server) checkGPUsLocked(spec *api.JobSpec, uid uint32) (gpuRequest, err
 		}
 	}
 	never := func(format string, args ...any) error {
-		return bad("%s: it could never run", fmt.Sprintf(format, args...))
+		return badRequest("%s: it could never run", fmt.Sprintf(format, args...))
 	}
 	switch {
 	case withGPUs == 0:
-		return req, never("job asks for %s per node but no node in partition %s has GPUs", req, spec.Partition)
-	case fit == 0 && typ != "" && !anyModel(models, typ):
-		return req, never("job asks for GPUs of type %s but partition %s has none (models: %s)", typ, spec.Partition, strings.Join(models, ", "))
+		return never("job asks for %s per node but no node in partition %s has GPUs", req, spec.Partition)
+	case fit == 0 && req.typ != "" && !anyModel(models, req.typ):
+		return never("job asks for GPUs of type %s but partition %s has none (models: %s)", req.typ, spec.Partition, strings.Join(models, ", "))
 	case fit == 0:
-		return req, never("job asks for %s per node (and %d CPUs) but no node in partition %s can hold it (largest: %s)",
+		return never("job asks for %s per node (and %d CPUs) but no node in partition %s can hold it (largest: %s)",
 			req, spec.CPUs, spec.Partition, most)
 	case fit < max(spec.Nodes, 1):
-		return req, never("job asks for %d nodes with %s each but partition %s has %d that can hold it", spec.Nodes, req, spec.Partition, fit)
+		return never("job asks for %d nodes with %s each but partition %s has %d that can hold it", spec.Nodes, req, spec.Partition, fit)
 	}
-	return req, nil
+	return nil
 }
 
 func anyModel(models []string, typ string) bool {

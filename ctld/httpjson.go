@@ -115,7 +115,7 @@ func decodeBody(body io.Reader, v any, strict bool) error {
 		return fault.Errorf(fault.Invalid, "bad request body: unexpected data after the JSON object")
 	}
 	if strict {
-		return checkSizes(v) // sanity.go: no string over 64 KiB, no list over 65,536 entries
+		return checkSizes(v) // no string over 64 KiB, no list over 65,536 entries
 	}
 	return nil
 }
@@ -161,6 +161,14 @@ func checkListLengths(data []byte) error {
 				return fault.Errorf(fault.Invalid, "bad request body: a list has more than %d entries", api.MaxListEntries)
 			}
 		}
+	}
+	return nil
+}
+
+// checkSizes is api.CheckSizes as a 400: every user-plane body passes it.
+func checkSizes(v any) error {
+	if err := api.CheckSizes(v); err != nil {
+		return errorf(http.StatusBadRequest, "%v", err)
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package ctld
 
 import (
-	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,14 +13,9 @@ import (
 // directories). Such a job could only be refused at launch. With no known
 // node yet anything is accepted, as for sizes (fitsSomewhere): the node
 // still checks every mount as the user, and a refusal there fails the job.
-func (s *Server) checkMountRoots(spec *api.JobSpec) error {
-	if len(spec.Mounts) == 0 {
-		return nil
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	known := s.nodesOfLocked(spec.Partition)
-	if len(known) == 0 {
+func checkMountRoots(a *admission, spec *api.JobSpec) error {
+	known := a.known
+	if len(spec.Mounts) == 0 || len(known) == 0 {
 		return nil
 	}
 	var roots []string
@@ -44,7 +38,7 @@ func (s *Server) checkMountRoots(spec *api.JobSpec) error {
 			break
 		}
 	}
-	return errorf(http.StatusBadRequest, "no node of partition %s allows %s (%s)", spec.Partition, what, allowed)
+	return badRequest("no node of partition %s allows %s (%s)", spec.Partition, what, allowed)
 }
 
 // allowsMounts: every source lies under one of roots, the node's own

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -157,64 +155,6 @@ func (s *Server) pipelineRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /v1/jobs/update", s.withCaller(s.handleUpdate))
 	mux.HandleFunc("GET /v1/jobs/{id}/wait", s.withCaller(s.handleWait))
 	mux.HandleFunc("GET /v1/acct", s.withCaller(s.handleAcct))
-}
-
-// checkPipelineLocked checks the pipeline options of a submit. The caller
-// holds s.mu (read is enough).
-func (s *Server) checkPipelineLocked(caller peer, spec *api.JobSpec) error {
-	bad := func(format string, args ...any) error { return errorf(http.StatusBadRequest, format, args...) }
-	if spec.Nice < 0 && caller.UID != 0 {
-		return errorf(http.StatusForbidden, "only root may give a negative --nice (got %d)", spec.Nice)
-	}
-	if spec.Array != nil {
-		if err := checkArray(spec.Array, s.cfg.Pipeline.MaxArrayTasks); err != nil {
-			return err
-		}
-	}
-	if spec.Dependency != nil {
-		if err := s.checkDependencyLocked(spec.Dependency, spec.Array != nil); err != nil {
-			return err
-		}
-	}
-	if sig := spec.Signal; sig != nil && (sig.Signal < 1 || sig.Signal > 64 || sig.Before < 0 || sig.Before > 65535) {
-		return bad("invalid --signal: signal %d must be 1 to 64 and the time before the limit 0 to 65535 seconds (got %d)", sig.Signal, sig.Before)
-	}
-	if e := spec.Export; e != nil {
-		switch e.Mode {
-		case api.ExportAll, api.ExportNone, api.ExportNil, api.ExportList:
-		default:
-			return bad("invalid --export mode %q (valid: ALL, NONE, NIL, LIST)", e.Mode)
-		}
-		for _, v := range e.Vars {
-			if name, _, _ := strings.Cut(v, "="); !validEnvName(name) {
-				return bad("invalid --export entry %q: %q is not a variable name", v, name)
-			}
-		}
-	}
-	switch spec.OpenMode {
-	case "", "append", "truncate":
-	default:
-		return bad("invalid --open-mode %q (valid: append, truncate)", spec.OpenMode)
-	}
-	if spec.Input != "" && (strings.ContainsAny(spec.Input, "\x00\n") || strings.TrimSpace(spec.Input) == "") {
-		return bad("invalid --input %q: give a file name pattern", spec.Input)
-	}
-	if spec.Input != "" && !filepath.IsAbs(spec.Input) && spec.WorkDir == "" {
-		return bad("--input %s is relative but the job has no work directory", spec.Input)
-	}
-	return nil
-}
-
-func validEnvName(s string) bool {
-	if s == "" || s[0] >= '0' && s[0] <= '9' {
-		return false
-	}
-	for _, c := range s {
-		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
 }
 
 // blockedLocked is why a pending job may not start now, "" if nothing

@@ -26,9 +26,10 @@ func jobRequest(job *api.Job) policy.Request {
 	return policy.Request{CPUs: per.CPUs * n, MemBytes: per.MemBytes * int64(n), FGPU: per.FGPU * n}
 }
 
-// checkPolicySubmit refuses a job over a per-job maximum or the
-// pending-jobs maximum of its user's or account's policy.
-func (s *Server) checkPolicySubmit(user string, spec *api.JobSpec) error {
+// checkPolicySubmitLocked refuses a job over a per-job maximum or the
+// pending-jobs maximum of its user's or account's policy. The caller
+// holds s.mu (read).
+func (s *Server) checkPolicySubmitLocked(user string, spec *api.JobSpec) error {
 	ul, al := s.policies.Limits(user, spec.Account)
 	if ul == (api.Limits{}) && al == (api.Limits{}) {
 		return nil
@@ -42,9 +43,7 @@ func (s *Server) checkPolicySubmit(user string, spec *api.JobSpec) error {
 	}
 	var tally *policy.Tally
 	if ul.MaxPendingJobs > 0 || al.MaxPendingJobs > 0 {
-		s.mu.RLock()
 		tally = s.policyTallyLocked(true)
-		s.mu.RUnlock()
 	} else {
 		tally = policy.NewTally()
 	}

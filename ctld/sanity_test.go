@@ -4,9 +4,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/jobspec"
 )
 
 // TestSubmitRefusesWhatTheCLIRefuses: the raw API refuses the scripts
@@ -46,10 +46,10 @@ func TestSubmitRefusesWhatTheCLIRefuses(t *testing.T) {
 	if after, _ := tc.srv.store.LastJobID(); after != before {
 		t.Errorf("refused submits stored jobs: last ID %d -> %d", before, after)
 	}
-	// checkAbsurd holds the same bounds for a spec that did not come
-	// through a request body.
-	if err := checkAbsurd(&tests[3].spec, time.Now()); err == nil || !strings.Contains(err.Error(), "env[1] is 71684 bytes long") {
-		t.Errorf("checkAbsurd of a 70 KB env entry: %v", err)
+	// jobspec.Validate holds the same bounds for a spec that did not
+	// come through a request body.
+	if err := jobspec.Validate(&tests[3].spec); err == nil || !strings.Contains(err.Error(), "env[1] is 71684 bytes long") {
+		t.Errorf("jobspec.Validate of a 70 KB env entry: %v", err)
 	}
 }
 

@@ -23,7 +23,7 @@ var notYetHonoured = []struct {
 
 // refuseNotYetHonoured returns one clear error naming every such option
 // the spec uses.
-func refuseNotYetHonoured(spec *api.JobSpec) error {
+func refuseNotYetHonoured(_ *admission, spec *api.JobSpec) error {
 	var used []string
 	for _, o := range notYetHonoured {
 		if o.used(spec) {

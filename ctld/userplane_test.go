@@ -369,7 +369,7 @@ func TestSubmitRefusesOptionsNotYetHonoured(t *testing.T) {
 	} {
 		spec := api.JobSpec{Script: "#!/bin/sh\ntrue\n", CPUs: 1, WorkDir: "/tmp"}
 		mut(&spec)
-		err := refuseNotYetHonoured(&spec)
+		err := refuseNotYetHonoured(nil, &spec)
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s: got %v, want a refusal naming it", name, err)
 		}
@@ -380,7 +380,7 @@ func TestSubmitRefusesOptionsNotYetHonoured(t *testing.T) {
 		Gres: []api.GresRequest{{Name: "gpu", Count: 1}}, FGPUHundredths: 50,
 		ContainerImage: "ubuntu:24.04", Mounts: []api.Mount{{Source: "/data", Target: "/data"}},
 		Array: &api.JobArray{Ranges: []api.ArrayRange{{First: 0, Last: 3, Step: 1}}}}
-	if err := refuseNotYetHonoured(&plain); err != nil {
+	if err := refuseNotYetHonoured(nil, &plain); err != nil {
 		t.Errorf("plain job refused: %v", err)
 	}
 }
