@@ -74,6 +74,11 @@ func submit(c *ucli.Context) error {
 	if spec.Umask, err = submitUmask(); err != nil {
 		return usageErrorf("%v", err)
 	}
+	// The controller's own first check: refused here, a job gets the same
+	// words and exit status without a round trip.
+	if err := jobspec.Validate(&spec); err != nil {
+		return usageError{err}
+	}
 
 	sub := api.SubmitRequest{Spec: spec}
 	if req.OnBehalfOf != "" {

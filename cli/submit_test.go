@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -248,6 +249,26 @@ func TestSubmitBadInput(t *testing.T) {
 				t.Errorf("bad input reached the controller (%d requests)", n)
 			}
 		})
+	}
+}
+
+// TestSubmitValidatesBeforeSending: what jobspec.Validate refuses (here
+// an environment entry over the 64 KiB bound, which no option parser
+// sees) is refused before any request, with the controller's words and
+// its exit status, for a submit and a --test-only alike.
+func TestSubmitValidatesBeforeSending(t *testing.T) {
+	t.Setenv("CORRAL_TEST_BIG", strings.Repeat("x", api.MaxFieldBytes))
+	for _, args := range [][]string{{"submit", "job.sh"}, {"submit", "--test-only", "job.sh"}} {
+		MustWorkDir(t, map[string]string{"job.sh": jobScript})
+		f := MustFakeCtld(t)
+		r := f.run(args...)
+		if r.code != 2 || !strings.HasPrefix(r.stderr, "corral submit: env[") ||
+			!strings.HasSuffix(r.stderr, "] is 65552 bytes long; at most 65536 are allowed\n") {
+			t.Errorf("%v: exit %d, stderr %q", args, r.code, r.stderr)
+		}
+		if n := len(f.Requests()); n != 0 {
+			t.Errorf("%v: an invalid job reached the controller (%d requests)", args, n)
+		}
 	}
 }
 
