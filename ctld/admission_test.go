@@ -288,3 +288,27 @@ func TestRefusalKeepsTheFirstKind(t *testing.T) {
 		t.Error("no problem is no refusal")
 	}
 }
+
+// TestAdmissionOrder pins the order docs/api.md describes: the spec as
+// sent, then the defaults, then the cluster.
+func TestAdmissionOrder(t *testing.T) {
+	names := func(steps []admissionStep) string {
+		var out []string
+		for _, st := range steps {
+			out = append(out, st.name)
+		}
+		return strings.Join(out, ", ")
+	}
+	for _, tt := range []struct {
+		steps []admissionStep
+		want  string
+	}{
+		{admissionChecks, "spec, supported, nice, array, dependency, gres, image"},
+		{admissionMutators, "partition, defaults, account"},
+		{admissionValidators, "time limit, fit, mounts, policy"},
+	} {
+		if got := names(tt.steps); got != tt.want {
+			t.Errorf("steps %s, want %s", got, tt.want)
+		}
+	}
+}
