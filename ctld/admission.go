@@ -3,7 +3,6 @@ package ctld
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
@@ -118,8 +117,9 @@ func refusal(problems []error) error {
 	return fault.Errorf(kind, "%v", api.Problems(problems))
 }
 
-func badRequest(format string, args ...any) error {
-	return errorf(http.StatusBadRequest, format, args...)
+// invalid is a problem of the job the caller sent.
+func invalid(format string, args ...any) error {
+	return fault.Errorf(fault.Invalid, format, args...)
 }
 
 // ---- checks ----
@@ -141,7 +141,7 @@ func checkSpecRules(_ *admission, spec *api.JobSpec) error {
 // checkNice: a negative --nice raises a job above others; only root may.
 func checkNice(a *admission, spec *api.JobSpec) error {
 	if spec.Nice < 0 && a.caller.UID != 0 {
-		return errorf(http.StatusForbidden, "only root may give a negative --nice (got %d)", spec.Nice)
+		return fault.Errorf(fault.Forbidden, "only root may give a negative --nice (got %d)", spec.Nice)
 	}
 	return nil
 }
@@ -152,7 +152,7 @@ func checkArrayLimit(a *admission, spec *api.JobSpec) error {
 		return nil
 	}
 	if n, limit := countRanges(spec.Array.Ranges), a.s.cfg.Pipeline.MaxArrayTasks; n > limit {
-		return badRequest("invalid --array: %d tasks is more than this cluster's limit of %d", n, limit)
+		return invalid("invalid --array: %d tasks is more than this cluster's limit of %d", n, limit)
 	}
 	return nil
 }
@@ -163,7 +163,7 @@ func checkImage(_ *admission, spec *api.JobSpec) error {
 		return nil
 	}
 	if _, err := images.Canonical(spec.ContainerImage); err != nil {
-		return badRequest("--container-image: %v", err)
+		return invalid("--container-image: %v", err)
 	}
 	return nil
 }
@@ -178,7 +178,7 @@ func setPartition(a *admission, spec *api.JobSpec) error {
 	}
 	part, ok := parts.byName[spec.Partition]
 	if !ok {
-		return badRequest("partition %s does not exist (partitions: %s)", spec.Partition, strings.Join(parts.names(), ", "))
+		return invalid("partition %s does not exist (partitions: %s)", spec.Partition, strings.Join(parts.names(), ", "))
 	}
 	a.part, a.known = part, a.s.nodesOfLocked(part.Name)
 	return nil
@@ -217,7 +217,7 @@ func setAccount(a *admission, spec *api.JobSpec) error { return a.s.checkAccount
 // checkMaxTime holds the time limit to the partition's MaxTime.
 func checkMaxTime(a *admission, spec *api.JobSpec) error {
 	if limit := a.part.MaxTime; limit > 0 && spec.TimeLimit > limit {
-		return badRequest("time limit %s is over partition %s's MaxTime of %s",
+		return invalid("time limit %s is over partition %s's MaxTime of %s",
 			config.FormatTime(spec.TimeLimit), a.part.Name, config.FormatTime(limit))
 	}
 	return nil
@@ -277,7 +277,7 @@ func fitsSomewhere(spec *api.JobSpec, part string, known []*node) error {
 		}
 	}
 	never := func(format string, args ...any) error {
-		return badRequest("%s: it could never run", fmt.Sprintf(format, args...))
+		return invalid("%s: it could never run", fmt.Sprintf(format, args...))
 	}
 	switch {
 	case spec.CPUs > maxCPUs:

@@ -239,7 +239,7 @@ func checkDependencyTargets(a *admission, spec *api.JobSpec) error {
 	}
 	s := a.s
 	bad := func(format string, args ...any) error {
-		return badRequest("invalid --dependency: "+format, args...)
+		return invalid("invalid --dependency: "+format, args...)
 	}
 	for _, c := range spec.Dependency.Conditions {
 		switch {

@@ -194,7 +194,7 @@ func checkGresNames(_ *admission, spec *api.JobSpec) error {
 	for _, list := range [][]api.GresRequest{spec.Gres, spec.GPUs, spec.GPUsPerNode, spec.GPUsPerTask} {
 		for _, g := range list {
 			if g.Name != "gpu" {
-				return badRequest("generic resource %q does not exist on this cluster (it has gpu); nothing was submitted", g.Name)
+				return invalid("generic resource %q does not exist on this cluster (it has gpu); nothing was submitted", g.Name)
 			}
 		}
 	}
@@ -234,7 +234,7 @@ func (s *Server) gpusFitLocked(spec *api.JobSpec, req gpuRequest, uid uint32, kn
 		}
 	}
 	never := func(format string, args ...any) error {
-		return badRequest("%s: it could never run", fmt.Sprintf(format, args...))
+		return invalid("%s: it could never run", fmt.Sprintf(format, args...))
 	}
 	switch {
 	case withGPUs == 0:

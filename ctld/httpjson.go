@@ -165,10 +165,10 @@ func checkListLengths(data []byte) error {
 	return nil
 }
 
-// checkSizes is api.CheckSizes as a 400: every user-plane body passes it.
+// checkSizes is api.CheckSizes as an invalid request: every user-plane body passes it.
 func checkSizes(v any) error {
 	if err := api.CheckSizes(v); err != nil {
-		return errorf(http.StatusBadRequest, "%v", err)
+		return fault.Errorf(fault.Invalid, "%v", err)
 	}
 	return nil
 }

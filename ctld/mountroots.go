@@ -38,7 +38,7 @@ func checkMountRoots(a *admission, spec *api.JobSpec) error {
 			break
 		}
 	}
-	return badRequest("no node of partition %s allows %s (%s)", spec.Partition, what, allowed)
+	return invalid("no node of partition %s allows %s (%s)", spec.Partition, what, allowed)
 }
 
 // allowsMounts: every source lies under one of roots, the node's own

@@ -1,11 +1,11 @@
 package ctld
 
 import (
-	"net/http"
 	"time"
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/ctld/config"
+	"github.com/corral-hpc/corral/ctld/fault"
 	"github.com/corral-hpc/corral/ctld/lifecycle"
 	"github.com/corral-hpc/corral/ctld/store"
 )
@@ -35,13 +35,13 @@ func (s *Server) checkSubmit(caller peer, req api.SubmitRequest) (*store.JobReco
 	uid := caller.UID
 	if req.OnBehalfOf != nil {
 		if caller.UID != 0 {
-			return nil, errorf(http.StatusForbidden, "only root may submit on behalf of another user (you are uid %d)", caller.UID)
+			return nil, fault.Errorf(fault.Forbidden, "only root may submit on behalf of another user (you are uid %d)", caller.UID)
 		}
 		uid = *req.OnBehalfOf
 	}
 	owner, err := s.users.get(uid)
 	if err != nil {
-		return nil, errorf(http.StatusBadRequest, "%v", err)
+		return nil, fault.Errorf(fault.Invalid, "%v", err)
 	}
 	now := time.Now()
 	s.mu.RLock()
