@@ -15,10 +15,9 @@ import (
 // missing: every node holds the key and pins the CA, so new ones would
 // cut the cluster off while looking like a normal start. The first start
 // of a directory (no state marker yet) makes them as before.
-func refuseLostIdentity(cfg Config) error {
-	ran, err := store.HasRun(filepath.Join(cfg.StateDir, store.FileName))
-	if err != nil || !ran {
-		return err
+func refuseLostIdentity(cfg Config, ran bool) error {
+	if !ran {
+		return nil
 	}
 	missing := func(path string) bool {
 		_, err := os.Lstat(path)
@@ -28,10 +27,25 @@ func refuseLostIdentity(cfg Config) error {
 		return fmt.Errorf("cluster key %s is missing, but a controller has run on %s: restore the key from a backup (every node holds it); a new one would lock the nodes out",
 			cfg.KeyFile, cfg.StateDir)
 	}
-	if ca := filepath.Join(cfg.StateDir, api.CAFile); !cfg.InsecurePlaintext && missing(ca) && ran {
+	if ca := filepath.Join(cfg.StateDir, api.CAFile); !cfg.InsecurePlaintext && missing(ca) {
 		return fmt.Errorf("cluster CA %s is missing, but a controller has run on %s: restore it and its key from a backup (nodes pin this CA); "+
 			"if this controller only ever ran with --insecure-plaintext, remove %s%s to start it as a new cluster",
 			ca, cfg.StateDir, filepath.Join(cfg.StateDir, store.FileName), store.MarkerSuffix)
 	}
 	return nil
+}
+
+// loadIdentity loads the cluster key and CA, or makes them on a
+// directory's first start. ran: a controller had run on the directory
+// before this start.
+func (s *Server) loadIdentity(ran bool) error {
+	if err := refuseLostIdentity(s.cfg, ran); err != nil {
+		return err
+	}
+	key, err := api.LoadOrCreateKey(s.cfg.KeyFile)
+	if err != nil {
+		return fmt.Errorf("cluster key: %w", err)
+	}
+	s.key = key
+	return s.loadCA()
 }

@@ -227,21 +227,20 @@ func New(cfg Config) (*Server, error) {
 	if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
 		return nil, fmt.Errorf("state directory: %w", err)
 	}
-	if err := refuseLostIdentity(cfg); err != nil {
-		return nil, err
-	}
-	key, err := api.LoadOrCreateKey(cfg.KeyFile)
+	dbPath := filepath.Join(cfg.StateDir, store.FileName)
+	ran, err := store.HasRun(dbPath) // before Open, which marks the directory
 	if err != nil {
-		return nil, fmt.Errorf("cluster key: %w", err)
-	}
-	s.key = key
-	if err := s.loadCA(); err != nil { // tls.go: before the store, whose nodes get clients
 		return nil, err
 	}
 	if s.policies, err = policy.Load(filepath.Join(cfg.StateDir, PoliciesFile)); err != nil {
 		return nil, err
 	}
-	if s.store, err = store.Open(filepath.Join(cfg.StateDir, store.FileName), store.Options{}); err != nil {
+	// The state file first: a damaged or lost one is the refusal to give.
+	if s.store, err = store.Open(dbPath, store.Options{}); err != nil {
+		return nil, err
+	}
+	if err := s.loadIdentity(ran); err != nil { // before load: known nodes get clients pinned to the CA
+		s.store.Close()
 		return nil, err
 	}
 	if err := s.load(time.Now()); err != nil {

@@ -35,7 +35,7 @@ func (s *Server) secureListener(ln net.Listener) (net.Listener, *tls.Config, err
 	return tls.NewListener(ln, cfg), cfg, nil
 }
 
-// loadCA loads (or creates) the cluster CA before the store is read, so
+// loadCA loads (or creates) the cluster CA before the store's records are loaded, so
 // the clients of nodes known from the store already pin it.
 func (s *Server) loadCA() error {
 	if s.cfg.InsecurePlaintext {
