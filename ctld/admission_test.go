@@ -2,6 +2,7 @@ package ctld
 
 import (
 	"errors"
+	"net/http"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -310,5 +311,25 @@ func TestAdmissionOrder(t *testing.T) {
 		if got := names(tt.steps); got != tt.want {
 			t.Errorf("steps %s, want %s", got, tt.want)
 		}
+	}
+}
+
+// TestSubmitAndTestOnlyAdmitAlike: a submit and a --test-only submit pass
+// the same admission, so a job with several problems gets the same one
+// answer from both, naming them all, and nothing is stored.
+func TestSubmitAndTestOnlyAdmitAlike(t *testing.T) {
+	tc := MustServer(t)
+	spec := script("many")
+	spec.CPUs, spec.OpenMode, spec.Partition = 0, "x", "nosuch"
+	want := `cpus must be at least 1 (got 0); invalid --open-mode "x" (valid: append, truncate); partition nosuch does not exist`
+	before, _ := tc.srv.store.LastJobID()
+	for _, path := range []string{"/v1/jobs", "/v1/jobs/test"} {
+		code, body := callAs(t, tc, nobody, "POST", path, api.SubmitRequest{Spec: spec})
+		if code != http.StatusBadRequest || !strings.HasPrefix(errorText(t, body), want) {
+			t.Errorf("%s: %d %s, want 400 %q...", path, code, body, want)
+		}
+	}
+	if after, _ := tc.srv.store.LastJobID(); after != before {
+		t.Errorf("a refused submit stored a job: last ID %d -> %d", before, after)
 	}
 }
