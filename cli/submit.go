@@ -74,11 +74,6 @@ func submit(c *ucli.Context) error {
 	if spec.Umask, err = submitUmask(); err != nil {
 		return usageErrorf("%v", err)
 	}
-	// The controller's own first check: refused here, a job gets the same
-	// words and exit status without a round trip.
-	if err := jobspec.Validate(&spec); err != nil {
-		return usageError{err}
-	}
 
 	sub := api.SubmitRequest{Spec: spec}
 	if req.OnBehalfOf != "" {
@@ -87,6 +82,15 @@ func submit(c *ucli.Context) error {
 			return usageError{err}
 		}
 		sub.OnBehalfOf = &uid
+	}
+	// The controller's own first checks, in its order (the body's sizes,
+	// then the spec's rules): refused here, a job gets the same words and
+	// exit status without a round trip.
+	if err := api.CheckSizes(&sub); err != nil {
+		return usageError{err}
+	}
+	if err := jobspec.Validate(&sub.Spec); err != nil {
+		return usageError{err}
 	}
 	ctx, cancel := requestContext(c)
 	defer cancel()

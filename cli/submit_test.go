@@ -252,17 +252,18 @@ func TestSubmitBadInput(t *testing.T) {
 	}
 }
 
-// TestSubmitValidatesBeforeSending: what jobspec.Validate refuses (here
-// an environment entry over the 64 KiB bound, which no option parser
-// sees) is refused before any request, with the controller's words and
-// its exit status, for a submit and a --test-only alike.
+// TestSubmitValidatesBeforeSending: what the controller's first checks
+// refuse (here an environment entry over the 64 KiB bound, which no option
+// parser sees) is refused before any request, in the controller's words
+// (the field named as in the request body) and with its exit status, for
+// a submit and a --test-only alike.
 func TestSubmitValidatesBeforeSending(t *testing.T) {
 	t.Setenv("CORRAL_TEST_BIG", strings.Repeat("x", api.MaxFieldBytes))
 	for _, args := range [][]string{{"submit", "job.sh"}, {"submit", "--test-only", "job.sh"}} {
 		MustWorkDir(t, map[string]string{"job.sh": jobScript})
 		f := MustFakeCtld(t)
 		r := f.run(args...)
-		if r.code != 2 || !strings.HasPrefix(r.stderr, "corral submit: env[") ||
+		if r.code != 2 || !strings.HasPrefix(r.stderr, "corral submit: spec.env[") ||
 			!strings.HasSuffix(r.stderr, "] is 65552 bytes long; at most 65536 are allowed\n") {
 			t.Errorf("%v: exit %d, stderr %q", args, r.code, r.stderr)
 		}
