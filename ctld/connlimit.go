@@ -312,7 +312,7 @@ func (s *Server) chargeRemote(w http.ResponseWriter, r *http.Request, uid uint32
 	s.conns.noteRefusal(msg)
 	w.Header().Set("Connection", "close")
 	w.Header().Set("Retry-After", "1")
-	writeError(w, errorf(status, "%s", msg))
+	writeError(w, &answered{code: status, msg: msg})
 	return false
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/fault"
 	"github.com/corral-hpc/corral/images"
 )
 
@@ -56,10 +57,10 @@ func (s *Server) upNodeClients(names []string, timeout time.Duration) (map[strin
 	for _, name := range names {
 		n := s.nodes[name]
 		if n == nil || n.client == nil {
-			return nil, errorf(http.StatusBadRequest, "node %s does not exist", name)
+			return nil, fault.Errorf(fault.Invalid, "node %s does not exist", name)
 		}
 		if !n.up {
-			return nil, errorf(http.StatusConflict, "node %s is down", name)
+			return nil, fault.Errorf(fault.Conflict, "node %s is down", name)
 		}
 		out[name] = n.client.WithTimeout(timeout)
 	}
@@ -131,22 +132,22 @@ func (s *Server) handleImageOp(w http.ResponseWriter, r *http.Request, caller pe
 		return
 	}
 	if !s.isAdmin(caller) {
-		writeError(w, errorf(http.StatusForbidden, "only an administrator may %s images", req.Op))
+		writeError(w, fault.Errorf(fault.Forbidden, "only an administrator may %s images", req.Op))
 		return
 	}
 	switch req.Op {
 	case api.ImagePull, api.ImageRemove:
 	case api.ImageImport:
 		if !filepath.IsAbs(req.Source) {
-			writeError(w, errorf(http.StatusBadRequest, "import source %q must be an absolute path on the nodes", req.Source))
+			writeError(w, fault.Errorf(fault.Invalid, "import source %q must be an absolute path on the nodes", req.Source))
 			return
 		}
 	default:
-		writeError(w, errorf(http.StatusBadRequest, "unknown image operation %q (pull, import or rm)", req.Op))
+		writeError(w, fault.Errorf(fault.Invalid, "unknown image operation %q (pull, import or rm)", req.Op))
 		return
 	}
 	if _, err := images.Canonical(req.Ref); err != nil {
-		writeError(w, errorf(http.StatusBadRequest, "%v", err))
+		writeError(w, fault.Errorf(fault.Invalid, "%v", err))
 		return
 	}
 	clients, err := s.upNodeClients(req.Nodes, imageCallTimeout)
@@ -155,7 +156,7 @@ func (s *Server) handleImageOp(w http.ResponseWriter, r *http.Request, caller pe
 		return
 	}
 	if len(clients) == 0 {
-		writeError(w, errorf(http.StatusConflict, "no node is up"))
+		writeError(w, fault.Errorf(fault.Conflict, "no node is up"))
 		return
 	}
 	nodeReq := api.ImageRequest{Op: req.Op, Ref: req.Ref, Source: req.Source}
@@ -187,7 +188,7 @@ func (s *Server) handleImageOp(w http.ResponseWriter, r *http.Request, caller pe
 func (s *Server) handleLog(w http.ResponseWriter, r *http.Request, caller peer) {
 	id, err := strconv.ParseUint(r.PathValue("id"), 10, 64)
 	if err != nil || id == 0 {
-		writeError(w, errorf(http.StatusBadRequest, "invalid job id %q", r.PathValue("id")))
+		writeError(w, fault.Errorf(fault.Invalid, "invalid job id %q", r.PathValue("id")))
 		return
 	}
 	offset, err := strconv.ParseInt(r.URL.Query().Get("offset"), 10, 64)
@@ -195,7 +196,7 @@ func (s *Server) handleLog(w http.ResponseWriter, r *http.Request, caller peer) 
 		offset, err = 0, nil
 	}
 	if err != nil || offset < 0 {
-		writeError(w, errorf(http.StatusBadRequest, "invalid offset %q", r.URL.Query().Get("offset")))
+		writeError(w, fault.Errorf(fault.Invalid, "invalid offset %q", r.URL.Query().Get("offset")))
 		return
 	}
 	stderr := r.URL.Query().Get("err") == "1"
@@ -203,12 +204,12 @@ func (s *Server) handleLog(w http.ResponseWriter, r *http.Request, caller peer) 
 	j := s.jobs[id]
 	if j == nil {
 		s.mu.RUnlock()
-		writeError(w, errorf(http.StatusNotFound, "job %d does not exist", id))
+		writeError(w, fault.Errorf(fault.NotFound, "job %d does not exist", id))
 		return
 	}
 	if !s.mayReadLog(caller, j.rec.Job.UID) { // package authz
 		s.mu.RUnlock()
-		writeError(w, errorf(http.StatusForbidden, "job %d belongs to %s: only its owner or an administrator may read its log", id, j.rec.Job.User))
+		writeError(w, fault.Errorf(fault.Forbidden, "job %d belongs to %s: only its owner or an administrator may read its log", id, j.rec.Job.User))
 		return
 	}
 	out := api.LogChunk{State: j.state(), Done: j.state().Terminal()}
@@ -224,14 +225,14 @@ func (s *Server) handleLog(w http.ResponseWriter, r *http.Request, caller peer) 
 	out.Node = host
 	if host == "" {
 		if out.Done {
-			writeError(w, errorf(http.StatusNotFound, "job %d never ran: it has no log", id))
+			writeError(w, fault.Errorf(fault.NotFound, "job %d never ran: it has no log", id))
 			return
 		}
 		writeJSON(w, http.StatusOK, out) // pending: nothing yet
 		return
 	}
 	if client == nil {
-		writeError(w, errorf(http.StatusNotFound, "job %d ran on node %s, which is no longer known", id, host))
+		writeError(w, fault.Errorf(fault.NotFound, "job %d ran on node %s, which is no longer known", id, host))
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), nodeCallTimeout)
@@ -244,10 +245,10 @@ func (s *Server) handleLog(w http.ResponseWriter, r *http.Request, caller peer) 
 				writeJSON(w, http.StatusOK, out) // starting: the file is not there yet
 				return
 			}
-			writeError(w, errorf(se.Code, "%s", se.Message))
+			writeError(w, &answered{code: se.Code, msg: se.Message}) // the node's answer, as it gave it
 			return
 		}
-		writeError(w, errorf(http.StatusBadGateway, "reading job %d's log on node %s: %v", id, host, err))
+		writeError(w, fault.Errorf(fault.Upstream, "reading job %d's log on node %s: %v", id, host, err))
 		return
 	}
 	out.OutputChunk = chunk

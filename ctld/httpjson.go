@@ -33,23 +33,15 @@ var httpStatus = [...]int{
 	fault.Upstream:        http.StatusBadGateway,
 }
 
-// kindOfStatus is httpStatus backwards, for code not yet converted to
-// fault kinds (errorf).
-func kindOfStatus(code int) fault.Kind {
-	for k, c := range httpStatus {
-		if c == code {
-			return fault.Kind(k)
-		}
-	}
-	return fault.Internal
+// answered is an error whose status was decided in HTTP terms already:
+// a node's answer relayed to the user, or a connection refusal (connlimit
+// writes those on the raw connection too). It is answered as it is.
+type answered struct {
+	code int
+	msg  string
 }
 
-// errorf is a domain error named by the status it is answered with. New
-// code says the kind (fault.Errorf); this remains for the files not yet
-// converted.
-func errorf(code int, format string, args ...any) error {
-	return fault.Errorf(kindOfStatus(code), format, args...)
-}
+func (e *answered) Error() string { return e.msg }
 
 // writeJSON answers with v as JSON.
 func writeJSON(w http.ResponseWriter, code int, v any) {
@@ -63,11 +55,15 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Write(append(body, '\n'))
 }
 
-// writeError answers with err as an api.Error, with its kind's status: a
-// plain error is a controller fault (500), not the caller's.
+// writeError answers with err as an api.Error, with its kind's status (or
+// the one it was answered with): a plain error is a controller fault
+// (500), not the caller's.
 func writeError(w http.ResponseWriter, err error) {
 	code := http.StatusInternalServerError
-	if k := fault.KindOf(err); int(k) < len(httpStatus) {
+	var a *answered
+	if errors.As(err, &a) {
+		code = a.code
+	} else if k := fault.KindOf(err); int(k) < len(httpStatus) {
 		code = httpStatus[k]
 	}
 	writeJSON(w, code, api.Error{Error: err.Error()})
