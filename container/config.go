@@ -59,14 +59,19 @@ type Spec struct {
 	// (null, zero, tty, ...): its GPUs.
 	Devices []Device
 
-	Args, Env        []string
-	Cwd              string
-	UID, GID         int
-	Umask            *uint32 // the job's processes' umask; nil: 0022
-	Groups           []int
-	Stdout, Stderr   *os.File
-	Stdin            *os.File // nil: /dev/null
-	ExtraFiles       []*os.File
+	Args, Env      []string
+	Cwd            string
+	UID, GID       int
+	Umask          *uint32 // the job's processes' umask; nil: 0022
+	Groups         []int
+	Stdout, Stderr *os.File
+	Stdin          *os.File // nil: /dev/null
+	ExtraFiles     []*os.File
+	// Stop, when it closes while the container is being set up, ends the
+	// setup: Start kills what is in the job's cgroup (runc's init, which
+	// may be waiting in a bind mount of a file system that does not
+	// answer) and returns ErrStopped.
+	Stop             <-chan struct{}
 	hostRootOverride string // tests: list this directory instead of "/"
 }
 

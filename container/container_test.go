@@ -2,11 +2,13 @@ package container_test
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/corral-hpc/corral/cgroup"
 	"github.com/corral-hpc/corral/container"
@@ -263,5 +265,72 @@ func TestStartRefusesASwappedBind(t *testing.T) {
 		if leaks := containertest.Leaks(p.Dirs, []string{state}, cgroup.JobName("swap", uint64(os.Getpid()))); len(leaks) > 0 {
 			t.Errorf("%s: left behind: %v", c.name, leaks)
 		}
+	}
+}
+
+// TestStartStops: a container whose setup hangs (runc's init frozen in
+// its cgroup, standing in for a bind mount of a file system that does
+// not answer) is abandoned when Stop closes: Start returns ErrStopped
+// within seconds and leaves nothing behind. Before, Start waited for
+// runc's init for as long as it took, deaf to cancel and the time limit.
+func TestStartStops(t *testing.T) {
+	containertest.MustRoot(t)
+	h, err := cgroup.Detect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Prepare(cgroup.LeafName("stop")); err != nil {
+		t.Fatal(err)
+	}
+	p, err := h.Job("stop", uint64(os.Getpid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	freezer, ok := p.Dirs["freezer"]
+	if !ok {
+		t.Skip("needs the cgroup v1 freezer to make runc's init hang")
+	}
+	// After runc's create, which refuses a frozen cgroup, before its init
+	// joins the cgroup.
+	restore := container.SetStartHook(func() {
+		os.Mkdir(freezer, 0o755)
+		if err := os.WriteFile(filepath.Join(freezer, "freezer.state"), []byte("FROZEN"), 0); err != nil {
+			t.Error(err)
+		}
+	})
+	defer restore()
+	state := containertest.MustStateDir(t)
+	rootfs := filepath.Join(state, "rootfs")
+	os.Mkdir(rootfs, 0o755)
+	stop := make(chan struct{})
+	time.AfterFunc(300*time.Millisecond, func() { close(stop) })
+	devnull, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	defer devnull.Close()
+	done := make(chan error, 1)
+	go func() {
+		c, err := container.Start(&container.Spec{
+			ID: "stop", StateRoot: filepath.Join(state, "runc"), Rootfs: rootfs,
+			CgroupPath: p.Path,
+			Resources:  h.Resources(cgroup.Limits{Cpuset: "0", CPUs: 1, MemBytes: 64 << 20, MaxPids: 16}),
+			Args:       []string{"/bin/true"}, Env: []string{"PATH=/usr/bin:/bin"}, Cwd: "/",
+			UID: containertest.Nobody, GID: containertest.Nobody, Stdout: devnull, Stderr: devnull,
+			Stop: stop,
+		})
+		if err == nil {
+			c.Wait()
+			c.Destroy()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, container.ErrStopped) || strings.Contains(err.Error(), "could not be killed") {
+			t.Errorf("Start = %v, want ErrStopped with its init killed", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Start ignored Stop")
+	}
+	if leaks := containertest.Leaks(p.Dirs, []string{state}, cgroup.JobName("stop", uint64(os.Getpid()))); len(leaks) > 0 {
+		t.Errorf("left behind: %v", leaks)
 	}
 }

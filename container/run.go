@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -96,8 +97,13 @@ func Start(s *Spec) (_ *Container, retErr error) {
 	}
 	// Start, check, then let init exec: the job runs only in the
 	// mounts checked.
-	if err := c.Start(p); err != nil {
-		_ = c.Destroy()
+	if err := startStoppable(c, p, s.Stop); err != nil {
+		if err != errStuck {
+			_ = c.Destroy()
+		}
+		if errors.Is(err, ErrStopped) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("starting container: %w", err)
 	}
 	if err := checkBinds(p, s.Binds); err != nil {
@@ -277,4 +283,88 @@ func checkBinds(p *libcontainer.Process, binds []Bind) error {
 		}
 	}
 	return nil
+}
+
+// startHook, if set (tests), runs just before a stoppable start: it can
+// make runc's init hang (freeze the cgroup it is about to join).
+var startHook func()
+
+// ErrStopped is Start's answer when Spec.Stop closed during the setup.
+var ErrStopped = errors.New("stopped while the container was being set up")
+
+// errStuck is ErrStopped when runc's init could not be killed within
+// stopGrace: the container is destroyed whenever runc gives up.
+var errStuck = fmt.Errorf("%w (its init could not be killed yet; it is cleaned up when it can be)", ErrStopped)
+
+// stopGrace bounds the wait for runc to give up once its init is killed:
+// a process stuck in an uninterruptible wait cannot be killed, and the
+// job's end must still be reported.
+const stopGrace = 10 * time.Second
+
+// startStoppable is c.Start, which waits for runc's init to set up the
+// container's mounts, ended early by stop: it kills every process in
+// the container's cgroup (thawing a frozen one, which SIGKILL does not
+// reach on cgroup v1) until c.Start gives up.
+func startStoppable(c *libcontainer.Container, p *libcontainer.Process, stop <-chan struct{}) error {
+	if stop == nil {
+		return c.Start(p)
+	}
+	st, err := c.State() // the cgroup's directories, known before start
+	if err != nil {
+		return err
+	}
+	if startHook != nil {
+		startHook()
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- c.Start(p) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-stop:
+	}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	giveUp := time.After(stopGrace)
+	for {
+		killCgroup(st.CgroupPaths)
+		select {
+		case err := <-errc:
+			if err == nil { // it had just finished: the job must not run
+				_ = c.Signal(unix.SIGKILL)
+				_, _ = p.Wait()
+			}
+			return ErrStopped
+		case <-giveUp:
+			// c.Start holds the container's lock: Destroy after it returns.
+			go func() {
+				if <-errc == nil {
+					_ = c.Signal(unix.SIGKILL)
+					_, _ = p.Wait()
+				}
+				_ = c.Destroy()
+			}()
+			return errStuck
+		case <-tick.C:
+		}
+	}
+}
+
+// killCgroup sends SIGKILL to every process in dirs (controller to
+// directory), thawing a v1 freezer first.
+func killCgroup(dirs map[string]string) {
+	if d, ok := dirs["freezer"]; ok {
+		_ = os.WriteFile(filepath.Join(d, "freezer.state"), []byte("THAWED"), 0)
+	}
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, "cgroup.procs"))
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
+				_ = unix.Kill(pid, unix.SIGKILL)
+			}
+		}
+	}
 }

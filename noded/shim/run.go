@@ -3,6 +3,7 @@ package shim
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -153,8 +154,14 @@ func run(dir string, job *Job, ctl Controls) (res *Result, cleanup func(), err e
 		Groups:     intGroups(l.Groups),
 		ExtraFiles: []*os.File{reportW, stdio.in, stdio.out, stdio.err}, // not Stdout etc.: runc chowns those (initproto.StdioArg)
 	}
+	setup, endWatch := watchSetup(job, ctl)
+	spec.Stop = setup.c
 	c, err := container.Start(spec)
+	endWatch()
 	reportW.Close()
+	if errors.Is(err, container.ErrStopped) {
+		return setup.result(err), cleanup, nil
+	}
 	if err != nil {
 		return &Result{}, cleanup, err
 	}
@@ -331,4 +338,51 @@ func writeOwned(path string, data []byte, mode os.FileMode, id Identity) error {
 		return err
 	}
 	return os.Chown(path, int(id.UID), int(id.GID))
+}
+
+// setupStop is closed (c) when the job is cancelled or reaches its time
+// limit while its container is being set up: runc's init bind-mounts the
+// work directory, the home and the --mount sources, which can wait for
+// as long as a file system does not answer (container.Spec.Stop).
+type setupStop struct {
+	c     chan struct{}
+	state api.JobState // CANCELLED or TIMEOUT, once c is closed
+}
+
+// watchSetup starts watching for cancel and the time limit (counted from
+// now, as openUserFiles does); end stops watching.
+func watchSetup(job *Job, ctl Controls) (*setupStop, func()) {
+	s := &setupStop{c: make(chan struct{})}
+	done := make(chan struct{})
+	var limit <-chan time.Time
+	var t *time.Timer
+	if tl := job.Launch.TimeLimit; tl > 0 && tl < maxTimeLimit {
+		t = time.NewTimer(time.Duration(tl) * time.Second)
+		limit = t.C
+	}
+	go func() {
+		if t != nil {
+			defer t.Stop()
+		}
+		select {
+		case <-ctl.Cancel:
+			s.state = api.StateCancelled
+		case <-limit:
+			s.state = api.StateTimeout
+		case <-done:
+			return
+		}
+		close(s.c)
+	}()
+	return s, func() { close(done) }
+}
+
+func (s *setupStop) result(err error) *Result {
+	<-s.c // closed, since the container stopped for it
+	what := "cancelled"
+	if s.state == api.StateTimeout {
+		what = "time limit reached"
+	}
+	return &Result{State: s.state, End: time.Now(),
+		Message: fmt.Sprintf("%s while the job's container was being set up (a file system that does not answer?): %v", what, err)}
 }
