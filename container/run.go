@@ -96,21 +96,18 @@ func Start(s *Spec) (_ *Container, retErr error) {
 		Init:             true,
 	}
 	// Start, check, then let init exec: the job runs only in the
-	// mounts checked.
-	if err := startStoppable(c, p, s.Stop); err != nil {
+	// mounts checked. Both can wait on a file system (startStoppable).
+	if err := startStoppable(c, p, s.Stop, func() error { return checkBinds(p, s.Binds) }); err != nil {
 		if err != errStuck {
+			_ = c.Signal(unix.SIGKILL) // when it started, but a check failed
+			_, _ = p.Wait()
 			_ = c.Destroy()
 		}
-		if errors.Is(err, ErrStopped) {
+		var ce checkError
+		if errors.Is(err, ErrStopped) || errors.As(err, &ce) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("starting container: %w", err)
-	}
-	if err := checkBinds(p, s.Binds); err != nil {
-		_ = c.Signal(unix.SIGKILL)
-		_, _ = p.Wait()
-		_ = c.Destroy()
-		return nil, err
 	}
 	if err := c.Exec(); err != nil {
 		_ = c.Signal(unix.SIGKILL)
@@ -301,13 +298,27 @@ var errStuck = fmt.Errorf("%w (its init could not be killed yet; it is cleaned u
 // job's end must still be reported.
 const stopGrace = 10 * time.Second
 
+// checkError is a bind that failed checkBinds.
+type checkError struct{ error }
+
 // startStoppable is c.Start, which waits for runc's init to set up the
-// container's mounts, ended early by stop: it kills every process in
-// the container's cgroup (thawing a frozen one, which SIGKILL does not
-// reach on cgroup v1) until c.Start gives up.
-func startStoppable(c *libcontainer.Container, p *libcontainer.Process, stop <-chan struct{}) error {
+// container's mounts, then check (checkBinds), ended early by stop: it
+// kills every process in the container's cgroup (thawing a frozen one,
+// which SIGKILL does not reach on cgroup v1) until both have given up.
+// On an error the caller kills and destroys the container, but for
+// errStuck.
+func startStoppable(c *libcontainer.Container, p *libcontainer.Process, stop <-chan struct{}, check func() error) error {
+	start := func() error {
+		if err := c.Start(p); err != nil {
+			return err
+		}
+		if err := check(); err != nil {
+			return checkError{err}
+		}
+		return nil
+	}
 	if stop == nil {
-		return c.Start(p)
+		return start()
 	}
 	st, err := c.State() // the cgroup's directories, known before start
 	if err != nil {
@@ -317,7 +328,7 @@ func startStoppable(c *libcontainer.Container, p *libcontainer.Process, stop <-c
 		startHook()
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- c.Start(p) }()
+	go func() { errc <- start() }()
 	select {
 	case err := <-errc:
 		return err
@@ -329,19 +340,14 @@ func startStoppable(c *libcontainer.Container, p *libcontainer.Process, stop <-c
 	for {
 		killCgroup(st.CgroupPaths)
 		select {
-		case err := <-errc:
-			if err == nil { // it had just finished: the job must not run
-				_ = c.Signal(unix.SIGKILL)
-				_, _ = p.Wait()
-			}
+		case <-errc:
 			return ErrStopped
 		case <-giveUp:
 			// c.Start holds the container's lock: Destroy after it returns.
 			go func() {
-				if <-errc == nil {
-					_ = c.Signal(unix.SIGKILL)
-					_, _ = p.Wait()
-				}
+				<-errc
+				_ = c.Signal(unix.SIGKILL)
+				_, _ = p.Wait()
 				_ = c.Destroy()
 			}()
 			return errStuck
