@@ -11,7 +11,12 @@
 // showing the job's own cgroup (a cgroup namespace, so /sys/fs/cgroup
 // holds the job's limits), and the caller's binds: the work directory and
 // home (writable), corral-init and the script (read-only). Paths in Spec.Hide (noded's state
-// directory) are masked.
+// directory) are masked. An image job's root is an overlay whose upper
+// layer is a tmpfs no larger than the memory limit, like /tmp.
+//
+// Start creates the container, checks that each bind the caller checked
+// (Bind.Checked) is what runc mounted, then lets the job exec; Spec.Stop
+// ends a setup that waits on a file system (ErrStopped).
 //
 // Namespaces: PID, mount, IPC, UTS and cgroup; the network is the host's.
 // Every job runs with no_new_privs and, when the binary is built with
