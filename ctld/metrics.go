@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/corral-hpc/corral/api"
@@ -53,7 +54,7 @@ func newMetrics(s *Server, addr string) (*metrics, error) {
 			Help: "Accepted submits (an array counts once); rate() gives submits per second."}),
 	}
 	m.reg.MustRegister(m.cycles, m.submits, stateCollector{s},
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m, nil
 }
 

@@ -2,7 +2,6 @@ package ctld
 
 import (
 	"runtime/debug"
-	"slices"
 	"sort"
 	"time"
 
@@ -50,8 +49,6 @@ func (j *job) batchHost() string {
 	}
 	return j.rec.Job.Nodes[0]
 }
-
-func (j *job) onNode(name string) bool { return slices.Contains(j.rec.Job.Nodes, name) }
 
 // step is rec after ev, as package lifecycle has it. A start or a
 // requeue begins a new run: the record's per-run flags (a requeue asked

@@ -100,16 +100,15 @@ type ClusterOpts struct {
 
 // Cluster is a running ctld with its node daemons, all child processes.
 type Cluster struct {
-	t        testing.TB
-	Dir      string
-	Socket   string
-	CtldURL  string
-	listen   string
-	ctld     *exec.Cmd
-	nodes    []*exec.Cmd
-	opts     ClusterOpts
-	Client   *api.Client
-	ctldLogs *os.File
+	t       testing.TB
+	Dir     string
+	Socket  string
+	CtldURL string
+	listen  string
+	ctld    *exec.Cmd
+	nodes   []*exec.Cmd
+	opts    ClusterOpts
+	Client  *api.Client
 }
 
 // StartCluster starts ctld and the node daemons and waits until every node

@@ -111,6 +111,7 @@ func setKey(p *api.Partition, key, v string) error {
 			p.Default = true
 		case "NO":
 		default:
+			//lint:ignore ST1005 the line starts with the key, spelled as in corral.conf
 			return fmt.Errorf("Default=%s: use YES or NO", v)
 		}
 	case "DefaultTime":

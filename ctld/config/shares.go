@@ -91,6 +91,7 @@ func (s *shareLines) addUser(fields []string, lineNo int) error {
 	if list, ok := kv["Accounts"]; ok {
 		for _, a := range strings.Split(list, ",") {
 			if a = strings.TrimSpace(a); a == "" {
+				//lint:ignore ST1005 the line starts with the key, spelled as in corral.conf
 				return fmt.Errorf("Accounts=%s: an account name is empty", list)
 			}
 			if !containsString(u.accounts, a) {

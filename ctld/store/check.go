@@ -10,6 +10,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 	"golang.org/x/sys/unix"
 )
 
@@ -158,9 +159,9 @@ func openBolt(path string, opt *bolt.Options) (db *bolt.DB, err error) {
 	}()
 	db, err = bolt.Open(path, 0o600, opt)
 	switch {
-	case errors.Is(err, bolt.ErrTimeout):
+	case errors.Is(err, berrors.ErrTimeout):
 		return nil, fmt.Errorf("state file %s is locked by another process (is another corral-ctld running on this state directory?)", path)
-	case errors.Is(err, bolt.ErrInvalid), errors.Is(err, bolt.ErrChecksum), errors.Is(err, bolt.ErrVersionMismatch):
+	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch):
 		return nil, damaged(path, err)
 	case err != nil:
 		return nil, fmt.Errorf("opening state file %s: %w", path, err)

@@ -11,19 +11,22 @@ func TestOrder(t *testing.T) {
 	var cycle Mutex[Cycle]
 	var server RWMutex[Server]
 	var fs Mutex[Fairshare]
+	n := 0 // what the locks guard here
 	cycle.Lock()
 	server.RLock()
 	fs.Lock()
+	n++
 	fs.Unlock()
 	server.RUnlock()
 	server.Lock()
+	n++
 	server.Unlock()
 	cycle.Unlock()
 
 	for name, wrong := range map[string]func(){
-		"later then earlier": func() { server.Lock(); defer server.Unlock(); cycle.Lock(); cycle.Unlock() },
-		"recursive read":     func() { server.RLock(); defer server.RUnlock(); server.RLock(); server.RUnlock() },
-		"ledger then server": func() { fs.Lock(); defer fs.Unlock(); server.RLock(); server.RUnlock() },
+		"later then earlier": func() { server.Lock(); defer server.Unlock(); cycle.Lock(); n++; cycle.Unlock() },
+		"recursive read":     func() { server.RLock(); defer server.RUnlock(); server.RLock(); n++; server.RUnlock() },
+		"ledger then server": func() { fs.Lock(); defer fs.Unlock(); server.RLock(); n++; server.RUnlock() },
 	} {
 		if !Enabled {
 			continue // the unchecked build would deadlock or not; nothing to see
@@ -43,5 +46,9 @@ func TestOrder(t *testing.T) {
 	}
 	// Every lock a panic left is released by its defer.
 	cycle.Lock()
+	n++
 	cycle.Unlock()
+	if n != 3 {
+		t.Errorf("%d critical sections ran, want 3", n)
+	}
 }
