@@ -126,27 +126,27 @@ func (s *Server) acctPlan(f *api.AcctFilter, caller peer) []acctItem {
 	switch {
 	case len(f.IDs)+len(f.Tasks) > 0:
 		for _, id := range f.IDs {
-			if a := s.pipe.arrays[id]; a != nil {
+			if a := s.q.arrays[id]; a != nil {
 				for pos := 0; pos < a.count; pos++ {
-					addJob(s.jobs[a.base+uint64(pos)])
+					addJob(s.q.jobs[a.base+uint64(pos)])
 				}
 				addRem(a)
 			} else {
-				addJob(s.jobs[id])
+				addJob(s.q.jobs[id])
 			}
 		}
 		for _, t := range f.Tasks {
-			if a := s.pipe.arrays[t.JobID]; a != nil {
+			if a := s.q.arrays[t.JobID]; a != nil {
 				if id, ok := a.idOf(t.Task); ok {
-					addJob(s.jobs[id])
+					addJob(s.q.jobs[id])
 				}
 			}
 		}
 	default:
-		for _, j := range s.jobs {
+		for _, j := range s.q.jobs {
 			addJob(j)
 		}
-		for _, a := range s.pipe.arrays {
+		for _, a := range s.q.arrays {
 			addRem(a)
 		}
 	}
@@ -299,13 +299,13 @@ func (s *Server) purgeFinished(now time.Time) {
 	defer s.mu.Unlock()
 	keep := s.dependedOnLocked()
 	var u store.Update
-	for id, j := range s.jobs {
+	for id, j := range s.q.jobs {
 		if job := &j.rec.Job; old(job) && !keep[id] && !keep[job.ArrayJobID] {
 			u.DeleteJobs = append(u.DeleteJobs, id)
 		}
 	}
 	var rems []*arrayJob
-	for _, a := range s.pipe.arrays {
+	for _, a := range s.q.arrays {
 		if a.rem != nil && old(&a.rem.Job) && !keep[a.base] {
 			rems = append(rems, a)
 			u.DeleteArrays = append(u.DeleteArrays, a.base)
@@ -319,25 +319,16 @@ func (s *Server) purgeFinished(now time.Time) {
 		return
 	}
 	for _, id := range u.DeleteJobs {
-		delete(s.jobs, id)
+		delete(s.q.jobs, id)
 	}
 	for _, a := range rems {
 		a.rem, a.remCount = nil, 0
 	}
-	for base, a := range s.pipe.arrays {
-		if a.rem == nil && a.live == 0 && !s.anyTaskLocked(a) {
-			s.removeArrayLocked(base)
+	for base, a := range s.q.arrays {
+		if a.rem == nil && a.live == 0 && !s.q.anyTask(a) {
+			s.q.removeArray(base)
 		}
 	}
 	s.log.Printf("purged %d finished jobs and %d array remainders that ended before %s (retention %s)",
 		len(u.DeleteJobs), len(u.DeleteArrays), cutoff.Format(time.RFC3339), jobspec.FormatDuration(int64(retention/time.Second)))
-}
-
-func (s *Server) anyTaskLocked(a *arrayJob) bool {
-	for pos := 0; pos < a.count; pos++ {
-		if s.jobs[a.base+uint64(pos)] != nil {
-			return true
-		}
-	}
-	return false
 }

@@ -24,7 +24,7 @@ func bufferedAcct(s *Server, f api.AcctFilter, caller peer) []byte {
 	add := func(recs ...api.AcctRecord) { out = append(out, recs...) }
 	addArray := func(a *arrayJob) {
 		for pos := 0; pos < a.count; pos++ {
-			if j := s.jobs[a.base+uint64(pos)]; j != nil {
+			if j := s.q.jobs[a.base+uint64(pos)]; j != nil {
 				add(acctRecords(&j.rec.Job)...)
 			}
 		}
@@ -35,24 +35,24 @@ func bufferedAcct(s *Server, f api.AcctFilter, caller peer) []byte {
 	switch {
 	case len(f.IDs)+len(f.Tasks) > 0:
 		for _, id := range f.IDs {
-			if a := s.pipe.arrays[id]; a != nil {
+			if a := s.q.arrays[id]; a != nil {
 				addArray(a)
-			} else if j := s.jobs[id]; j != nil {
+			} else if j := s.q.jobs[id]; j != nil {
 				add(acctRecords(&j.rec.Job)...)
 			}
 		}
 		for _, t := range f.Tasks {
-			if a := s.pipe.arrays[t.JobID]; a != nil {
-				if id, ok := a.idOf(t.Task); ok && s.jobs[id] != nil {
-					add(acctRecords(&s.jobs[id].rec.Job)...)
+			if a := s.q.arrays[t.JobID]; a != nil {
+				if id, ok := a.idOf(t.Task); ok && s.q.jobs[id] != nil {
+					add(acctRecords(&s.q.jobs[id].rec.Job)...)
 				}
 			}
 		}
 	default:
-		for _, j := range s.jobs {
+		for _, j := range s.q.jobs {
 			add(acctRecords(&j.rec.Job)...)
 		}
-		for _, a := range s.pipe.arrays {
+		for _, a := range s.q.arrays {
 			if a.rem != nil && a.rem.Job.State.Terminal() {
 				add(remRecord(a))
 			}
@@ -93,7 +93,7 @@ func addFinished(s *Server, first uint64, n int) {
 			zero := 0
 			j.Runs = []api.JobRun{{State: api.StateRequeued, StartTime: start, EndTime: start.Add(time.Second), ExitCode: &zero, Nodes: []string{"n2"}}}
 		}
-		s.jobs[id] = &job{rec: store.JobRecord{Job: j}}
+		s.q.jobs[id] = &job{rec: store.JobRecord{Job: j}}
 	}
 }
 

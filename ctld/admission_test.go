@@ -46,11 +46,10 @@ func newAdmission(t *testing.T) *admissionFixture {
 			{Name: "batch", Default: true, AllNodes: true, DefaultTime: 3600, MaxTime: 86400},
 			{Name: "big", Nodes: []string{"n9"}, DefaultMemPerCPU: 4 << 30},
 		}),
-		jobs: map[uint64]*job{}, active: map[uint64]*job{}, nodes: map[string]*node{},
+		q: newQueue(), nodes: map[string]*node{},
 		fs: fs, policies: pols,
 		cfg: Config{Pipeline: PipelineConfig{MaxArrayTasks: 10}},
 	}
-	s.pipe.arrays = map[uint64]*arrayJob{}
 	return &admissionFixture{t: t, a: &admission{s: s, caller: peer{UID: 1000}, owner: account{UID: 1000, Name: "alice"}, now: time.Now()}}
 }
 
@@ -62,14 +61,14 @@ func (f *admissionFixture) node(name string, cpus int, mem int64, roots ...strin
 
 // job adds a plain job with this ID.
 func (f *admissionFixture) job(id uint64) *admissionFixture {
-	f.a.s.jobs[id] = &job{rec: store.JobRecord{Job: api.Job{ID: id}}}
+	f.a.s.q.jobs[id] = &job{rec: store.JobRecord{Job: api.Job{ID: id}}}
 	return f
 }
 
 // array adds an array job with these indexes.
 func (f *admissionFixture) array(base uint64, first, last int) *admissionFixture {
 	arr := &api.JobArray{Ranges: []api.ArrayRange{{First: first, Last: last, Step: 1}}}
-	f.a.s.addArrayLocked(newArrayJob(base, arr))
+	f.a.s.q.addArray(newArrayJob(base, arr))
 	return f
 }
 

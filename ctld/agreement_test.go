@@ -50,7 +50,7 @@ func agreementQueue(t *testing.T, rng *rand.Rand, s *Server, now time.Time) {
 			t.Fatal(err)
 		}
 		j := &job{rec: *r}
-		s.jobs[r.Job.ID], s.active[r.Job.ID] = j, j
+		s.q.jobs[r.Job.ID], s.q.active[r.Job.ID] = j, j
 	}
 	running := func(job api.Job) bool {
 		if len(up) == 0 {
@@ -111,7 +111,7 @@ func agreementQueue(t *testing.T, rng *rand.Rand, s *Server, now time.Time) {
 		}
 		a := newArrayJob(base, arr)
 		a.rem, a.remCount = rem, count-ran
-		s.addArrayLocked(a)
+		s.q.addArray(a)
 	}
 	for i := 1 + rng.Intn(12); i > 0; i-- {
 		job := spec()
@@ -167,7 +167,7 @@ func TestPropertyTestOnlyAgreesWithCycle(t *testing.T) {
 			// fairshare tree is the same with and without it), a new job.
 			s.mu.RLock()
 			var owners []api.Job
-			for _, j := range s.active {
+			for _, j := range s.q.active {
 				if j.state() == api.StatePending {
 					owners = append(owners, j.rec.Job)
 				}
@@ -196,12 +196,12 @@ func TestPropertyTestOnlyAgreesWithCycle(t *testing.T) {
 			}
 			s.mu.Lock()
 			j := &job{rec: *rec}
-			s.jobs[rec.Job.ID], s.active[rec.Job.ID] = j, j
+			s.q.jobs[rec.Job.ID], s.q.active[rec.Job.ID] = j, j
 			s.mu.Unlock()
 			s.cycleLocked(now)
 
 			s.mu.RLock()
-			got := s.jobs[rec.Job.ID].rec.Job
+			got := s.q.jobs[rec.Job.ID].rec.Job
 			s.mu.RUnlock()
 			testStarts := test.Start != nil && test.Start.Equal(now) && test.Reason == ""
 			cycleStarts := got.State == api.StateRunning

@@ -17,7 +17,7 @@ import (
 // An array job of N tasks reserves N consecutive job IDs at submit: task
 // at position k (in index order) has ID base+k, so the array job ID is the
 // first task's. Tasks that have not started stay in one remainder record
-// (store.ArrayRecord); a task gets a job of its own (s.jobs, s.active)
+// (store.ArrayRecord); a task gets a job of its own (s.q.jobs, s.q.active)
 // when it starts or is changed on its own (cancelled, held, updated).
 // From then on it is an ordinary job with ArrayJobID and ArrayTaskID set.
 
@@ -154,39 +154,13 @@ func (s *Server) storeArray(rec *store.JobRecord) (uint64, error) {
 	a := newArrayJob(base, spec.Array)
 	a.rem, a.remCount = arr, a.count
 	s.mu.Lock()
-	s.addArrayLocked(a)
+	s.q.addArray(a)
 	s.mu.Unlock()
 	s.Kick()
 	s.log.Printf("submit array job %d tasks=%s (%d) user=%s partition=%s cpus=%d mem=%s time=%s", base,
 		jobspec.FormatArray(*spec.Array), a.count, rec.Job.User, spec.Partition, spec.CPUs,
 		config.FormatSize(spec.MemBytes), config.FormatTime(spec.TimeLimit))
 	return base, nil
-}
-
-func (s *Server) addArrayLocked(a *arrayJob) {
-	s.pipe.arrays[a.base] = a
-	i, _ := slices.BinarySearch(s.pipe.bases, a.base)
-	s.pipe.bases = slices.Insert(s.pipe.bases, i, a.base)
-}
-
-func (s *Server) removeArrayLocked(base uint64) {
-	delete(s.pipe.arrays, base)
-	if i, ok := slices.BinarySearch(s.pipe.bases, base); ok {
-		s.pipe.bases = slices.Delete(s.pipe.bases, i, i+1)
-	}
-}
-
-// arrayOfLocked is the array whose tasks include job ID id, nil if none.
-func (s *Server) arrayOfLocked(id uint64) *arrayJob {
-	i := sort.Search(len(s.pipe.bases), func(i int) bool { return s.pipe.bases[i] > id }) - 1
-	if i < 0 {
-		return nil
-	}
-	a := s.pipe.arrays[s.pipe.bases[i]]
-	if id >= a.base+uint64(a.count) {
-		return nil
-	}
-	return a
 }
 
 // loadArrays rebuilds the arrays from their remainders and tasks (load).
@@ -201,17 +175,17 @@ func (s *Server) loadArrays() error {
 		}
 		a := newArrayJob(rec.Job.ID, rec.Job.Spec.Array)
 		a.rem, a.remCount = rec, countRanges(rec.Pending)
-		s.addArrayLocked(a)
+		s.q.addArray(a)
 	}
-	for _, j := range s.jobs {
+	for _, j := range s.q.jobs {
 		job := &j.rec.Job
 		if job.ArrayJobID == 0 || job.Spec.Array == nil {
 			continue
 		}
-		a := s.pipe.arrays[job.ArrayJobID]
+		a := s.q.arrays[job.ArrayJobID]
 		if a == nil {
 			a = newArrayJob(job.ArrayJobID, job.Spec.Array)
-			s.addArrayLocked(a)
+			s.q.addArray(a)
 		}
 		if !job.State.Terminal() {
 			a.live++
@@ -220,75 +194,10 @@ func (s *Server) loadArrays() error {
 	return nil
 }
 
-// materialiseLocked gives the pending task index of a its own job, not yet
-// installed: the commit that carries its first change installs it and
-// takes it out of the remainder.
-func (s *Server) materialiseLocked(a *arrayJob, index int) *job {
-	id, _ := a.idOf(index)
-	rec := store.JobRecord{Job: a.rem.Job, Home: a.rem.Home}
-	rec.Job.ID, rec.Job.ArrayJobID, rec.Job.ArrayTaskID, rec.Job.ArrayTasks = id, a.base, &index, ""
-	rec.Job.History = slices.Clone(a.rem.Job.History)
-	rec.Job.PlannedStart, rec.Job.PlannedNodes = nil, nil
-	return &job{rec: rec, fromArray: a}
-}
-
-// pendingTaskLocked is the not yet materialised task with job ID id,
-// materialised; nil unless it is pending in its array's remainder.
-func (s *Server) pendingTaskLocked(id uint64) *job {
-	if s.jobs[id] != nil {
-		return nil
-	}
-	a := s.arrayOfLocked(id)
-	if a == nil || a.rem == nil || a.rem.Job.State != api.StatePending {
-		return nil
-	}
-	index, _ := a.indexOf(id)
-	if !a.pendingIndex(index) {
-		return nil
-	}
-	return s.materialiseLocked(a, index)
-}
-
 // remChange is an array remainder's next record; next nil deletes it.
 type remChange struct {
 	a    *arrayJob
 	next *store.ArrayRecord
-}
-
-// remaindersAfterLocked adds to rems the remainders that changes take
-// tasks out of (tasks getting their own job), merged with any explicit
-// change of the same remainder.
-func (s *Server) remaindersAfterLocked(changes []change, rems []remChange) []remChange {
-	taken := make(map[*arrayJob][]int)
-	for _, c := range changes {
-		if a := c.j.fromArray; a != nil {
-			taken[a] = append(taken[a], *c.next.Job.ArrayTaskID)
-		}
-	}
-	if len(taken) == 0 {
-		return rems
-	}
-	out := slices.Clone(rems)
-	for a, indexes := range taken {
-		i := slices.IndexFunc(out, func(r remChange) bool { return r.a == a })
-		base := a.rem
-		if i >= 0 {
-			base = out[i].next
-		} else {
-			out = append(out, remChange{a: a})
-			i = len(out) - 1
-		}
-		if base == nil {
-			continue
-		}
-		next := *base
-		next.Pending = withoutIndexes(base.Pending, indexes)
-		out[i].next = &next
-		if len(next.Pending) == 0 {
-			out[i].next = nil // every task has a job of its own now
-		}
-	}
-	return out
 }
 
 // persist writes a commit: job records alone in the common case, with
@@ -319,7 +228,7 @@ func (s *Server) trackChangeLocked(c change) {
 	case next.State.Terminal():
 		delete(s.pipe.avoid, next.ID)
 	}
-	a := s.pipe.arrays[next.ArrayJobID]
+	a := s.q.arrays[next.ArrayJobID]
 	if a == nil || next.ArrayJobID == 0 {
 		return
 	}
@@ -338,15 +247,6 @@ func (s *Server) reportedLocked(node string, running []uint64) {
 		if n == node && !containsID(running, id) {
 			delete(s.pipe.avoid, id)
 			s.Kick()
-		}
-	}
-}
-
-func (s *Server) installRemaindersLocked(rems []remChange) {
-	for _, r := range rems {
-		r.a.rem, r.a.remCount = r.next, 0
-		if r.next != nil {
-			r.a.remCount = countRanges(r.next.Pending)
 		}
 	}
 }
@@ -392,12 +292,12 @@ func taskView(a *arrayJob, index int) api.Job {
 // offers one task, carrying the reason. The first task offered stands for
 // the remainder in apply.
 func (s *Server) appendArrayTasksLocked(pending []sched.Pending, now time.Time, g *groupBuilder, notes *cycleNotes) []sched.Pending {
-	if len(s.pipe.arrays) == 0 {
+	if len(s.q.arrays) == 0 {
 		return pending
 	}
 	notes.first = make(map[uint64]*arrayJob)
 	running := make(map[uint64]int)
-	for _, j := range s.active {
+	for _, j := range s.q.active {
 		if id := j.rec.Job.ArrayJobID; id != 0 && j.state() == api.StateRunning {
 			running[id]++
 		}
@@ -411,8 +311,8 @@ func (s *Server) appendArrayTasksLocked(pending []sched.Pending, now time.Time, 
 			}
 		}
 	}
-	for _, base := range s.pipe.bases {
-		a := s.pipe.arrays[base]
+	for _, base := range s.q.bases {
+		a := s.q.arrays[base]
 		if a.rem == nil || a.remCount == 0 || a.rem.Job.State != api.StatePending {
 			continue
 		}

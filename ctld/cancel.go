@@ -62,7 +62,7 @@ func (s *Server) cancel(caller peer, req api.CancelRequest) (api.CancelResponse,
 	// Array jobs, and tasks without a job of their own, first (array.go).
 	plain, targets, rems := s.cancelArraysLocked(caller, req, matches, errs, now)
 	for _, id := range plain {
-		j := s.jobs[id]
+		j := s.q.jobs[id]
 		switch {
 		case j == nil:
 			errs.add(id, "job %d does not exist", id)
@@ -79,7 +79,7 @@ func (s *Server) cancel(caller peer, req api.CancelRequest) (api.CancelResponse,
 	if len(req.IDs) == 0 && len(req.Tasks) == 0 {
 		// Filters only: a user's filter reaches their own jobs unless they
 		// name another user, whose jobs then get "belongs to" errors.
-		for id, j := range s.active {
+		for id, j := range s.q.active {
 			if !matches(&j.rec.Job) {
 				continue
 			}
@@ -203,7 +203,7 @@ func (s *Server) sendSignals(ctx context.Context, orders []signalOrder, by strin
 func (s *Server) endUnreachable(id uint64, nodeName string, sigErr error, by string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	j := s.jobs[id]
+	j := s.q.jobs[id]
 	if j == nil || j.state() != api.StateRunning {
 		return true // ended meanwhile
 	}
@@ -231,12 +231,12 @@ func (s *Server) cancelArraysLocked(caller peer, req api.CancelRequest, matches 
 		return a.rem != nil && a.rem.Job.State == api.StatePending && matches(&a.rem.Job)
 	}
 	for _, id := range req.IDs {
-		a := s.pipe.arrays[id]
+		a := s.q.arrays[id]
 		switch {
 		case a != nil:
 			found, owner := false, "" // owner: of a task or remainder not the caller's
 			for pos := 0; pos < a.count; pos++ {
-				if j := s.jobs[a.base+uint64(pos)]; j != nil && !j.state().Terminal() && matches(&j.rec.Job) {
+				if j := s.q.jobs[a.base+uint64(pos)]; j != nil && !j.state().Terminal() && matches(&j.rec.Job) {
 					found = true
 					if !mine(&j.rec.Job) {
 						owner = j.rec.Job.User
@@ -259,19 +259,19 @@ func (s *Server) cancelArraysLocked(caller peer, req api.CancelRequest, matches 
 			case owner != "":
 				errs.add(id, "job %d belongs to %s", id, owner)
 			}
-		case s.jobs[id] == nil && s.arrayOfLocked(id) != nil:
-			index, _ := s.arrayOfLocked(id).indexOf(id)
+		case s.q.jobs[id] == nil && s.q.arrayOf(id) != nil:
+			index, _ := s.q.arrayOf(id).indexOf(id)
 			t := index
-			req.Tasks = append(req.Tasks, api.TaskRef{JobID: s.arrayOfLocked(id).base, Task: t})
+			req.Tasks = append(req.Tasks, api.TaskRef{JobID: s.q.arrayOf(id).base, Task: t})
 		default:
 			plain = append(plain, id)
 		}
 	}
 	for _, t := range req.Tasks {
 		task := t.Task
-		jobs, _, msg := s.resolveLocked(jobRef{id: t.JobID, task: &task})
+		jobs, _, msg := s.q.resolve(jobRef{id: t.JobID, task: &task})
 		key := t.JobID
-		if a := s.pipe.arrays[t.JobID]; a != nil {
+		if a := s.q.arrays[t.JobID]; a != nil {
 			if tid, ok := a.idOf(t.Task); ok {
 				key = tid
 			}
@@ -290,7 +290,7 @@ func (s *Server) cancelArraysLocked(caller peer, req api.CancelRequest, matches 
 		}
 	}
 	if len(req.IDs) == 0 && len(req.Tasks) == 0 {
-		for _, a := range s.pipe.arrays {
+		for _, a := range s.q.arrays {
 			if !remMatches(a) {
 				continue
 			}

@@ -67,52 +67,6 @@ func refsOf(req api.JobsRequest) []jobRef {
 	return slices.CompactFunc(refs, func(a, b jobRef) bool { return a.String() == b.String() })
 }
 
-// resolveLocked finds what a reference names: jobs (a task that had no
-// job of its own gets one, installed by the commit that changes it) and,
-// for an array job, its pending remainder.
-func (s *Server) resolveLocked(ref jobRef) (jobs []*job, rem *arrayJob, msg string) {
-	id, task := ref.id, ref.task
-	if task == nil {
-		if a := s.pipe.arrays[id]; a != nil {
-			for pos := 0; pos < a.count; pos++ {
-				if j := s.jobs[a.base+uint64(pos)]; j != nil {
-					jobs = append(jobs, j)
-				}
-			}
-			return jobs, a, ""
-		}
-		if a := s.arrayOfLocked(id); a != nil {
-			index, _ := a.indexOf(id)
-			id, task = a.base, &index
-		} else if j := s.jobs[id]; j != nil {
-			return []*job{j}, nil, ""
-		} else {
-			return nil, nil, fmt.Sprintf("job %d does not exist", id)
-		}
-	}
-	a := s.pipe.arrays[id]
-	if a == nil {
-		if s.jobs[id] != nil {
-			return nil, nil, fmt.Sprintf("job %d is not an array job", id)
-		}
-		return nil, nil, fmt.Sprintf("job %d does not exist", id)
-	}
-	tid, ok := a.idOf(*task)
-	if !ok {
-		return nil, nil, fmt.Sprintf("array job %d has no task %d", id, *task)
-	}
-	if j := s.jobs[tid]; j != nil {
-		return []*job{j}, nil, ""
-	}
-	if a.pendingIndex(*task) && a.rem.Job.State == api.StatePending {
-		return []*job{s.materialiseLocked(a, *task)}, nil, ""
-	}
-	if a.pendingIndex(*task) {
-		return nil, nil, fmt.Sprintf("job %s already finished (%s)", ref, a.rem.Job.State)
-	}
-	return nil, nil, fmt.Sprintf("job %s is no longer in the history", ref)
-}
-
 // mayAct and mayModify (package authz) say who may control and change a job.
 
 // controlOp is one request's pending work.
@@ -136,7 +90,7 @@ func (s *Server) control(caller peer, action string, req api.JobsRequest) (api.J
 	now := time.Now()
 	s.mu.Lock()
 	for _, ref := range refsOf(req) {
-		jobs, rem, msg := s.resolveLocked(ref)
+		jobs, rem, msg := s.q.resolve(ref)
 		if msg == "" {
 			msg = s.controlOneLocked(caller, action, ref, jobs, rem, op, now)
 		}
@@ -274,7 +228,7 @@ func (s *Server) signalRequeue(o signalOrder, by string) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	j := s.jobs[o.id]
+	j := s.q.jobs[o.id]
 	if j == nil || j.state() != api.StateRunning || !j.rec.RequeueRequested || s.bgCtx.Err() != nil {
 		return
 	}
@@ -307,7 +261,7 @@ func (s *Server) requeueOnNodeFail(j *job) bool {
 func (s *Server) enforceTimeLimits(now time.Time) {
 	s.mu.Lock()
 	var orders []signalOrder
-	for _, j := range s.active {
+	for _, j := range s.q.active {
 		job := &j.rec.Job
 		if !j.rec.EnforceTimeLimit || job.State != api.StateRunning || j.limitSignalled || j.cancelRequested ||
 			job.StartTime == nil || now.Before(job.StartTime.Add(time.Duration(job.TimeLimit)*time.Second)) ||
@@ -327,7 +281,7 @@ func (s *Server) enforceTimeLimits(now time.Time) {
 			continue
 		}
 		s.mu.Lock()
-		if j := s.jobs[o.id]; j != nil {
+		if j := s.q.jobs[o.id]; j != nil {
 			j.limitSignalled = false // try again next time
 		}
 		s.mu.Unlock()
@@ -369,7 +323,7 @@ func (s *Server) update(caller peer, req api.UpdateRequest) (api.JobsResponse, e
 	ref := jobRef{id: req.ID, task: req.Task}
 	resp := api.JobsResponse{Done: []string{}}
 	s.mu.Lock()
-	jobs, rem, msg := s.resolveLocked(ref)
+	jobs, rem, msg := s.q.resolve(ref)
 	var changes []change
 	var rems []remChange
 	for _, j := range jobs {

@@ -116,7 +116,7 @@ func (s *Server) conditionLocked(job *api.Job, c *api.DependencyCondition, task 
 	if c.Type == api.DependAfterCorr {
 		corr = task
 	}
-	t := s.summaryLocked(c.JobID, c.ArrayTask, corr)
+	t := s.q.summary(c.JobID, c.ArrayTask, corr)
 	if !t.found {
 		return depOK
 	}
@@ -153,51 +153,6 @@ func (s *Server) conditionLocked(job *api.Job, c *api.DependencyCondition, task 
 	return depWait
 }
 
-// summaryLocked adds up what a condition names: task of array id, the
-// task with index corr (aftercorr), every task of array id, the single
-// task whose own ID is id, or job id.
-func (s *Server) summaryLocked(id uint64, task, corr *int) targetSummary {
-	var t targetSummary
-	a := s.pipe.arrays[id]
-	if task == nil && corr != nil && a != nil {
-		task = corr
-	}
-	switch {
-	case task != nil:
-		if a == nil {
-			return t
-		}
-		if tid, ok := a.idOf(*task); ok {
-			s.addTaskLocked(&t, a, tid, *task)
-		}
-	case a != nil:
-		for pos := 0; pos < a.count; pos++ {
-			if j := s.jobs[a.base+uint64(pos)]; j != nil {
-				t.add(&j.rec.Job)
-			}
-		}
-		if a.rem != nil {
-			t.addRemainder(a.remCount, a.rem.Job.State)
-		}
-	default:
-		if a := s.arrayOfLocked(id); a != nil {
-			index, _ := a.indexOf(id)
-			s.addTaskLocked(&t, a, id, index)
-		} else if j := s.jobs[id]; j != nil {
-			t.add(&j.rec.Job)
-		}
-	}
-	return t
-}
-
-func (s *Server) addTaskLocked(t *targetSummary, a *arrayJob, id uint64, index int) {
-	if j := s.jobs[id]; j != nil {
-		t.add(&j.rec.Job)
-	} else if a.pendingIndex(index) {
-		t.addRemainder(1, a.rem.Job.State)
-	}
-}
-
 // runningNamesLocked counts running jobs by user and name, once a
 // snapshot (every call without notes).
 func (s *Server) runningNamesLocked(notes *cycleNotes) map[string]int {
@@ -205,7 +160,7 @@ func (s *Server) runningNamesLocked(notes *cycleNotes) map[string]int {
 		return notes.runningNames
 	}
 	names := make(map[string]int)
-	for _, j := range s.active {
+	for _, j := range s.q.active {
 		if j.state() == api.StateRunning {
 			names[j.rec.Job.User+"\x00"+j.rec.Job.Name]++
 		}
@@ -245,9 +200,9 @@ func checkDependencyTargets(a *admission, spec *api.JobSpec) error {
 		switch {
 		case c.JobID == 0:
 		case c.ArrayTask != nil:
-			arr := s.pipe.arrays[c.JobID]
+			arr := s.q.arrays[c.JobID]
 			if arr == nil {
-				if s.jobs[c.JobID] != nil || s.arrayOfLocked(c.JobID) != nil {
+				if s.q.jobs[c.JobID] != nil || s.q.arrayOf(c.JobID) != nil {
 					return bad("job %d is not an array job, so %d_%d names nothing", c.JobID, c.JobID, *c.ArrayTask)
 				}
 				return bad("job %d does not exist", c.JobID)
@@ -255,7 +210,7 @@ func checkDependencyTargets(a *admission, spec *api.JobSpec) error {
 			if _, ok := arr.idOf(*c.ArrayTask); !ok {
 				return bad("array job %d has no task %d", c.JobID, *c.ArrayTask)
 			}
-		case s.jobs[c.JobID] == nil && s.arrayOfLocked(c.JobID) == nil:
+		case s.q.jobs[c.JobID] == nil && s.q.arrayOf(c.JobID) == nil:
 			return bad("job %d does not exist", c.JobID)
 		}
 	}
@@ -270,7 +225,7 @@ func (s *Server) killInvalidDepsLocked(kills []killOrder, now time.Time) {
 	var rems []remChange
 	for _, k := range kills {
 		if a := k.array; a != nil {
-			if a.rem == nil || a.rem.Job.State != api.StatePending || s.pipe.arrays[a.base] != a ||
+			if a.rem == nil || a.rem.Job.State != api.StatePending || s.q.arrays[a.base] != a ||
 				s.dependencyLocked(&a.rem.Job, a.rem.Job.Spec.Dependency, nil, now, nil) != depNever {
 				continue
 			}
@@ -279,9 +234,9 @@ func (s *Server) killInvalidDepsLocked(kills []killOrder, now time.Time) {
 			}
 			continue
 		}
-		j := s.active[k.id]
+		j := s.q.active[k.id]
 		if j == nil {
-			j = s.pendingTaskLocked(k.id)
+			j = s.q.pendingTask(k.id)
 		}
 		if j == nil || j.state() != api.StatePending || j.rec.Job.Spec.Dependency == nil ||
 			s.dependencyLocked(&j.rec.Job, j.rec.Job.Spec.Dependency, j.rec.Job.ArrayTaskID, now, nil) != depNever {
@@ -327,13 +282,58 @@ func (s *Server) dependedOnLocked() map[uint64]bool {
 			}
 		}
 	}
-	for _, j := range s.active {
+	for _, j := range s.q.active {
 		add(&j.rec.Job)
 	}
-	for _, a := range s.pipe.arrays {
+	for _, a := range s.q.arrays {
 		if a.rem != nil {
 			add(&a.rem.Job)
 		}
 	}
 	return out
+}
+
+// summary adds up what a condition names: task of array id, the
+// task with index corr (aftercorr), every task of array id, the single
+// task whose own ID is id, or job id.
+func (q *queue) summary(id uint64, task, corr *int) targetSummary {
+	var t targetSummary
+	a := q.arrays[id]
+	if task == nil && corr != nil && a != nil {
+		task = corr
+	}
+	switch {
+	case task != nil:
+		if a == nil {
+			return t
+		}
+		if tid, ok := a.idOf(*task); ok {
+			q.addTask(&t, a, tid, *task)
+		}
+	case a != nil:
+		for pos := 0; pos < a.count; pos++ {
+			if j := q.jobs[a.base+uint64(pos)]; j != nil {
+				t.add(&j.rec.Job)
+			}
+		}
+		if a.rem != nil {
+			t.addRemainder(a.remCount, a.rem.Job.State)
+		}
+	default:
+		if a := q.arrayOf(id); a != nil {
+			index, _ := a.indexOf(id)
+			q.addTask(&t, a, id, index)
+		} else if j := q.jobs[id]; j != nil {
+			t.add(&j.rec.Job)
+		}
+	}
+	return t
+}
+
+func (q *queue) addTask(t *targetSummary, a *arrayJob, id uint64, index int) {
+	if j := q.jobs[id]; j != nil {
+		t.add(&j.rec.Job)
+	} else if a.pendingIndex(index) {
+		t.addRemainder(1, a.rem.Job.State)
+	}
 }

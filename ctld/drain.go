@@ -175,7 +175,7 @@ func (s *Server) lostOnDownedLocked(downed map[string]bool, now time.Time) []cha
 		return nil
 	}
 	var lost []change
-	for _, j := range s.active {
+	for _, j := range s.q.active {
 		if j.state() != api.StateRunning {
 			continue
 		}

@@ -113,7 +113,7 @@ func FuzzDecodeSubmit(f *testing.F) {
 				t.Fatalf("2xx without a job ID: %s", out)
 			}
 			tc.srv.mu.RLock()
-			_, msg := tc.srv.jobViewLocked(jobRef{id: resp.JobID})
+			_, msg := tc.srv.q.view(jobRef{id: resp.JobID})
 			tc.srv.mu.RUnlock()
 			if msg != "" || after < resp.JobID {
 				t.Fatalf("accepted job %d is not whole: %q (last stored ID %d)", resp.JobID, msg, after)

@@ -44,7 +44,7 @@ func (s *Server) loadUsage(now time.Time) error {
 	if err != nil {
 		return err
 	}
-	if err := s.fs.Restore(rec, recordsOf(s.jobs), now); err != nil {
+	if err := s.fs.Restore(rec, recordsOf(s.q.jobs), now); err != nil {
 		s.log.Printf("fairshare: %v; rebuilt it from the job records", err)
 	}
 	return nil
@@ -53,7 +53,7 @@ func (s *Server) loadUsage(now time.Time) error {
 // saveUsage charges running jobs up to now and stores the ledger.
 func (s *Server) saveUsage(now time.Time) error {
 	s.mu.RLock()
-	rec, err := s.fs.Record(recordsOf(s.active), now, s.pendingKeyLocked)
+	rec, err := s.fs.Record(recordsOf(s.q.active), now, s.pendingKeyLocked)
 	s.mu.RUnlock()
 	if err != nil {
 		return err
@@ -64,10 +64,10 @@ func (s *Server) saveUsage(now time.Time) error {
 // pendingKeyLocked reports whether id is a pending job or an array job
 // with pending tasks in its remainder.
 func (s *Server) pendingKeyLocked(id uint64) bool {
-	if j := s.active[id]; j != nil && j.state() == api.StatePending {
+	if j := s.q.active[id]; j != nil && j.state() == api.StatePending {
 		return true
 	}
-	a := s.pipe.arrays[id]
+	a := s.q.arrays[id]
 	return a != nil && a.rem != nil && a.rem.Job.State == api.StatePending
 }
 

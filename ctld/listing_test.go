@@ -66,9 +66,9 @@ func TestListingAcrossChunks(t *testing.T) {
 			st = api.StateCompleted
 		}
 		j := &job{rec: store.JobRecord{Job: api.Job{ID: i, Name: "j", User: "root", Partition: "batch", State: st, SubmitTime: now}}}
-		s.jobs[i] = j
+		s.q.jobs[i] = j
 		if !st.Terminal() {
-			s.active[i] = j
+			s.q.active[i] = j
 		}
 	}
 	s.mu.Unlock()

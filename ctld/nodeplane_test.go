@@ -219,7 +219,7 @@ func TestReconcileOnRegister(t *testing.T) {
 func (tc *testCluster) backdateStart(id uint64, by time.Duration) {
 	tc.srv.mu.Lock()
 	defer tc.srv.mu.Unlock()
-	j := tc.srv.jobs[id]
+	j := tc.srv.q.jobs[id]
 	at := j.rec.Job.StartTime.Add(-by)
 	j.rec.Job.StartTime = &at
 }
@@ -229,14 +229,14 @@ func (tc *testCluster) waitAcked(id uint64) {
 	waitFor(tc.t, "launch acknowledged", func() bool {
 		tc.srv.mu.RLock()
 		defer tc.srv.mu.RUnlock()
-		return !tc.srv.jobs[id].launch.ackedAt.IsZero()
+		return !tc.srv.q.jobs[id].launch.ackedAt.IsZero()
 	})
 }
 
 func (tc *testCluster) backdateAck(id uint64, by time.Duration) {
 	tc.srv.mu.Lock()
 	defer tc.srv.mu.Unlock()
-	j := tc.srv.jobs[id]
+	j := tc.srv.q.jobs[id]
 	if j.launch.ackedAt.IsZero() {
 		tc.t.Fatalf("job %d launch not acknowledged", id)
 	}

@@ -81,11 +81,8 @@ func (c *PipelineConfig) setDefaults() {
 	}
 }
 
-// pipeline is the controller's pipeline state. arrays and bases are
-// guarded by Server.mu.
+// pipeline is the controller's pipeline state besides the queue's.
 type pipeline struct {
-	arrays map[uint64]*arrayJob
-	bases  []uint64 // array job IDs, ascending, for finding a task's array
 	// ended is closed (and replaced) whenever a job or an array's pending
 	// tasks end, to wake waiters (wait.go).
 	ended chan struct{}
@@ -102,7 +99,6 @@ type pipeline struct {
 }
 
 func (p *pipeline) init() {
-	p.arrays = make(map[uint64]*arrayJob)
 	p.avoid = make(map[uint64]string)
 	p.ended = make(chan struct{})
 	p.stop = make(chan struct{})
@@ -234,9 +230,9 @@ func (s *Server) applyPipelineLocked(snap sched.Snapshot, c cycleNotes, plan sch
 // policies) are not checked again: only cycles start jobs, so nothing
 // has started since the snapshot.
 func (s *Server) startCandidateLocked(id uint64, nodes []string) *job {
-	j := s.active[id]
+	j := s.q.active[id]
 	if j == nil {
-		j = s.pendingTaskLocked(id)
+		j = s.q.pendingTask(id)
 	}
 	if j == nil || j.state() != api.StatePending {
 		return nil

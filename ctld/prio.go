@@ -51,12 +51,12 @@ func (s *Server) handlePrio(w http.ResponseWriter, r *http.Request, _ peer) {
 // held (read is enough).
 func (s *Server) pendingEntriesLocked() []fairshare.Pending {
 	var out []fairshare.Pending
-	for _, j := range s.active {
+	for _, j := range s.q.active {
 		if j.state() == api.StatePending {
 			out = append(out, fairshare.Pending{View: j.rec.Job, Job: &j.rec.Job})
 		}
 	}
-	for _, a := range s.pipe.arrays {
+	for _, a := range s.q.arrays {
 		if a.rem != nil && a.remCount > 0 && a.rem.Job.State == api.StatePending {
 			out = append(out, fairshare.Pending{View: remView(a), Job: &a.rem.Job})
 		}

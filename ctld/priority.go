@@ -25,16 +25,16 @@ type cycleView struct{ s *Server }
 
 var _ fairshare.Cluster = cycleView{}
 
-func (c cycleView) Active() iter.Seq[*api.Job] { return recordsOf(c.s.active) }
+func (c cycleView) Active() iter.Seq[*api.Job] { return recordsOf(c.s.q.active) }
 
 func (c cycleView) Pending() iter.Seq[*api.Job] {
 	return func(yield func(*api.Job) bool) {
-		for _, j := range c.s.active {
+		for _, j := range c.s.q.active {
 			if j.state() == api.StatePending && !yield(&j.rec.Job) {
 				return
 			}
 		}
-		for _, a := range c.s.pipe.arrays {
+		for _, a := range c.s.q.arrays {
 			if a.rem != nil && a.rem.Job.State == api.StatePending && !yield(&a.rem.Job) {
 				return
 			}

@@ -160,12 +160,11 @@ type Server struct {
 	planner sched.Planner
 	users   *accounts
 
-	mu     lockorder.RWMutex[lockorder.Server]
-	jobs   map[uint64]*job // every job, finished ones too
-	active map[uint64]*job // PENDING and RUNNING only
-	nodes  map[string]*node
-	pipe   pipeline         // array jobs, waiters, cycle buffers (pipeline.go)
-	fs     *fairshare.State // priority, usage ledger, eligibility
+	mu    lockorder.RWMutex[lockorder.Server]
+	q     *queue // jobs and array jobs, guarded by mu (queue.go)
+	nodes map[string]*node
+	pipe  pipeline         // waiters, requeue avoidance, wake times (pipeline.go)
+	fs    *fairshare.State // priority, usage ledger, eligibility
 	// policies are the resource policies (policies.go); they lock
 	// themselves.
 	policies *policy.Set
@@ -205,8 +204,7 @@ func New(cfg Config) (*Server, error) {
 		log:     cfg.Logger,
 		planner: cfg.Planner,
 		users:   newAccounts(),
-		jobs:    make(map[uint64]*job),
-		active:  make(map[uint64]*job),
+		q:       newQueue(),
 		nodes:   make(map[string]*node),
 		kick:    make(chan struct{}, 1),
 		conns:   newConnLimits(&cfg),
@@ -373,7 +371,7 @@ func (s *Server) run(ctx context.Context) error {
 
 	s.mu.RLock()
 	s.log.Printf("serving users on %s, nodes on %s (%d jobs, %d active, %d nodes known)",
-		s.cfg.Socket, s.nodeURL, len(s.jobs), len(s.active), len(s.nodes))
+		s.cfg.Socket, s.nodeURL, len(s.q.jobs), len(s.q.active), len(s.nodes))
 	s.mu.RUnlock()
 	s.Kick()
 

@@ -100,7 +100,7 @@ func (s *Server) snapshotLocked(now time.Time, test *api.Job) (sched.Snapshot, c
 	// serializes cycles; planners keep nothing between calls): a long
 	// queue would otherwise allocate megabytes per cycle.
 	pending := s.idBuf[:0]
-	for id, j := range s.active {
+	for id, j := range s.q.active {
 		job := &j.rec.Job
 		switch job.State {
 		case api.StateRunning:
@@ -122,9 +122,9 @@ func (s *Server) snapshotLocked(now time.Time, test *api.Job) (sched.Snapshot, c
 	snap.Pending = slices.Grow(s.pendingBuf[:0], len(pending))[:len(pending)]
 	g := s.newGroupsLocked()
 	for i, id := range pending {
-		job := &s.active[id].rec.Job
+		job := &s.q.active[id].rec.Job
 		snap.Pending[i] = pendingOf(job, id, s.jobPriority(job, now), s.blockedOfLocked(job, job.ArrayTaskID, now, &notes))
-		snap.Pending[i].Groups = g.pendingMembers(job, s.pipe.arrays[job.ArrayJobID])
+		snap.Pending[i].Groups = g.pendingMembers(job, s.q.arrays[job.ArrayJobID])
 	}
 	snap.Pending = s.appendArrayTasksLocked(snap.Pending, now, g, &notes)
 	if test != nil {
@@ -134,7 +134,7 @@ func (s *Server) snapshotLocked(now time.Time, test *api.Job) (sched.Snapshot, c
 		snap.Pending = append(snap.Pending, p)
 	}
 	s.pendingBuf = snap.Pending
-	g.addRunning(snap.Running, s.active)
+	g.addRunning(snap.Running, s.q.active)
 	snap.GroupLimits = g.Limits()
 	return snap, notes
 }
@@ -147,7 +147,7 @@ type groupBuilder struct {
 }
 
 func (s *Server) newGroupsLocked() *groupBuilder {
-	g := &groupBuilder{arrays: s.pipe.arrays}
+	g := &groupBuilder{arrays: s.q.arrays}
 	if !s.policies.Empty() {
 		g.policies = s.policies
 	}

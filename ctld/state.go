@@ -90,7 +90,7 @@ func (s *Server) commitAllLocked(changes []change, rems []remChange) error {
 	for i := range changes {
 		recs[i] = &changes[i].next
 	}
-	rems = s.remaindersAfterLocked(changes, rems)
+	rems = s.q.remaindersAfter(changes, rems)
 	if err := s.persist(recs, rems); err != nil {
 		return err
 	}
@@ -99,18 +99,18 @@ func (s *Server) commitAllLocked(changes []change, rems []remChange) error {
 		s.chargeEndLocked(c) // a run that ends is charged up to its end
 		if c.j.fromArray != nil {
 			c.j.fromArray = nil
-			s.jobs[c.next.Job.ID] = c.j
+			s.q.jobs[c.next.Job.ID] = c.j
 		}
 		c.j.rec = c.next
 		if c.next.Job.State.Terminal() {
-			delete(s.active, c.next.Job.ID)
+			delete(s.q.active, c.next.Job.ID)
 			c.j.cancelRequested = false
 			c.j.launch = launchState{seq: c.j.launch.seq}
 		} else {
-			s.active[c.next.Job.ID] = c.j
+			s.q.active[c.next.Job.ID] = c.j
 		}
 	}
-	s.installRemaindersLocked(rems)
+	s.q.installRemainders(rems)
 	s.notifyEndsLocked(changes, rems)
 	return nil
 }
@@ -217,9 +217,9 @@ func (s *Server) load(now time.Time) error {
 	}
 	for _, rec := range recs {
 		j := &job{rec: *rec}
-		s.jobs[rec.Job.ID] = j
+		s.q.jobs[rec.Job.ID] = j
 		if !rec.Job.State.Terminal() {
-			s.active[rec.Job.ID] = j
+			s.q.active[rec.Job.ID] = j
 		}
 	}
 	if err := s.loadArrays(); err != nil {
@@ -246,7 +246,7 @@ func (s *Server) load(now time.Time) error {
 // allocation is what running jobs hold on each node.
 func (s *Server) allocationLocked() map[string]sched.Resources {
 	alloc := make(map[string]sched.Resources)
-	for _, j := range s.active {
+	for _, j := range s.q.active {
 		if j.state() != api.StateRunning {
 			continue
 		}

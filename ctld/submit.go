@@ -79,8 +79,8 @@ func (s *Server) storeSubmit(rec *store.JobRecord) (uint64, error) {
 	}
 	s.mu.Lock()
 	j := &job{rec: *rec}
-	s.jobs[id] = j
-	s.active[id] = j
+	s.q.jobs[id] = j
+	s.q.active[id] = j
 	s.mu.Unlock()
 	s.Kick()
 	spec := &rec.Job.Spec

@@ -148,26 +148,26 @@ func (s *Server) listJobs(f api.JobFilter) listing {
 	switch {
 	case len(f.IDs)+len(f.Tasks) > 0:
 		for _, id := range f.IDs {
-			if j := s.jobs[id]; j != nil && match(&j.rec.Job) {
+			if j := s.q.jobs[id]; j != nil && match(&j.rec.Job) {
 				picked = append(picked, &j.rec.Job)
 			}
 		}
 	case includeFinished:
-		picked = make([]*api.Job, 0, len(s.jobs))
-		for _, j := range s.jobs {
+		picked = make([]*api.Job, 0, len(s.q.jobs))
+		for _, j := range s.q.jobs {
 			if match(&j.rec.Job) {
 				picked = append(picked, &j.rec.Job)
 			}
 		}
 	default:
-		picked = make([]*api.Job, 0, len(s.active))
-		for _, j := range s.active {
+		picked = make([]*api.Job, 0, len(s.q.active))
+		for _, j := range s.q.active {
 			if match(&j.rec.Job) {
 				picked = append(picked, &j.rec.Job)
 			}
 		}
 	}
-	views := s.appendArrayViewsLocked(nil, f, includeFinished, match)
+	views := s.q.appendArrayViews(nil, f, includeFinished, match)
 	s.mu.RUnlock()
 	return newListing(picked, views, match)
 }
@@ -191,7 +191,7 @@ func (s *Server) handleGetJob(w http.ResponseWriter, r *http.Request, caller pee
 		return
 	}
 	s.mu.RLock()
-	out, msg := s.jobViewLocked(jobRef{id: id, task: task})
+	out, msg := s.q.view(jobRef{id: id, task: task})
 	s.mu.RUnlock()
 	if msg != "" {
 		writeError(w, fault.Errorf(fault.NotFound, "%s", msg))

@@ -39,7 +39,7 @@ func (s *Server) handleWait(w http.ResponseWriter, r *http.Request, caller peer)
 	defer timer.Stop()
 	ref := jobRef{id: id, task: task}
 	s.mu.RLock()
-	view, msg := s.jobViewLocked(ref)
+	view, msg := s.q.view(ref)
 	s.mu.RUnlock()
 	if msg == "" && !s.mayView(caller, view.UID) { // package authz
 		writeError(w, fault.Errorf(fault.Forbidden, "job %s belongs to %s: you may see only your own jobs", raw, view.User))
@@ -47,7 +47,7 @@ func (s *Server) handleWait(w http.ResponseWriter, r *http.Request, caller peer)
 	}
 	for {
 		s.mu.RLock()
-		resp, msg := s.waitStateLocked(ref)
+		resp, msg := s.q.waitState(ref)
 		ended := s.pipe.ended
 		s.mu.RUnlock()
 		if msg != "" {
@@ -72,61 +72,8 @@ func (s *Server) handleWait(w http.ResponseWriter, r *http.Request, caller peer)
 	}
 }
 
-// waitStateLocked is where the job a reference names stands. An array job
-// is done once its remainder is gone (or ended) and no task runs or waits.
-func (s *Server) waitStateLocked(ref jobRef) (api.WaitResponse, string) {
-	if ref.task == nil {
-		if a := s.pipe.arrays[ref.id]; a != nil {
-			return s.arrayWaitLocked(a), ""
-		}
-	}
-	id := ref.id
-	if ref.task != nil {
-		a := s.pipe.arrays[ref.id]
-		if a == nil {
-			return api.WaitResponse{}, "array job " + strconv.FormatUint(ref.id, 10) + " does not exist"
-		}
-		tid, ok := a.idOf(*ref.task)
-		if !ok {
-			return api.WaitResponse{}, "array job " + strconv.FormatUint(ref.id, 10) + " has no task " + strconv.Itoa(*ref.task)
-		}
-		id = tid
-	}
-	if j := s.jobs[id]; j != nil {
-		return jobWait(&j.rec.Job), ""
-	}
-	if a := s.arrayOfLocked(id); a != nil && a.rem != nil {
-		if index, _ := a.indexOf(id); a.pendingIndex(index) {
-			return api.WaitResponse{Done: a.rem.Job.State.Terminal(), State: a.rem.Job.State, ExitStatus: 1}, ""
-		}
-	}
-	return api.WaitResponse{}, "job " + ref.String() + " does not exist"
-}
-
 func jobWait(j *api.Job) api.WaitResponse {
 	return api.WaitResponse{Done: j.State.Terminal(), State: j.State, ExitStatus: exitStatus(j)}
-}
-
-func (s *Server) arrayWaitLocked(a *arrayJob) api.WaitResponse {
-	remLive := a.rem != nil && !a.rem.Job.State.Terminal()
-	if remLive || a.live > 0 {
-		return api.WaitResponse{State: api.StatePending}
-	}
-	resp := api.WaitResponse{Done: true, State: api.StateCompleted}
-	worst := func(st api.JobState, status int) {
-		if status > resp.ExitStatus || resp.State == api.StateCompleted && st != api.StateCompleted {
-			resp.State, resp.ExitStatus = st, max(status, resp.ExitStatus)
-		}
-	}
-	if a.rem != nil && a.remCount > 0 {
-		worst(a.rem.Job.State, 1)
-	}
-	for pos := 0; pos < a.count; pos++ {
-		if j := s.jobs[a.base+uint64(pos)]; j != nil {
-			worst(j.rec.Job.State, exitStatus(&j.rec.Job))
-		}
-	}
-	return resp
 }
 
 // exitStatus is what sbatch --wait exits with for a finished job: its
@@ -198,4 +145,57 @@ func (s *Server) planTestLocked(job api.Job, now time.Time) api.TestSubmitRespon
 		}
 	}
 	return resp
+}
+
+func (q *queue) arrayWait(a *arrayJob) api.WaitResponse {
+	remLive := a.rem != nil && !a.rem.Job.State.Terminal()
+	if remLive || a.live > 0 {
+		return api.WaitResponse{State: api.StatePending}
+	}
+	resp := api.WaitResponse{Done: true, State: api.StateCompleted}
+	worst := func(st api.JobState, status int) {
+		if status > resp.ExitStatus || resp.State == api.StateCompleted && st != api.StateCompleted {
+			resp.State, resp.ExitStatus = st, max(status, resp.ExitStatus)
+		}
+	}
+	if a.rem != nil && a.remCount > 0 {
+		worst(a.rem.Job.State, 1)
+	}
+	for pos := 0; pos < a.count; pos++ {
+		if j := q.jobs[a.base+uint64(pos)]; j != nil {
+			worst(j.rec.Job.State, exitStatus(&j.rec.Job))
+		}
+	}
+	return resp
+}
+
+// waitState is where the job a reference names stands. An array job
+// is done once its remainder is gone (or ended) and no task runs or waits.
+func (q *queue) waitState(ref jobRef) (api.WaitResponse, string) {
+	if ref.task == nil {
+		if a := q.arrays[ref.id]; a != nil {
+			return q.arrayWait(a), ""
+		}
+	}
+	id := ref.id
+	if ref.task != nil {
+		a := q.arrays[ref.id]
+		if a == nil {
+			return api.WaitResponse{}, "array job " + strconv.FormatUint(ref.id, 10) + " does not exist"
+		}
+		tid, ok := a.idOf(*ref.task)
+		if !ok {
+			return api.WaitResponse{}, "array job " + strconv.FormatUint(ref.id, 10) + " has no task " + strconv.Itoa(*ref.task)
+		}
+		id = tid
+	}
+	if j := q.jobs[id]; j != nil {
+		return jobWait(&j.rec.Job), ""
+	}
+	if a := q.arrayOf(id); a != nil && a.rem != nil {
+		if index, _ := a.indexOf(id); a.pendingIndex(index) {
+			return api.WaitResponse{Done: a.rem.Job.State.Terminal(), State: a.rem.Job.State, ExitStatus: 1}, ""
+		}
+	}
+	return api.WaitResponse{}, "job " + ref.String() + " does not exist"
 }

@@ -1,0 +1,244 @@
+package ctld
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/store"
+)
+
+// queue is every job the controller knows: plain jobs, array tasks with a
+// job of their own, and arrays whose tasks not yet started wait in one
+// pending remainder (store.ArrayRecord). Everything outside the queue asks
+// it by reference (resolve, view) or walks it (each); how an array is kept
+// stays in here. It is guarded by Server.mu: read for lookups and views,
+// write for anything that changes it.
+//
+// It is a type of package ctld and not a package of its own because the
+// job values it holds carry the launch and cancel state that the rest of
+// ctld owns; it never reaches the Server, so moving it out is mechanical
+// once that state leaves job.
+type queue struct {
+	jobs   map[uint64]*job // every job, finished ones too
+	active map[uint64]*job // PENDING and RUNNING only
+	arrays map[uint64]*arrayJob
+	bases  []uint64 // array job IDs, ascending, for finding a task's array
+}
+
+func newQueue() *queue {
+	return &queue{jobs: make(map[uint64]*job), active: make(map[uint64]*job), arrays: make(map[uint64]*arrayJob)}
+}
+
+// job is the job with this ID that has a record of its own, nil if none.
+func (q *queue) job(id uint64) *job { return q.jobs[id] }
+
+// eachActive calls fn on every pending and running job that has a record
+// of its own, in no particular order, until fn returns false.
+func (q *queue) eachActive(fn func(*job) bool) {
+	for _, j := range q.active {
+		if !fn(j) {
+			return
+		}
+	}
+}
+
+// eachJob is eachActive over every job, finished ones too.
+func (q *queue) eachJob(fn func(*job) bool) {
+	for _, j := range q.jobs {
+		if !fn(j) {
+			return
+		}
+	}
+}
+
+func (q *queue) addArray(a *arrayJob) {
+	q.arrays[a.base] = a
+	i, _ := slices.BinarySearch(q.bases, a.base)
+	q.bases = slices.Insert(q.bases, i, a.base)
+}
+
+func (q *queue) removeArray(base uint64) {
+	delete(q.arrays, base)
+	if i, ok := slices.BinarySearch(q.bases, base); ok {
+		q.bases = slices.Delete(q.bases, i, i+1)
+	}
+}
+
+// arrayOf is the array whose tasks include job ID id, nil if none.
+func (q *queue) arrayOf(id uint64) *arrayJob {
+	i := sort.Search(len(q.bases), func(i int) bool { return q.bases[i] > id }) - 1
+	if i < 0 {
+		return nil
+	}
+	a := q.arrays[q.bases[i]]
+	if id >= a.base+uint64(a.count) {
+		return nil
+	}
+	return a
+}
+
+// resolve finds what a reference names: jobs (a task that had no
+// job of its own gets one, installed by the commit that changes it) and,
+// for an array job, its pending remainder.
+func (q *queue) resolve(ref jobRef) (jobs []*job, rem *arrayJob, msg string) {
+	id, task := ref.id, ref.task
+	if task == nil {
+		if a := q.arrays[id]; a != nil {
+			for pos := 0; pos < a.count; pos++ {
+				if j := q.jobs[a.base+uint64(pos)]; j != nil {
+					jobs = append(jobs, j)
+				}
+			}
+			return jobs, a, ""
+		}
+		if a := q.arrayOf(id); a != nil {
+			index, _ := a.indexOf(id)
+			id, task = a.base, &index
+		} else if j := q.jobs[id]; j != nil {
+			return []*job{j}, nil, ""
+		} else {
+			return nil, nil, fmt.Sprintf("job %d does not exist", id)
+		}
+	}
+	a := q.arrays[id]
+	if a == nil {
+		if q.jobs[id] != nil {
+			return nil, nil, fmt.Sprintf("job %d is not an array job", id)
+		}
+		return nil, nil, fmt.Sprintf("job %d does not exist", id)
+	}
+	tid, ok := a.idOf(*task)
+	if !ok {
+		return nil, nil, fmt.Sprintf("array job %d has no task %d", id, *task)
+	}
+	if j := q.jobs[tid]; j != nil {
+		return []*job{j}, nil, ""
+	}
+	if a.pendingIndex(*task) && a.rem.Job.State == api.StatePending {
+		return []*job{q.materialise(a, *task)}, nil, ""
+	}
+	if a.pendingIndex(*task) {
+		return nil, nil, fmt.Sprintf("job %s already finished (%s)", ref, a.rem.Job.State)
+	}
+	return nil, nil, fmt.Sprintf("job %s is no longer in the history", ref)
+}
+
+// view is the job a reference names: a job, or a task that has
+// no job of its own yet as it would run. msg says why there is none.
+func (q *queue) view(ref jobRef) (api.Job, string) {
+	id, task := ref.id, ref.task
+	if task == nil {
+		if j := q.jobs[id]; j != nil {
+			return j.rec.Job, ""
+		}
+		a := q.arrayOf(id)
+		if a == nil {
+			return api.Job{}, fmt.Sprintf("job %d does not exist", id)
+		}
+		index, _ := a.indexOf(id)
+		id, task = a.base, &index
+	}
+	a := q.arrays[id]
+	if a == nil {
+		if q.jobs[id] != nil {
+			return api.Job{}, fmt.Sprintf("job %d is not an array job", id)
+		}
+		return api.Job{}, fmt.Sprintf("job %d does not exist", id)
+	}
+	tid, ok := a.idOf(*task)
+	if !ok {
+		return api.Job{}, fmt.Sprintf("array job %d has no task %d", id, *task)
+	}
+	if j := q.jobs[tid]; j != nil {
+		return j.rec.Job, ""
+	}
+	if a.pendingIndex(*task) {
+		return taskView(a, *task), ""
+	}
+	return api.Job{}, fmt.Sprintf("job %s is no longer in the history", describeRef(id, task))
+}
+
+// materialise gives the pending task index of a its own job, not yet
+// installed: the commit that carries its first change installs it and
+// takes it out of the remainder.
+func (q *queue) materialise(a *arrayJob, index int) *job {
+	id, _ := a.idOf(index)
+	rec := store.JobRecord{Job: a.rem.Job, Home: a.rem.Home}
+	rec.Job.ID, rec.Job.ArrayJobID, rec.Job.ArrayTaskID, rec.Job.ArrayTasks = id, a.base, &index, ""
+	rec.Job.History = slices.Clone(a.rem.Job.History)
+	rec.Job.PlannedStart, rec.Job.PlannedNodes = nil, nil
+	return &job{rec: rec, fromArray: a}
+}
+
+// pendingTask is the not yet materialised task with job ID id,
+// materialised; nil unless it is pending in its array's remainder.
+func (q *queue) pendingTask(id uint64) *job {
+	if q.jobs[id] != nil {
+		return nil
+	}
+	a := q.arrayOf(id)
+	if a == nil || a.rem == nil || a.rem.Job.State != api.StatePending {
+		return nil
+	}
+	index, _ := a.indexOf(id)
+	if !a.pendingIndex(index) {
+		return nil
+	}
+	return q.materialise(a, index)
+}
+
+func (q *queue) anyTask(a *arrayJob) bool {
+	for pos := 0; pos < a.count; pos++ {
+		if q.jobs[a.base+uint64(pos)] != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func (q *queue) installRemainders(rems []remChange) {
+	for _, r := range rems {
+		r.a.rem, r.a.remCount = r.next, 0
+		if r.next != nil {
+			r.a.remCount = countRanges(r.next.Pending)
+		}
+	}
+}
+
+// remaindersAfter adds to rems the remainders that changes take
+// tasks out of (tasks getting their own job), merged with any explicit
+// change of the same remainder.
+func (q *queue) remaindersAfter(changes []change, rems []remChange) []remChange {
+	taken := make(map[*arrayJob][]int)
+	for _, c := range changes {
+		if a := c.j.fromArray; a != nil {
+			taken[a] = append(taken[a], *c.next.Job.ArrayTaskID)
+		}
+	}
+	if len(taken) == 0 {
+		return rems
+	}
+	out := slices.Clone(rems)
+	for a, indexes := range taken {
+		i := slices.IndexFunc(out, func(r remChange) bool { return r.a == a })
+		base := a.rem
+		if i >= 0 {
+			base = out[i].next
+		} else {
+			out = append(out, remChange{a: a})
+			i = len(out) - 1
+		}
+		if base == nil {
+			continue
+		}
+		next := *base
+		next.Pending = withoutIndexes(base.Pending, indexes)
+		out[i].next = &next
+		if len(next.Pending) == 0 {
+			out[i].next = nil // every task has a job of its own now
+		}
+	}
+	return out
+}
