@@ -11,7 +11,6 @@ import (
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/ctld/fault"
-	"github.com/corral-hpc/corral/ctld/store"
 	"github.com/corral-hpc/corral/gpu"
 	"github.com/corral-hpc/corral/jobspec"
 )
@@ -298,37 +297,14 @@ func (s *Server) purgeFinished(now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	keep := s.dependedOnLocked()
-	var u store.Update
-	for id, j := range s.q.jobs {
-		if job := &j.rec.Job; old(job) && !keep[id] && !keep[job.ArrayJobID] {
-			u.DeleteJobs = append(u.DeleteJobs, id)
-		}
-	}
-	var rems []*arrayJob
-	for _, a := range s.q.arrays {
-		if a.rem != nil && old(&a.rem.Job) && !keep[a.base] {
-			rems = append(rems, a)
-			u.DeleteArrays = append(u.DeleteArrays, a.base)
-		}
-	}
-	if len(u.DeleteJobs)+len(u.DeleteArrays) == 0 {
-		return
-	}
-	if err := s.store.Apply(u); err != nil {
+	jobs, rems, err := s.q.purge(old, keep)
+	if err != nil {
 		s.log.Printf("purging finished jobs: %v", err)
 		return
 	}
-	for _, id := range u.DeleteJobs {
-		delete(s.q.jobs, id)
-	}
-	for _, a := range rems {
-		a.rem, a.remCount = nil, 0
-	}
-	for base, a := range s.q.arrays {
-		if a.rem == nil && a.live == 0 && !s.q.anyTask(a) {
-			s.q.removeArray(base)
-		}
+	if jobs+rems == 0 {
+		return
 	}
 	s.log.Printf("purged %d finished jobs and %d array remainders that ended before %s (retention %s)",
-		len(u.DeleteJobs), len(u.DeleteArrays), cutoff.Format(time.RFC3339), jobspec.FormatDuration(int64(retention/time.Second)))
+		jobs, rems, cutoff.Format(time.RFC3339), jobspec.FormatDuration(int64(retention/time.Second)))
 }

@@ -1,13 +1,11 @@
 package ctld
 
 import (
-	"fmt"
 	"slices"
 	"sort"
 	"time"
 
 	"github.com/corral-hpc/corral/api"
-	"github.com/corral-hpc/corral/ctld/config"
 	"github.com/corral-hpc/corral/ctld/lifecycle"
 	"github.com/corral-hpc/corral/ctld/store"
 	"github.com/corral-hpc/corral/jobspec"
@@ -17,7 +15,7 @@ import (
 // An array job of N tasks reserves N consecutive job IDs at submit: task
 // at position k (in index order) has ID base+k, so the array job ID is the
 // first task's. Tasks that have not started stay in one remainder record
-// (store.ArrayRecord); a task gets a job of its own (s.q.jobs, s.q.active)
+// (store.ArrayRecord); a task gets a job of its own in the queue
 // when it starts or is changed on its own (cancelled, held, updated).
 // From then on it is an ordinary job with ArrayJobID and ArrayTaskID set.
 
@@ -141,103 +139,10 @@ func launchArray(base uint64, task int, a *api.JobArray) *api.LaunchArray {
 	return la
 }
 
-// storeArray stores a checked array job as its remainder: one record
-// however many tasks.
-func (s *Server) storeArray(rec *store.JobRecord) (uint64, error) {
-	spec := rec.Job.Spec
-	arr := &store.ArrayRecord{Job: rec.Job, Home: rec.Home, Tasks: countRanges(spec.Array.Ranges),
-		Pending: slices.Clone(spec.Array.Ranges)}
-	base, err := s.store.AddArray(arr)
-	if err != nil {
-		return 0, err
-	}
-	a := newArrayJob(base, spec.Array)
-	a.rem, a.remCount = arr, a.count
-	s.mu.Lock()
-	s.q.addArray(a)
-	s.mu.Unlock()
-	s.Kick()
-	s.log.Printf("submit array job %d tasks=%s (%d) user=%s partition=%s cpus=%d mem=%s time=%s", base,
-		jobspec.FormatArray(*spec.Array), a.count, rec.Job.User, spec.Partition, spec.CPUs,
-		config.FormatSize(spec.MemBytes), config.FormatTime(spec.TimeLimit))
-	return base, nil
-}
-
-// loadArrays rebuilds the arrays from their remainders and tasks (load).
-func (s *Server) loadArrays() error {
-	rems, err := s.store.Arrays()
-	if err != nil {
-		return err
-	}
-	for _, rec := range rems {
-		if rec.Job.Spec.Array == nil {
-			return fmt.Errorf("array job %d in the state file has no --array spec", rec.Job.ID)
-		}
-		a := newArrayJob(rec.Job.ID, rec.Job.Spec.Array)
-		a.rem, a.remCount = rec, countRanges(rec.Pending)
-		s.q.addArray(a)
-	}
-	for _, j := range s.q.jobs {
-		job := &j.rec.Job
-		if job.ArrayJobID == 0 || job.Spec.Array == nil {
-			continue
-		}
-		a := s.q.arrays[job.ArrayJobID]
-		if a == nil {
-			a = newArrayJob(job.ArrayJobID, job.Spec.Array)
-			s.q.addArray(a)
-		}
-		if !job.State.Terminal() {
-			a.live++
-		}
-	}
-	return nil
-}
-
 // remChange is an array remainder's next record; next nil deletes it.
 type remChange struct {
 	a    *arrayJob
 	next *store.ArrayRecord
-}
-
-// persist writes a commit: job records alone in the common case, with
-// array remainders when any changed.
-func (s *Server) persist(recs []*store.JobRecord, rems []remChange) error {
-	if len(rems) == 0 {
-		return s.store.PutJobs(recs...)
-	}
-	u := store.Update{Jobs: recs}
-	for _, r := range rems {
-		if r.next == nil {
-			u.DeleteArrays = append(u.DeleteArrays, r.a.base)
-		} else {
-			u.Arrays = append(u.Arrays, r.next)
-		}
-	}
-	return s.store.Apply(u)
-}
-
-// trackChangeLocked keeps what the pipelines derive from job changes
-// right, before c is installed: arrayJob.live, and the node a requeued
-// job must not restart on until it stops reporting the old run.
-func (s *Server) trackChangeLocked(c change) {
-	old, next := &c.j.rec.Job, &c.next.Job
-	switch {
-	case next.Restarts > old.Restarts && len(old.Nodes) > 0:
-		s.pipe.avoid[next.ID] = old.Nodes[0]
-	case next.State.Terminal():
-		delete(s.pipe.avoid, next.ID)
-	}
-	a := s.q.arrays[next.ArrayJobID]
-	if a == nil || next.ArrayJobID == 0 {
-		return
-	}
-	if c.j.fromArray == nil && !old.State.Terminal() {
-		a.live--
-	}
-	if !next.State.Terminal() {
-		a.live++
-	}
 }
 
 // reportedLocked notes a node's registration: a requeued job it no longer

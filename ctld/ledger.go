@@ -31,12 +31,6 @@ func (s *Server) checkAccount(owner string, spec *api.JobSpec) error {
 	return nil
 }
 
-// chargeEndLocked charges a run that c ends up to the end its record
-// gives; commitAllLocked calls it for every change, before installing it.
-func (s *Server) chargeEndLocked(c change) {
-	s.fs.ChargeEnd(&c.j.rec.Job, &c.next.Job, time.Now())
-}
-
 // loadUsage restores the ledger saved last and charges what ran since
 // (New calls it once the jobs are loaded).
 func (s *Server) loadUsage(now time.Time) error {

@@ -279,22 +279,6 @@ func addPipelineLaunch(j *job, req *api.LaunchRequest) {
 	}
 }
 
-// notifyEndsLocked wakes waiters when a commit ended something.
-func (s *Server) notifyEndsLocked(changes []change, rems []remChange) {
-	for _, c := range changes {
-		if c.next.Job.State.Terminal() {
-			s.wakeWaitersLocked()
-			return
-		}
-	}
-	for _, r := range rems {
-		if r.next == nil || r.next.Job.State.Terminal() {
-			s.wakeWaitersLocked()
-			return
-		}
-	}
-}
-
 func (s *Server) wakeWaitersLocked() {
 	close(s.pipe.ended)
 	s.pipe.ended = make(chan struct{})

@@ -25,6 +25,11 @@ type queue struct {
 	active map[uint64]*job // PENDING and RUNNING only
 	arrays map[uint64]*arrayJob
 	bases  []uint64 // array job IDs, ascending, for finding a task's array
+
+	store *store.Store // where commit writes (commit.go)
+	// observe sees every change once it is on disk, before it is
+	// installed: the Server's bookkeeping that follows jobs.
+	observe func(change)
 }
 
 func newQueue() *queue {
@@ -196,15 +201,6 @@ func (q *queue) anyTask(a *arrayJob) bool {
 		}
 	}
 	return false
-}
-
-func (q *queue) installRemainders(rems []remChange) {
-	for _, r := range rems {
-		r.a.rem, r.a.remCount = r.next, 0
-		if r.next != nil {
-			r.a.remCount = countRanges(r.next.Pending)
-		}
-	}
 }
 
 // remaindersAfter adds to rems the remainders that changes take

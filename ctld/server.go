@@ -237,6 +237,7 @@ func New(cfg Config) (*Server, error) {
 	if s.store, err = store.Open(dbPath, store.Options{}); err != nil {
 		return nil, err
 	}
+	s.q.store, s.q.observe = s.store, s.observeLocked
 	if err := s.loadIdentity(ran); err != nil { // before load: known nodes get clients pinned to the CA
 		s.store.Close()
 		return nil, err

@@ -23,7 +23,7 @@ type job struct {
 	// cancelRequested: a signal went to the node; its end will be CANCELLED.
 	cancelRequested bool
 	// fromArray is set on an array task that is leaving its array's
-	// pending remainder in the commit under way (see array.go).
+	// pending remainder in the commit under way (queue.commit).
 	fromArray *arrayJob
 	// limitSignalled: the controller signalled the job at a time limit
 	// lowered while it ran (see control.go).
@@ -79,40 +79,29 @@ func (s *Server) commitLocked(changes []change) error {
 	return s.commitAllLocked(changes, nil)
 }
 
-// commitAllLocked is commitLocked that also writes array remainders: the
-// remainders that tasks in changes leave (array.go) and rems, all in the
-// same transaction.
+// commitAllLocked is commitLocked that also writes array remainders (the
+// queue's commit); waiters wake when it ended something.
 func (s *Server) commitAllLocked(changes []change, rems []remChange) error {
-	if len(changes) == 0 && len(rems) == 0 {
-		return nil
+	ended, err := s.q.commit(changes, rems)
+	if ended {
+		s.wakeWaitersLocked()
 	}
-	recs := make([]*store.JobRecord, len(changes))
-	for i := range changes {
-		recs[i] = &changes[i].next
+	return err
+}
+
+// observeLocked is the Server's part of every change, called by the queue
+// once the change is on disk and before it is installed: the node a
+// requeued job must not restart on until it stops reporting the old run,
+// and the fair-share charge of a run that ends, up to its end.
+func (s *Server) observeLocked(c change) {
+	old, next := &c.j.rec.Job, &c.next.Job
+	switch {
+	case next.Restarts > old.Restarts && len(old.Nodes) > 0:
+		s.pipe.avoid[next.ID] = old.Nodes[0]
+	case next.State.Terminal():
+		delete(s.pipe.avoid, next.ID)
 	}
-	rems = s.q.remaindersAfter(changes, rems)
-	if err := s.persist(recs, rems); err != nil {
-		return err
-	}
-	for _, c := range changes {
-		s.trackChangeLocked(c)
-		s.chargeEndLocked(c) // a run that ends is charged up to its end
-		if c.j.fromArray != nil {
-			c.j.fromArray = nil
-			s.q.jobs[c.next.Job.ID] = c.j
-		}
-		c.j.rec = c.next
-		if c.next.Job.State.Terminal() {
-			delete(s.q.active, c.next.Job.ID)
-			c.j.cancelRequested = false
-			c.j.launch = launchState{seq: c.j.launch.seq}
-		} else {
-			s.q.active[c.next.Job.ID] = c.j
-		}
-	}
-	s.q.installRemainders(rems)
-	s.notifyEndsLocked(changes, rems)
-	return nil
+	s.fs.ChargeEnd(old, next, time.Now())
 }
 
 // node is the in-memory view of one node.
@@ -211,18 +200,7 @@ func sortNodes(nodes []*node) []*node {
 // register again.
 func (s *Server) load(now time.Time) error {
 	s.pipe.init()
-	recs, err := s.store.Jobs()
-	if err != nil {
-		return err
-	}
-	for _, rec := range recs {
-		j := &job{rec: *rec}
-		s.q.jobs[rec.Job.ID] = j
-		if !rec.Job.State.Terminal() {
-			s.q.active[rec.Job.ID] = j
-		}
-	}
-	if err := s.loadArrays(); err != nil {
+	if err := s.q.load(); err != nil {
 		return err
 	}
 	nodes, err := s.store.Nodes()

@@ -8,6 +8,7 @@ import (
 	"github.com/corral-hpc/corral/ctld/fault"
 	"github.com/corral-hpc/corral/ctld/lifecycle"
 	"github.com/corral-hpc/corral/ctld/store"
+	"github.com/corral-hpc/corral/jobspec"
 )
 
 // defaultMemPerCPU is used when neither the partition nor any known node
@@ -67,23 +68,22 @@ func (s *Server) checkSubmit(caller peer, req api.SubmitRequest) (*store.JobReco
 	return rec, nil
 }
 
-// storeSubmit stores a checked job (an array job as its remainder, see
-// array.go) and only then makes it visible and wakes the scheduler.
+// storeSubmit stores a checked job (the queue stores an array job as its
+// remainder) and only then makes it visible and wakes the scheduler.
 func (s *Server) storeSubmit(rec *store.JobRecord) (uint64, error) {
-	if rec.Job.Spec.Array != nil {
-		return s.storeArray(rec)
-	}
-	id, err := s.store.AddJob(rec)
+	id, err := s.q.submit(rec, &s.mu)
 	if err != nil {
 		return 0, err
 	}
-	s.mu.Lock()
-	j := &job{rec: *rec}
-	s.q.jobs[id] = j
-	s.q.active[id] = j
-	s.mu.Unlock()
 	s.Kick()
 	spec := &rec.Job.Spec
+	if spec.Array != nil {
+		n := countRanges(spec.Array.Ranges)
+		s.log.Printf("submit array job %d tasks=%s (%d) user=%s partition=%s cpus=%d mem=%s time=%s", id,
+			jobspec.FormatArray(*spec.Array), n, rec.Job.User, spec.Partition, spec.CPUs,
+			config.FormatSize(spec.MemBytes), config.FormatTime(spec.TimeLimit))
+		return id, nil
+	}
 	s.log.Printf("submit job %d user=%s partition=%s nodes=%d cpus=%d mem=%s time=%s",
 		id, rec.Job.User, spec.Partition, spec.Nodes, spec.CPUs, config.FormatSize(spec.MemBytes), config.FormatTime(spec.TimeLimit))
 	return id, nil

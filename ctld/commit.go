@@ -1,0 +1,205 @@
+package ctld
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/store"
+)
+
+// The queue's side of the store: it loads the jobs and arrays, gives new
+// ones their IDs, and commits changes, each on disk before it is
+// installed in memory, so a kill -9 at any moment loses nothing that was
+// acknowledged. Array remainders are written here and nowhere else.
+
+// load fills the queue from the store: the jobs, then the arrays from
+// their remainders and their tasks' jobs.
+func (q *queue) load() error {
+	recs, err := q.store.Jobs()
+	if err != nil {
+		return err
+	}
+	for _, rec := range recs {
+		j := &job{rec: *rec}
+		q.jobs[rec.Job.ID] = j
+		if !rec.Job.State.Terminal() {
+			q.active[rec.Job.ID] = j
+		}
+	}
+	rems, err := q.store.Arrays()
+	if err != nil {
+		return err
+	}
+	for _, rec := range rems {
+		if rec.Job.Spec.Array == nil {
+			return fmt.Errorf("array job %d in the state file has no --array spec", rec.Job.ID)
+		}
+		a := newArrayJob(rec.Job.ID, rec.Job.Spec.Array)
+		a.rem, a.remCount = rec, countRanges(rec.Pending)
+		q.addArray(a)
+	}
+	for _, j := range q.jobs {
+		job := &j.rec.Job
+		if job.ArrayJobID == 0 || job.Spec.Array == nil {
+			continue
+		}
+		a := q.arrays[job.ArrayJobID]
+		if a == nil {
+			a = newArrayJob(job.ArrayJobID, job.Spec.Array)
+			q.addArray(a)
+		}
+		if !job.State.Terminal() {
+			a.live++
+		}
+	}
+	return nil
+}
+
+// submit stores a checked job and only then, under mu (the Server's, not
+// held by the caller), makes it visible. An array job is stored as its
+// remainder, one record however many tasks, and reserves an ID for each.
+// The returned ID is the job's, or the array's (its first task's).
+func (q *queue) submit(rec *store.JobRecord, mu sync.Locker) (uint64, error) {
+	spec := &rec.Job.Spec
+	if spec.Array == nil {
+		id, err := q.store.AddJob(rec)
+		if err != nil {
+			return 0, err
+		}
+		j := &job{rec: *rec}
+		mu.Lock()
+		q.jobs[id], q.active[id] = j, j
+		mu.Unlock()
+		return id, nil
+	}
+	arr := &store.ArrayRecord{Job: rec.Job, Home: rec.Home, Tasks: countRanges(spec.Array.Ranges),
+		Pending: slices.Clone(spec.Array.Ranges)}
+	base, err := q.store.AddArray(arr)
+	if err != nil {
+		return 0, err
+	}
+	a := newArrayJob(base, spec.Array)
+	a.rem, a.remCount = arr, a.count
+	mu.Lock()
+	q.addArray(a)
+	mu.Unlock()
+	return base, nil
+}
+
+// commit persists the changes and the remainder changes rems in one
+// transaction, together with the remainders that tasks in changes leave,
+// and, only once they are on disk, installs them: q.observe sees each
+// change first. On error nothing changes. ended reports whether a job or
+// an array's pending tasks ended. The caller holds Server.mu for writing.
+func (q *queue) commit(changes []change, rems []remChange) (ended bool, err error) {
+	if len(changes) == 0 && len(rems) == 0 {
+		return false, nil
+	}
+	recs := make([]*store.JobRecord, len(changes))
+	for i := range changes {
+		recs[i] = &changes[i].next
+	}
+	rems = q.remaindersAfter(changes, rems)
+	if err := q.persist(recs, rems); err != nil {
+		return false, err
+	}
+	for _, c := range changes {
+		q.observe(c)
+		q.trackLive(c)
+		if c.j.fromArray != nil {
+			c.j.fromArray = nil
+			q.jobs[c.next.Job.ID] = c.j
+		}
+		c.j.rec = c.next
+		if c.next.Job.State.Terminal() {
+			ended = true
+			delete(q.active, c.next.Job.ID)
+			c.j.cancelRequested = false
+			c.j.launch = launchState{seq: c.j.launch.seq}
+		} else {
+			q.active[c.next.Job.ID] = c.j
+		}
+	}
+	for _, r := range rems {
+		r.a.rem, r.a.remCount = r.next, 0
+		if r.next != nil {
+			r.a.remCount = countRanges(r.next.Pending)
+		}
+		if r.next == nil || r.next.Job.State.Terminal() {
+			ended = true
+		}
+	}
+	return ended, nil
+}
+
+// persist writes a commit: job records alone in the common case, with
+// array remainders when any changed.
+func (q *queue) persist(recs []*store.JobRecord, rems []remChange) error {
+	if len(rems) == 0 {
+		return q.store.PutJobs(recs...)
+	}
+	u := store.Update{Jobs: recs}
+	for _, r := range rems {
+		if r.next == nil {
+			u.DeleteArrays = append(u.DeleteArrays, r.a.base)
+		} else {
+			u.Arrays = append(u.Arrays, r.next)
+		}
+	}
+	return q.store.Apply(u)
+}
+
+// trackLive keeps arrayJob.live, the count of an array's unfinished
+// tasks with a job of their own, right before c is installed.
+func (q *queue) trackLive(c change) {
+	old, next := &c.j.rec.Job, &c.next.Job
+	a := q.arrays[next.ArrayJobID]
+	if a == nil || next.ArrayJobID == 0 {
+		return
+	}
+	if c.j.fromArray == nil && !old.State.Terminal() {
+		a.live--
+	}
+	if !next.State.Terminal() {
+		a.live++
+	}
+}
+
+// purge deletes the finished jobs and array remainders that old says are
+// past retention, but none that keep names (by job or array ID), from the
+// store and then from memory; arrays left with nothing go too.
+func (q *queue) purge(old func(*api.Job) bool, keep map[uint64]bool) (jobs, remainders int, err error) {
+	var u store.Update
+	for id, j := range q.jobs {
+		if job := &j.rec.Job; old(job) && !keep[id] && !keep[job.ArrayJobID] {
+			u.DeleteJobs = append(u.DeleteJobs, id)
+		}
+	}
+	var rems []*arrayJob
+	for _, a := range q.arrays {
+		if a.rem != nil && old(&a.rem.Job) && !keep[a.base] {
+			rems = append(rems, a)
+			u.DeleteArrays = append(u.DeleteArrays, a.base)
+		}
+	}
+	if len(u.DeleteJobs)+len(u.DeleteArrays) == 0 {
+		return 0, 0, nil
+	}
+	if err := q.store.Apply(u); err != nil {
+		return 0, 0, err
+	}
+	for _, id := range u.DeleteJobs {
+		delete(q.jobs, id)
+	}
+	for _, a := range rems {
+		a.rem, a.remCount = nil, 0
+	}
+	for base, a := range q.arrays {
+		if a.rem == nil && a.live == 0 && !q.anyTask(a) {
+			q.removeArray(base)
+		}
+	}
+	return len(u.DeleteJobs), len(u.DeleteArrays), nil
+}
