@@ -116,10 +116,12 @@ func startStoppable(c *libcontainer.Container, p *libcontainer.Process, stop <-c
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	giveUp := time.After(stopGrace)
+	killed := map[int]bool{}
 	for {
-		killCgroup(st.CgroupPaths)
+		killCgroup(st.CgroupPaths, killed)
 		select {
 		case <-errc:
+			reapKilled(killed)
 			return ErrStopped
 		case <-giveUp:
 			// c.Start holds the container's lock: Destroy after it returns.
@@ -136,8 +138,8 @@ func startStoppable(c *libcontainer.Container, p *libcontainer.Process, stop <-c
 }
 
 // killCgroup sends SIGKILL to every process in dirs (controller to
-// directory), thawing a v1 freezer first.
-func killCgroup(dirs map[string]string) {
+// directory), thawing a v1 freezer first, and adds their PIDs to killed.
+func killCgroup(dirs map[string]string, killed map[int]bool) {
 	if d, ok := dirs["freezer"]; ok {
 		_ = os.WriteFile(filepath.Join(d, "freezer.state"), []byte("THAWED"), 0)
 	}
@@ -149,7 +151,30 @@ func killCgroup(dirs map[string]string) {
 		for _, f := range strings.Fields(string(b)) {
 			if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
 				_ = unix.Kill(pid, unix.SIGKILL)
+				killed[pid] = true
 			}
+		}
+	}
+}
+
+// reapKilled collects the killed processes that are this process's own
+// children: runc's bootstrap processes (runc:[0:PARENT], runc:[1:CHILD])
+// killed mid-start are children libcontainer no longer waits for, and
+// would stay zombies in the job's cgroup until the shim exits. It waits
+// at most a second for a process that is still dying; a PID that is not
+// a child answers ECHILD and is skipped.
+func reapKilled(killed map[int]bool) {
+	deadline := time.Now().Add(time.Second)
+	for len(killed) > 0 && time.Now().Before(deadline) {
+		for pid := range killed {
+			var ws unix.WaitStatus
+			switch got, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil); {
+			case got == pid, err != nil: // reaped, or not ours (ECHILD)
+				delete(killed, pid)
+			}
+		}
+		if len(killed) > 0 {
+			time.Sleep(10 * time.Millisecond)
 		}
 	}
 }
