@@ -118,7 +118,7 @@ func (s *Server) acctPlan(f *api.AcctFilter, caller peer) []acctItem {
 		}
 	}
 	addRem := func(a *arrayJob) {
-		if a.rem != nil && a.rem.Job.State.Terminal() && (caller.UID == 0 || a.rem.Job.UID == caller.UID) {
+		if r := a.remJob(); r != nil && r.State.Terminal() && (caller.UID == 0 || r.UID == caller.UID) {
 			items = append(items, acctItem{id: remView(a).ID, rem: a})
 		}
 	}
@@ -184,7 +184,7 @@ func (s *Server) writeAcct(w http.ResponseWriter, items []acctItem, f *api.AcctF
 			switch {
 			case it.job != nil:
 				recs = append(recs, acctRecords(it.job)...)
-			case it.rem.rem != nil && it.rem.rem.Job.State.Terminal(): // not purged since
+			case it.rem.remJob() != nil && it.rem.remJob().State.Terminal(): // not purged since
 				recs = append(recs, remRecord(it.rem))
 			}
 		}

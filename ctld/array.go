@@ -139,6 +139,32 @@ func launchArray(base uint64, task int, a *api.JobArray) *api.LaunchArray {
 	return la
 }
 
+// remJob is the job that stands for the array's tasks without a job of
+// their own (its remainder's), nil when there is none (or a is nil). It changes only by
+// a commit of a remChange (withRemJob, remEnded), or in place for what is
+// shown and never persisted (a cycle's priority and reason).
+func (a *arrayJob) remJob() *api.Job {
+	if a == nil || a.rem == nil {
+		return nil
+	}
+	return &a.rem.Job
+}
+
+// pendingRem is remJob while it is pending, nil otherwise.
+func (a *arrayJob) pendingRem() *api.Job {
+	if j := a.remJob(); j != nil && j.State == api.StatePending {
+		return j
+	}
+	return nil
+}
+
+// withRemJob is the change that gives a's remainder the job next.
+func (a *arrayJob) withRemJob(job api.Job) remChange {
+	next := *a.rem
+	next.Job = job
+	return remChange{a: a, next: &next}
+}
+
 // remChange is an array remainder's next record; next nil deletes it.
 type remChange struct {
 	a    *arrayJob
@@ -163,9 +189,7 @@ func remEnded(a *arrayJob, ev lifecycle.Event, at time.Time) (remChange, error) 
 	if err != nil {
 		return remChange{}, err
 	}
-	next := *a.rem
-	next.Job = job
-	return remChange{a: a, next: &next}, nil
+	return a.withRemJob(job), nil
 }
 
 // remView is the listing entry that stands for a remainder's tasks.

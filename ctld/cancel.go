@@ -228,7 +228,8 @@ func (s *Server) cancelArraysLocked(caller peer, req api.CancelRequest, matches 
 	errs *refusals[uint64], now time.Time) (plain []uint64, targets []*job, rems []remChange) {
 	mine := func(job *api.Job) bool { return s.mayAct(caller, job) }
 	remMatches := func(a *arrayJob) bool {
-		return a.rem != nil && a.rem.Job.State == api.StatePending && matches(&a.rem.Job)
+		r := a.pendingRem()
+		return r != nil && matches(r)
 	}
 	for _, id := range req.IDs {
 		a := s.q.arrays[id]
@@ -247,10 +248,10 @@ func (s *Server) cancelArraysLocked(caller peer, req api.CancelRequest, matches 
 			}
 			if remMatches(a) {
 				found = true
-				if mine(&a.rem.Job) {
+				if mine(a.remJob()) {
 					rems = appendRemEnded(rems, a, now)
 				} else {
-					owner = a.rem.Job.User
+					owner = a.remJob().User
 				}
 			}
 			switch {
@@ -294,9 +295,9 @@ func (s *Server) cancelArraysLocked(caller peer, req api.CancelRequest, matches 
 			if !remMatches(a) {
 				continue
 			}
-			if !mine(&a.rem.Job) {
+			if !mine(a.remJob()) {
 				if req.User != "" && req.User != s.users.name(caller.UID) {
-					errs.add(a.base, "job %d belongs to %s", a.base, a.rem.Job.User)
+					errs.add(a.base, "job %d belongs to %s", a.base, a.remJob().User)
 				}
 				continue
 			}

@@ -149,17 +149,15 @@ func (s *Server) controlOneLocked(caller peer, action string, ref jobRef, jobs [
 		}
 		did++
 	}
-	if rem != nil && rem.rem != nil && rem.rem.Job.State == api.StatePending && action != "requeue" {
-		if !s.mayAct(caller, &rem.rem.Job) {
-			return fmt.Sprintf("job %s belongs to %s", ref, rem.rem.Job.User)
+	if r := rem.pendingRem(); r != nil && action != "requeue" {
+		if !s.mayAct(caller, r) {
+			return fmt.Sprintf("job %s belongs to %s", ref, r.User)
 		}
-		job, err := lifecycle.Next(rem.rem.Job, holdEvent(caller, action), now)
+		job, err := lifecycle.Next(*r, holdEvent(caller, action), now)
 		if err != nil {
 			return err.Error()
 		}
-		next := *rem.rem
-		next.Job = job
-		op.rems = append(op.rems, remChange{a: rem, next: &next})
+		op.rems = append(op.rems, rem.withRemJob(job))
 		did++
 	}
 	if did == 0 {
@@ -344,10 +342,10 @@ func (s *Server) update(caller peer, req api.UpdateRequest) (api.JobsResponse, e
 			changes = append(changes, change{j, next})
 		}
 	}
-	if msg == "" && rem != nil && rem.rem != nil && rem.rem.Job.State == api.StatePending {
-		next := *rem.rem
-		if msg = s.updateJobLocked(caller, req, &next.Job); msg == "" {
-			rems = append(rems, remChange{a: rem, next: &next})
+	if r := rem.pendingRem(); msg == "" && r != nil {
+		next := *r
+		if msg = s.updateJobLocked(caller, req, &next); msg == "" {
+			rems = append(rems, rem.withRemJob(next))
 		}
 	}
 	if msg == "" && len(changes)+len(rems) == 0 {

@@ -225,12 +225,12 @@ func (s *Server) killInvalidDepsLocked(kills []killOrder, now time.Time) {
 	var rems []remChange
 	for _, k := range kills {
 		if a := k.array; a != nil {
-			if a.rem == nil || a.rem.Job.State != api.StatePending || s.q.arrays[a.base] != a ||
-				s.dependencyLocked(&a.rem.Job, a.rem.Job.Spec.Dependency, nil, now, nil) != depNever {
+			r := a.pendingRem()
+			if r == nil || s.q.arrays[a.base] != a || s.dependencyLocked(r, r.Spec.Dependency, nil, now, nil) != depNever {
 				continue
 			}
-			if r, err := remEnded(a, neverEvent(&a.rem.Job), now); err == nil {
-				rems = append(rems, r)
+			if rc, err := remEnded(a, neverEvent(r), now); err == nil {
+				rems = append(rems, rc)
 			}
 			continue
 		}
@@ -286,8 +286,8 @@ func (s *Server) dependedOnLocked() map[uint64]bool {
 		add(&j.rec.Job)
 	}
 	for _, a := range s.q.arrays {
-		if a.rem != nil {
-			add(&a.rem.Job)
+		if r := a.remJob(); r != nil {
+			add(r)
 		}
 	}
 	return out

@@ -61,8 +61,7 @@ func (s *Server) pendingKeyLocked(id uint64) bool {
 	if j := s.q.active[id]; j != nil && j.state() == api.StatePending {
 		return true
 	}
-	a := s.q.arrays[id]
-	return a != nil && a.rem != nil && a.rem.Job.State == api.StatePending
+	return s.q.arrays[id].pendingRem() != nil
 }
 
 // usageLoop saves the ledger every fairshare.SaveInterval until ctx ends

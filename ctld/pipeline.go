@@ -205,17 +205,17 @@ func (s *Server) applyPipelineLocked(snap sched.Snapshot, c cycleNotes, plan sch
 	}
 	if len(c.first) > 0 {
 		for _, p := range snap.Pending {
-			if a := c.first[p.ID]; a != nil && a.rem != nil {
-				a.rem.Job.Priority = p.Priority
-				a.rem.Job.Reason, a.rem.Job.PlannedStart, a.rem.Job.PlannedNodes = api.ReasonNone, nil, nil
+			if r := c.first[p.ID].remJob(); r != nil {
+				r.Priority = p.Priority
+				r.Reason, r.PlannedStart, r.PlannedNodes = api.ReasonNone, nil, nil
 			}
 		}
 		for _, e := range plan.Pending {
-			if a := c.first[e.JobID]; a != nil && a.rem != nil {
-				a.rem.Job.Reason = e.Reason
+			if r := c.first[e.JobID].remJob(); r != nil {
+				r.Reason = e.Reason
 				if !e.Start.IsZero() {
 					at := e.Start
-					a.rem.Job.PlannedStart, a.rem.Job.PlannedNodes = &at, append([]string(nil), e.Nodes...)
+					r.PlannedStart, r.PlannedNodes = &at, append([]string(nil), e.Nodes...)
 				}
 			}
 		}

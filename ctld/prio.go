@@ -57,8 +57,8 @@ func (s *Server) pendingEntriesLocked() []fairshare.Pending {
 		}
 	}
 	for _, a := range s.q.arrays {
-		if a.rem != nil && a.remCount > 0 && a.rem.Job.State == api.StatePending {
-			out = append(out, fairshare.Pending{View: remView(a), Job: &a.rem.Job})
+		if r := a.pendingRem(); r != nil && a.remCount > 0 {
+			out = append(out, fairshare.Pending{View: remView(a), Job: r})
 		}
 	}
 	slices.SortFunc(out, func(a, b fairshare.Pending) int { return cmp.Compare(a.View.ID, b.View.ID) })

@@ -35,7 +35,7 @@ func (c cycleView) Pending() iter.Seq[*api.Job] {
 			}
 		}
 		for _, a := range c.s.q.arrays {
-			if a.rem != nil && a.rem.Job.State == api.StatePending && !yield(&a.rem.Job) {
+			if r := a.pendingRem(); r != nil && !yield(r) {
 				return
 			}
 		}
