@@ -296,7 +296,7 @@ func (s *Server) purgeFinished(now time.Time) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	keep := s.dependedOnLocked()
+	keep := s.q.dependedOn()
 	jobs, rems, err := s.q.purge(old, keep)
 	if err != nil {
 		s.log.Printf("purging finished jobs: %v", err)

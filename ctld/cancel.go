@@ -59,14 +59,16 @@ func (s *Server) cancel(caller peer, req api.CancelRequest) (api.CancelResponse,
 
 	now := time.Now()
 	s.mu.Lock()
-	// Array jobs, and tasks without a job of their own, first (array.go).
-	plain, targets, rems := s.cancelArraysLocked(caller, req, matches, errs, now)
+	// Array jobs, and tasks without a job of their own, first (the queue).
+	mine := func(job *api.Job) bool { return s.mayAct(caller, job) } // package authz
+	otherUser := req.User != "" && req.User != callerName
+	plain, targets, rems := s.q.cancelTargets(req, matches, mine, otherUser, errs, now)
 	for _, id := range plain {
 		j := s.q.jobs[id]
 		switch {
 		case j == nil:
 			errs.add(id, "job %d does not exist", id)
-		case !s.mayAct(caller, &j.rec.Job): // package authz
+		case !mine(&j.rec.Job):
 			errs.add(id, "job %d belongs to %s", id, j.rec.Job.User)
 		case j.state().Terminal():
 			errs.add(id, "job %d already finished (%s)", id, j.state())
@@ -83,8 +85,8 @@ func (s *Server) cancel(caller peer, req api.CancelRequest) (api.CancelResponse,
 			if !matches(&j.rec.Job) {
 				continue
 			}
-			if !s.mayAct(caller, &j.rec.Job) {
-				if req.User != "" && req.User != callerName {
+			if !mine(&j.rec.Job) {
+				if otherUser {
 					errs.add(id, "job %d belongs to %s", id, j.rec.Job.User)
 				}
 				continue
@@ -220,24 +222,24 @@ func (s *Server) endUnreachable(id uint64, nodeName string, sigErr error, by str
 	return true
 }
 
-// cancelArraysLocked sorts out what a cancel names in array jobs. An array
+// cancelTargets sorts out what a cancel names in array jobs. An array
 // job ID cancels its unfinished tasks and its pending remainder; a task
 // (by 123_4 or by its own ID) that has no job of its own gets one, to be
-// cancelled. plain are the other IDs; filters reach remainders too.
-func (s *Server) cancelArraysLocked(caller peer, req api.CancelRequest, matches func(*api.Job) bool,
+// cancelled. plain are the other IDs; filters reach remainders too, and
+// refuse those not mine with an error when the filter named otherUser.
+func (q *queue) cancelTargets(req api.CancelRequest, matches, mine func(*api.Job) bool, otherUser bool,
 	errs *refusals[uint64], now time.Time) (plain []uint64, targets []*job, rems []remChange) {
-	mine := func(job *api.Job) bool { return s.mayAct(caller, job) }
 	remMatches := func(a *arrayJob) bool {
 		r := a.pendingRem()
 		return r != nil && matches(r)
 	}
 	for _, id := range req.IDs {
-		a := s.q.arrays[id]
+		a := q.arrays[id]
 		switch {
 		case a != nil:
 			found, owner := false, "" // owner: of a task or remainder not the caller's
 			for pos := 0; pos < a.count; pos++ {
-				if j := s.q.jobs[a.base+uint64(pos)]; j != nil && !j.state().Terminal() && matches(&j.rec.Job) {
+				if j := q.jobs[a.base+uint64(pos)]; j != nil && !j.state().Terminal() && matches(&j.rec.Job) {
 					found = true
 					if !mine(&j.rec.Job) {
 						owner = j.rec.Job.User
@@ -260,19 +262,19 @@ func (s *Server) cancelArraysLocked(caller peer, req api.CancelRequest, matches 
 			case owner != "":
 				errs.add(id, "job %d belongs to %s", id, owner)
 			}
-		case s.q.jobs[id] == nil && s.q.arrayOf(id) != nil:
-			index, _ := s.q.arrayOf(id).indexOf(id)
+		case q.jobs[id] == nil && q.arrayOf(id) != nil:
+			index, _ := q.arrayOf(id).indexOf(id)
 			t := index
-			req.Tasks = append(req.Tasks, api.TaskRef{JobID: s.q.arrayOf(id).base, Task: t})
+			req.Tasks = append(req.Tasks, api.TaskRef{JobID: q.arrayOf(id).base, Task: t})
 		default:
 			plain = append(plain, id)
 		}
 	}
 	for _, t := range req.Tasks {
 		task := t.Task
-		jobs, _, msg := s.q.resolve(jobRef{id: t.JobID, task: &task})
+		jobs, _, msg := q.resolve(jobRef{id: t.JobID, task: &task})
 		key := t.JobID
-		if a := s.q.arrays[t.JobID]; a != nil {
+		if a := q.arrays[t.JobID]; a != nil {
 			if tid, ok := a.idOf(t.Task); ok {
 				key = tid
 			}
@@ -291,12 +293,12 @@ func (s *Server) cancelArraysLocked(caller peer, req api.CancelRequest, matches 
 		}
 	}
 	if len(req.IDs) == 0 && len(req.Tasks) == 0 {
-		for _, a := range s.q.arrays {
+		for _, a := range q.arrays {
 			if !remMatches(a) {
 				continue
 			}
 			if !mine(a.remJob()) {
-				if req.User != "" && req.User != s.users.name(caller.UID) {
+				if otherUser {
 					errs.add(a.base, "job %d belongs to %s", a.base, a.remJob().User)
 				}
 				continue

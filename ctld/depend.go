@@ -107,7 +107,7 @@ func (s *Server) dependencyLocked(job *api.Job, d *api.Dependency, task *int, no
 
 func (s *Server) conditionLocked(job *api.Job, c *api.DependencyCondition, task *int, now time.Time, notes *cycleNotes) depState {
 	if c.Type == api.DependSingleton {
-		if s.runningNamesLocked(notes)[job.User+"\x00"+job.Name] > 0 {
+		if s.q.runningNames(notes)[job.User+"\x00"+job.Name] > 0 {
 			return depWait
 		}
 		return depOK
@@ -151,24 +151,6 @@ func (s *Server) conditionLocked(job *api.Job, c *api.DependencyCondition, task 
 		return depNever
 	}
 	return depWait
-}
-
-// runningNamesLocked counts running jobs by user and name, once a
-// snapshot (every call without notes).
-func (s *Server) runningNamesLocked(notes *cycleNotes) map[string]int {
-	if notes != nil && notes.runningNames != nil {
-		return notes.runningNames
-	}
-	names := make(map[string]int)
-	for _, j := range s.q.active {
-		if j.state() == api.StateRunning {
-			names[j.rec.Job.User+"\x00"+j.rec.Job.Name]++
-		}
-	}
-	if notes != nil {
-		notes.runningNames = names
-	}
-	return names
 }
 
 func isSingleton(d *api.Dependency) bool  { return hasCondition(d, api.DependSingleton) }
@@ -268,31 +250,6 @@ func neverEvent(job *api.Job) lifecycle.Event {
 		Message: "dependency " + jobspec.FormatDependency(job.Spec.Dependency) + " can never be satisfied"}
 }
 
-// dependedOnLocked lists the jobs that pending jobs' dependencies name:
-// they are kept past retention while anything waits on them.
-func (s *Server) dependedOnLocked() map[uint64]bool {
-	out := make(map[uint64]bool)
-	add := func(job *api.Job) {
-		if job.State != api.StatePending || job.Spec.Dependency == nil {
-			return
-		}
-		for _, c := range job.Spec.Dependency.Conditions {
-			if c.JobID != 0 {
-				out[c.JobID] = true
-			}
-		}
-	}
-	for _, j := range s.q.active {
-		add(&j.rec.Job)
-	}
-	for _, a := range s.q.arrays {
-		if r := a.remJob(); r != nil {
-			add(r)
-		}
-	}
-	return out
-}
-
 // summary adds up what a condition names: task of array id, the
 // task with index corr (aftercorr), every task of array id, the single
 // task whose own ID is id, or job id.
@@ -336,4 +293,47 @@ func (q *queue) addTask(t *targetSummary, a *arrayJob, id uint64, index int) {
 	} else if a.pendingIndex(index) {
 		t.addRemainder(1, a.rem.Job.State)
 	}
+}
+
+// dependedOn lists the jobs that pending jobs' dependencies name:
+// they are kept past retention while anything waits on them.
+func (q *queue) dependedOn() map[uint64]bool {
+	out := make(map[uint64]bool)
+	add := func(job *api.Job) {
+		if job.State != api.StatePending || job.Spec.Dependency == nil {
+			return
+		}
+		for _, c := range job.Spec.Dependency.Conditions {
+			if c.JobID != 0 {
+				out[c.JobID] = true
+			}
+		}
+	}
+	for _, j := range q.active {
+		add(&j.rec.Job)
+	}
+	for _, a := range q.arrays {
+		if r := a.remJob(); r != nil {
+			add(r)
+		}
+	}
+	return out
+}
+
+// runningNames counts running jobs by user and name, once a
+// snapshot (every call without notes).
+func (q *queue) runningNames(notes *cycleNotes) map[string]int {
+	if notes != nil && notes.runningNames != nil {
+		return notes.runningNames
+	}
+	names := make(map[string]int)
+	for _, j := range q.active {
+		if j.state() == api.StateRunning {
+			names[j.rec.Job.User+"\x00"+j.rec.Job.Name]++
+		}
+	}
+	if notes != nil {
+		notes.runningNames = names
+	}
+	return names
 }

@@ -47,21 +47,12 @@ func (s *Server) loadUsage(now time.Time) error {
 // saveUsage charges running jobs up to now and stores the ledger.
 func (s *Server) saveUsage(now time.Time) error {
 	s.mu.RLock()
-	rec, err := s.fs.Record(recordsOf(s.q.active), now, s.pendingKeyLocked)
+	rec, err := s.fs.Record(recordsOf(s.q.active), now, s.q.pendingKey)
 	s.mu.RUnlock()
 	if err != nil {
 		return err
 	}
 	return s.store.PutUsage(rec)
-}
-
-// pendingKeyLocked reports whether id is a pending job or an array job
-// with pending tasks in its remainder.
-func (s *Server) pendingKeyLocked(id uint64) bool {
-	if j := s.q.active[id]; j != nil && j.state() == api.StatePending {
-		return true
-	}
-	return s.q.arrays[id].pendingRem() != nil
 }
 
 // usageLoop saves the ledger every fairshare.SaveInterval until ctx ends
@@ -79,4 +70,13 @@ func (s *Server) usageLoop(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// pendingKey reports whether id is a pending job or an array job
+// with pending tasks in its remainder.
+func (q *queue) pendingKey(id uint64) bool {
+	if j := q.active[id]; j != nil && j.state() == api.StatePending {
+		return true
+	}
+	return q.arrays[id].pendingRem() != nil
 }
