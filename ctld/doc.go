@@ -14,10 +14,18 @@
 // State lives in one bbolt file (package ctld/store) and, for speed, in
 // memory. The rule everywhere: a change is on disk before anything acts on
 // it or anyone is told about it, so a kill -9 at any moment loses nothing
-// that was acknowledged. Scheduling runs in one goroutine, woken by events
-// (submit, job end, cancel, node change) and by a timer; it builds a
-// sched.Snapshot, asks the Planner, and applies the Plan. No scheduling
-// policy lives here.
+// that was acknowledged.
+//
+// Jobs and array jobs belong to one type, queue (queue.go, commit.go): it
+// loads them, gives new ones their IDs, answers references (a job, a task
+// A_T, an array A) and commits every job change. How an array is stored,
+// one pending remainder record for the tasks not yet started, stays with
+// the queue and array.go; handlers see jobs, and an array's pending tasks
+// as one job (arrayJob.remJob).
+//
+// Scheduling runs in one goroutine, woken by events (submit, job end,
+// cancel, node change) and by a timer; it builds a sched.Snapshot, asks
+// the Planner, and applies the Plan. No scheduling policy lives here.
 //
 // A job's states belong to package lifecycle: every state change here is
 // an event handed to lifecycle.Next, and nothing else assigns a job's
@@ -30,8 +38,7 @@
 // jobspec.Validate, the rules the CLI applies before sending.
 //
 // Job pipelines (pipeline.go and the files it names) hook into those
-// steps: array jobs are stored as one pending remainder and offer the
-// planner a few tasks at a time; holds, begin times and dependencies block
+// steps: an array's pending tasks offer the planner a few at a time; holds, begin times and dependencies block
 // pending jobs in the snapshot; requeue, update, long-poll waits,
 // test-only submits and the accounting history are their own endpoints.
 //
@@ -47,8 +54,10 @@
 //
 //  1. Server.cycleMu: one scheduling cycle or test-only plan at a time;
 //     it guards the buffers and kill orders cycles share.
-//  2. Server.mu: jobs, arrays and nodes; read for snapshots and views,
-//     write for every commit.
+//  2. Server.mu: the queue (its jobs and arrays) and the nodes; read for
+//     snapshots and views, write for every commit. The queue has no lock
+//     of its own: its methods run under this one, and queue.submit takes
+//     it only to install what the store has already written.
 //  3. fairshare.State's lock: the usage ledger, taken inside package
 //     fairshare only.
 //

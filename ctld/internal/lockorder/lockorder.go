@@ -19,7 +19,7 @@ type (
 	// Cycle is ctld's Server.cycleMu: one scheduling cycle (or test-only
 	// plan) at a time.
 	Cycle struct{}
-	// Server is ctld's Server.mu: jobs, arrays, nodes.
+	// Server is ctld's Server.mu: the queue (jobs, arrays) and the nodes.
 	Server struct{}
 	// Fairshare is fairshare.State's lock: the usage ledger.
 	Fairshare struct{}
