@@ -125,27 +125,27 @@ func (s *Server) acctPlan(f *api.AcctFilter, caller peer) []acctItem {
 	switch {
 	case len(f.IDs)+len(f.Tasks) > 0:
 		for _, id := range f.IDs {
-			if a := s.q.arrays[id]; a != nil {
+			if a := s.q.array(id); a != nil {
 				for pos := 0; pos < a.count; pos++ {
-					addJob(s.q.jobs[a.base+uint64(pos)])
+					addJob(s.q.job(a.base + uint64(pos)))
 				}
 				addRem(a)
 			} else {
-				addJob(s.q.jobs[id])
+				addJob(s.q.job(id))
 			}
 		}
 		for _, t := range f.Tasks {
-			if a := s.q.arrays[t.JobID]; a != nil {
+			if a := s.q.array(t.JobID); a != nil {
 				if id, ok := a.idOf(t.Task); ok {
-					addJob(s.q.jobs[id])
+					addJob(s.q.job(id))
 				}
 			}
 		}
 	default:
-		for _, j := range s.q.jobs {
+		for _, j := range s.q.all() {
 			addJob(j)
 		}
-		for _, a := range s.q.arrays {
+		for _, a := range s.q.eachArray() {
 			addRem(a)
 		}
 	}

@@ -158,6 +158,15 @@ func (a *arrayJob) pendingRem() *api.Job {
 	return nil
 }
 
+// firstPending is up to n indexes of tasks without a job of their own,
+// lowest first.
+func (a *arrayJob) firstPending(n int) []int {
+	if a.rem == nil {
+		return nil
+	}
+	return firstIndexes(a.rem.Pending, n)
+}
+
 // withRemJob is the change that gives a's remainder the job next.
 func (a *arrayJob) withRemJob(job api.Job) remChange {
 	next := *a.rem
@@ -221,12 +230,12 @@ func taskView(a *arrayJob, index int) api.Job {
 // offers one task, carrying the reason. The first task offered stands for
 // the remainder in apply.
 func (s *Server) appendArrayTasksLocked(pending []sched.Pending, now time.Time, g *groupBuilder, notes *cycleNotes) []sched.Pending {
-	if len(s.q.arrays) == 0 {
+	if !s.q.hasArrays() {
 		return pending
 	}
 	notes.first = make(map[uint64]*arrayJob)
 	running := make(map[uint64]int)
-	for _, j := range s.q.active {
+	for _, j := range s.q.unfinished() {
 		if id := j.rec.Job.ArrayJobID; id != 0 && j.state() == api.StateRunning {
 			running[id]++
 		}
@@ -240,19 +249,18 @@ func (s *Server) appendArrayTasksLocked(pending []sched.Pending, now time.Time, 
 			}
 		}
 	}
-	for _, base := range s.q.bases {
-		a := s.q.arrays[base]
-		if a.rem == nil || a.remCount == 0 || a.rem.Job.State != api.StatePending {
+	for a := range s.q.arraysInOrder() {
+		job := a.pendingRem()
+		if job == nil || a.remCount == 0 {
 			continue
 		}
-		job := &a.rem.Job
 		prio := s.jobPriority(job, now)
 		n := min(a.remCount, 1+free[job.Partition]/max(job.CPUs, 1))
 		if a.maxRunning > 0 {
-			n = min(n, a.maxRunning-running[base])
+			n = min(n, a.maxRunning-running[a.base])
 		}
 		offered := 0
-		for _, index := range firstIndexes(a.rem.Pending, max(n, 1)) {
+		for _, index := range a.firstPending(max(n, 1)) {
 			id, _ := a.idOf(index)
 			view := taskView(a, index)
 			p := pendingOf(&view, id, prio, s.blockedOfLocked(&view, &index, now, notes))

@@ -64,7 +64,7 @@ func (s *Server) cancel(caller peer, req api.CancelRequest) (api.CancelResponse,
 	otherUser := req.User != "" && req.User != callerName
 	plain, targets, rems := s.q.cancelTargets(req, matches, mine, otherUser, errs, now)
 	for _, id := range plain {
-		j := s.q.jobs[id]
+		j := s.q.job(id)
 		switch {
 		case j == nil:
 			errs.add(id, "job %d does not exist", id)
@@ -81,7 +81,7 @@ func (s *Server) cancel(caller peer, req api.CancelRequest) (api.CancelResponse,
 	if len(req.IDs) == 0 && len(req.Tasks) == 0 {
 		// Filters only: a user's filter reaches their own jobs unless they
 		// name another user, whose jobs then get "belongs to" errors.
-		for id, j := range s.q.active {
+		for id, j := range s.q.unfinished() {
 			if !matches(&j.rec.Job) {
 				continue
 			}
@@ -205,7 +205,7 @@ func (s *Server) sendSignals(ctx context.Context, orders []signalOrder, by strin
 func (s *Server) endUnreachable(id uint64, nodeName string, sigErr error, by string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	j := s.q.jobs[id]
+	j := s.q.job(id)
 	if j == nil || j.state() != api.StateRunning {
 		return true // ended meanwhile
 	}

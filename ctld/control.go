@@ -226,7 +226,7 @@ func (s *Server) signalRequeue(o signalOrder, by string) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	j := s.q.jobs[o.id]
+	j := s.q.job(o.id)
 	if j == nil || j.state() != api.StateRunning || !j.rec.RequeueRequested || s.bgCtx.Err() != nil {
 		return
 	}
@@ -259,7 +259,7 @@ func (s *Server) requeueOnNodeFail(j *job) bool {
 func (s *Server) enforceTimeLimits(now time.Time) {
 	s.mu.Lock()
 	var orders []signalOrder
-	for _, j := range s.q.active {
+	for _, j := range s.q.unfinished() {
 		job := &j.rec.Job
 		if !j.rec.EnforceTimeLimit || job.State != api.StateRunning || j.limitSignalled || j.cancelRequested ||
 			job.StartTime == nil || now.Before(job.StartTime.Add(time.Duration(job.TimeLimit)*time.Second)) ||
@@ -279,7 +279,7 @@ func (s *Server) enforceTimeLimits(now time.Time) {
 			continue
 		}
 		s.mu.Lock()
-		if j := s.q.jobs[o.id]; j != nil {
+		if j := s.q.job(o.id); j != nil {
 			j.limitSignalled = false // try again next time
 		}
 		s.mu.Unlock()

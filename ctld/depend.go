@@ -182,9 +182,9 @@ func checkDependencyTargets(a *admission, spec *api.JobSpec) error {
 		switch {
 		case c.JobID == 0:
 		case c.ArrayTask != nil:
-			arr := s.q.arrays[c.JobID]
+			arr := s.q.array(c.JobID)
 			if arr == nil {
-				if s.q.jobs[c.JobID] != nil || s.q.arrayOf(c.JobID) != nil {
+				if s.q.job(c.JobID) != nil || s.q.arrayOf(c.JobID) != nil {
 					return bad("job %d is not an array job, so %d_%d names nothing", c.JobID, c.JobID, *c.ArrayTask)
 				}
 				return bad("job %d does not exist", c.JobID)
@@ -192,7 +192,7 @@ func checkDependencyTargets(a *admission, spec *api.JobSpec) error {
 			if _, ok := arr.idOf(*c.ArrayTask); !ok {
 				return bad("array job %d has no task %d", c.JobID, *c.ArrayTask)
 			}
-		case s.q.jobs[c.JobID] == nil && s.q.arrayOf(c.JobID) == nil:
+		case s.q.job(c.JobID) == nil && s.q.arrayOf(c.JobID) == nil:
 			return bad("job %d does not exist", c.JobID)
 		}
 	}
@@ -208,7 +208,7 @@ func (s *Server) killInvalidDepsLocked(kills []killOrder, now time.Time) {
 	for _, k := range kills {
 		if a := k.array; a != nil {
 			r := a.pendingRem()
-			if r == nil || s.q.arrays[a.base] != a || s.dependencyLocked(r, r.Spec.Dependency, nil, now, nil) != depNever {
+			if r == nil || s.q.array(a.base) != a || s.dependencyLocked(r, r.Spec.Dependency, nil, now, nil) != depNever {
 				continue
 			}
 			if rc, err := remEnded(a, neverEvent(r), now); err == nil {
@@ -216,7 +216,7 @@ func (s *Server) killInvalidDepsLocked(kills []killOrder, now time.Time) {
 			}
 			continue
 		}
-		j := s.q.active[k.id]
+		j := s.q.unfinishedJob(k.id)
 		if j == nil {
 			j = s.q.pendingTask(k.id)
 		}

@@ -175,7 +175,7 @@ func (s *Server) lostOnDownedLocked(downed map[string]bool, now time.Time) []cha
 		return nil
 	}
 	var lost []change
-	for _, j := range s.q.active {
+	for _, j := range s.q.unfinished() {
 		if j.state() != api.StateRunning {
 			continue
 		}

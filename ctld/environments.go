@@ -201,7 +201,7 @@ func (s *Server) handleLog(w http.ResponseWriter, r *http.Request, caller peer) 
 	}
 	stderr := r.URL.Query().Get("err") == "1"
 	s.mu.RLock()
-	j := s.q.jobs[id]
+	j := s.q.job(id)
 	if j == nil {
 		s.mu.RUnlock()
 		writeError(w, fault.Errorf(fault.NotFound, "job %d does not exist", id))

@@ -99,7 +99,7 @@ func jobFGPUPerNode(job *api.Job) int {
 // heldGPUsLocked is what running jobs hold of each node's devices.
 func (s *Server) heldGPUsLocked() map[string][]gpu.Holding {
 	held := make(map[string][]gpu.Holding)
-	for _, j := range s.q.active {
+	for _, j := range s.q.unfinished() {
 		job := &j.rec.Job
 		if job.State != api.StateRunning {
 			continue
@@ -277,7 +277,7 @@ func (s *Server) nodeGPUViewLocked(name string, n *node, held map[string][]gpu.H
 // gpuJobsLocked lists, per node and device, the running jobs holding it.
 func (s *Server) gpuJobsLocked() map[string]map[int][]uint64 {
 	out := map[string]map[int][]uint64{}
-	for id, j := range s.q.active {
+	for id, j := range s.q.unfinished() {
 		if j.state() != api.StateRunning {
 			continue
 		}

@@ -38,7 +38,7 @@ func (s *Server) loadUsage(now time.Time) error {
 	if err != nil {
 		return err
 	}
-	if err := s.fs.Restore(rec, recordsOf(s.q.jobs), now); err != nil {
+	if err := s.fs.Restore(rec, records(s.q.all()), now); err != nil {
 		s.log.Printf("fairshare: %v; rebuilt it from the job records", err)
 	}
 	return nil
@@ -47,7 +47,7 @@ func (s *Server) loadUsage(now time.Time) error {
 // saveUsage charges running jobs up to now and stores the ledger.
 func (s *Server) saveUsage(now time.Time) error {
 	s.mu.RLock()
-	rec, err := s.fs.Record(recordsOf(s.q.active), now, s.q.pendingKey)
+	rec, err := s.fs.Record(records(s.q.unfinished()), now, s.q.pendingKey)
 	s.mu.RUnlock()
 	if err != nil {
 		return err

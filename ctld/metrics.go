@@ -119,7 +119,7 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 	type key struct{ state, part string }
 	jobs := map[key]int{}
 	s.mu.RLock()
-	for _, j := range s.q.jobs {
+	for _, j := range s.q.all() {
 		jobs[key{string(j.state()), j.rec.Job.Partition}]++
 	}
 	parts := s.parts.names()

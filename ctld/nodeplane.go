@@ -99,7 +99,7 @@ func (s *Server) applyEvents(events []api.JobEvent) error {
 		changes = append(changes, change{j, next})
 	}
 	for _, ev := range events {
-		j := s.q.jobs[ev.JobID]
+		j := s.q.job(ev.JobID)
 		if j == nil || j.state() != api.StateRunning || endedNow[ev.JobID] ||
 			(ev.Node != "" && ev.Node != j.batchHost()) {
 			if ev.Kind == api.EventEnded && (j == nil || !j.state().Terminal()) {

@@ -145,12 +145,12 @@ func (s *Server) reconcileLocked(n *node, running []uint64, now time.Time) (kill
 	reported := make(map[uint64]bool, len(running))
 	for _, id := range running {
 		reported[id] = true
-		j := s.q.jobs[id]
+		j := s.q.job(id)
 		if j == nil || j.state() != api.StateRunning || j.batchHost() != n.rec.Name {
 			kill = append(kill, id)
 		}
 	}
-	for id, j := range s.q.active {
+	for id, j := range s.q.unfinished() {
 		if j.state() != api.StateRunning || j.batchHost() != n.rec.Name {
 			continue
 		}
@@ -249,7 +249,7 @@ func (s *Server) sweepNodes(now time.Time) {
 	}
 	var lost []change
 	if len(silent) > 0 {
-		for _, j := range s.q.active {
+		for _, j := range s.q.unfinished() {
 			if j.state() != api.StateRunning {
 				continue
 			}
@@ -296,7 +296,7 @@ func (s *Server) listNodes() []api.Node {
 	defer s.mu.RUnlock()
 	alloc := s.allocationLocked()
 	jobsOn := make(map[string][]uint64)
-	for id, j := range s.q.active {
+	for id, j := range s.q.unfinished() {
 		if j.state() == api.StateRunning {
 			for _, name := range j.rec.Job.Nodes {
 				jobsOn[name] = append(jobsOn[name], id)

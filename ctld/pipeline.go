@@ -230,7 +230,7 @@ func (s *Server) applyPipelineLocked(snap sched.Snapshot, c cycleNotes, plan sch
 // policies) are not checked again: only cycles start jobs, so nothing
 // has started since the snapshot.
 func (s *Server) startCandidateLocked(id uint64, nodes []string) *job {
-	j := s.q.active[id]
+	j := s.q.unfinishedJob(id)
 	if j == nil {
 		j = s.q.pendingTask(id)
 	}

@@ -62,7 +62,7 @@ func (s *Server) checkPolicySubmitLocked(user string, spec *api.JobSpec) error {
 // pending, has pending). The caller holds s.mu.
 func (s *Server) policyTallyLocked(pending bool) *policy.Tally {
 	t := policy.NewTally()
-	for _, j := range s.q.active {
+	for _, j := range s.q.unfinished() {
 		job := &j.rec.Job
 		switch job.State {
 		case api.StateRunning:

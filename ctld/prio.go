@@ -51,12 +51,12 @@ func (s *Server) handlePrio(w http.ResponseWriter, r *http.Request, _ peer) {
 // held (read is enough).
 func (s *Server) pendingEntriesLocked() []fairshare.Pending {
 	var out []fairshare.Pending
-	for _, j := range s.q.active {
+	for _, j := range s.q.unfinished() {
 		if j.state() == api.StatePending {
 			out = append(out, fairshare.Pending{View: j.rec.Job, Job: &j.rec.Job})
 		}
 	}
-	for _, a := range s.q.arrays {
+	for _, a := range s.q.eachArray() {
 		if r := a.pendingRem(); r != nil && a.remCount > 0 {
 			out = append(out, fairshare.Pending{View: remView(a), Job: r})
 		}

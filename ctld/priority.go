@@ -25,35 +25,9 @@ type cycleView struct{ s *Server }
 
 var _ fairshare.Cluster = cycleView{}
 
-func (c cycleView) Active() iter.Seq[*api.Job] { return recordsOf(c.s.q.active) }
-
-func (c cycleView) Pending() iter.Seq[*api.Job] {
-	return func(yield func(*api.Job) bool) {
-		for _, j := range c.s.q.active {
-			if j.state() == api.StatePending && !yield(&j.rec.Job) {
-				return
-			}
-		}
-		for _, a := range c.s.q.arrays {
-			if r := a.pendingRem(); r != nil && !yield(r) {
-				return
-			}
-		}
-	}
-}
-
-func (c cycleView) Size() priority.Cluster { return c.s.clusterSizeLocked() }
-
-// recordsOf lists the jobs of m.
-func recordsOf(m map[uint64]*job) iter.Seq[*api.Job] {
-	return func(yield func(*api.Job) bool) {
-		for _, j := range m {
-			if !yield(&j.rec.Job) {
-				return
-			}
-		}
-	}
-}
+func (c cycleView) Active() iter.Seq[*api.Job]  { return records(c.s.q.unfinished()) }
+func (c cycleView) Pending() iter.Seq[*api.Job] { return c.s.q.pending() }
+func (c cycleView) Size() priority.Cluster      { return c.s.clusterSizeLocked() }
 
 // clusterSizeLocked is what the size factor measures jobs against: every
 // known node, up or not, so priorities do not jump when a node flaps.

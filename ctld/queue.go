@@ -2,6 +2,7 @@ package ctld
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 	"sort"
 
@@ -36,24 +37,80 @@ func newQueue() *queue {
 	return &queue{jobs: make(map[uint64]*job), active: make(map[uint64]*job), arrays: make(map[uint64]*arrayJob)}
 }
 
+// Outside the queue's own methods, nothing reads its maps: these are the
+// ways in, so that how jobs and arrays are kept can change here alone.
+
 // job is the job with this ID that has a record of its own, nil if none.
 func (q *queue) job(id uint64) *job { return q.jobs[id] }
 
-// eachActive calls fn on every pending and running job that has a record
-// of its own, in no particular order, until fn returns false.
-func (q *queue) eachActive(fn func(*job) bool) {
-	for _, j := range q.active {
-		if !fn(j) {
-			return
+// unfinishedJob is job(id) while it is pending or running, nil otherwise.
+func (q *queue) unfinishedJob(id uint64) *job { return q.active[id] }
+
+// array is the array job with this ID, nil if none.
+func (q *queue) array(id uint64) *arrayJob { return q.arrays[id] }
+
+func (q *queue) hasArrays() bool { return len(q.arrays) > 0 }
+
+// size is how many jobs have a record of their own, and how many of them
+// are pending or running.
+func (q *queue) size() (jobs, unfinished int) { return len(q.jobs), len(q.active) }
+
+// all yields every job with a record of its own, finished ones too, in
+// no particular order.
+func (q *queue) all() iter.Seq2[uint64, *job] { return eachOf(q.jobs) }
+
+// unfinished yields the pending and running jobs with a record of their
+// own, in no particular order.
+func (q *queue) unfinished() iter.Seq2[uint64, *job] { return eachOf(q.active) }
+
+func eachOf[V any](m map[uint64]V) iter.Seq2[uint64, V] {
+	return func(yield func(uint64, V) bool) {
+		for id, v := range m {
+			if !yield(id, v) {
+				return
+			}
 		}
 	}
 }
 
-// eachJob is eachActive over every job, finished ones too.
-func (q *queue) eachJob(fn func(*job) bool) {
-	for _, j := range q.jobs {
-		if !fn(j) {
-			return
+// eachArray yields every array job in no particular order; inOrder
+// yields them by ascending ID.
+func (q *queue) eachArray() iter.Seq2[uint64, *arrayJob] { return eachOf(q.arrays) }
+
+func (q *queue) arraysInOrder() iter.Seq[*arrayJob] {
+	return func(yield func(*arrayJob) bool) {
+		for _, base := range q.bases {
+			if !yield(q.arrays[base]) {
+				return
+			}
+		}
+	}
+}
+
+// records yields the records' jobs of all (or of unfinished).
+func records(seq iter.Seq2[uint64, *job]) iter.Seq[*api.Job] {
+	return func(yield func(*api.Job) bool) {
+		for _, j := range seq {
+			if !yield(&j.rec.Job) {
+				return
+			}
+		}
+	}
+}
+
+// pending yields every pending job, an array's pending tasks as one (its
+// remainder's job).
+func (q *queue) pending() iter.Seq[*api.Job] {
+	return func(yield func(*api.Job) bool) {
+		for _, j := range q.active {
+			if j.state() == api.StatePending && !yield(&j.rec.Job) {
+				return
+			}
+		}
+		for _, a := range q.arrays {
+			if r := a.pendingRem(); r != nil && !yield(r) {
+				return
+			}
 		}
 	}
 }

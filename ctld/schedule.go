@@ -119,12 +119,12 @@ type launchOrder struct {
 func (s *Server) applyLocked(snap sched.Snapshot, notes cycleNotes, plan sched.Plan, now time.Time) []launchOrder {
 	s.applyPipelineLocked(snap, notes, plan, now) // array reasons, dependency kills
 	for _, p := range snap.Pending {
-		if j := s.q.active[p.ID]; j != nil && j.state() == api.StatePending {
+		if j := s.q.unfinishedJob(p.ID); j != nil && j.state() == api.StatePending {
 			j.rec.Job.Priority = p.Priority
 		}
 	}
 	for _, e := range plan.Pending {
-		j := s.q.active[e.JobID]
+		j := s.q.unfinishedJob(e.JobID)
 		if j == nil || j.state() != api.StatePending {
 			continue
 		}
@@ -229,7 +229,7 @@ func (s *Server) launch(l launchOrder) {
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	j := s.q.jobs[l.id]
+	j := s.q.job(l.id)
 	if j == nil || j.launch.seq != l.seq {
 		return // a later start (or the job's end) has superseded this launch
 	}

@@ -371,8 +371,9 @@ func (s *Server) run(ctx context.Context) error {
 	go func() { defer wg.Done(); s.metrics.serve(loops) }() // metrics.go; returns at once without metrics
 
 	s.mu.RLock()
+	jobs, active := s.q.size()
 	s.log.Printf("serving users on %s, nodes on %s (%d jobs, %d active, %d nodes known)",
-		s.cfg.Socket, s.nodeURL, len(s.q.jobs), len(s.q.active), len(s.nodes))
+		s.cfg.Socket, s.nodeURL, jobs, active, len(s.nodes))
 	s.mu.RUnlock()
 	s.Kick()
 

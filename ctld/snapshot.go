@@ -100,7 +100,7 @@ func (s *Server) snapshotLocked(now time.Time, test *api.Job) (sched.Snapshot, c
 	// serializes cycles; planners keep nothing between calls): a long
 	// queue would otherwise allocate megabytes per cycle.
 	pending := s.idBuf[:0]
-	for id, j := range s.q.active {
+	for id, j := range s.q.unfinished() {
 		job := &j.rec.Job
 		switch job.State {
 		case api.StateRunning:
@@ -122,9 +122,9 @@ func (s *Server) snapshotLocked(now time.Time, test *api.Job) (sched.Snapshot, c
 	snap.Pending = slices.Grow(s.pendingBuf[:0], len(pending))[:len(pending)]
 	g := s.newGroupsLocked()
 	for i, id := range pending {
-		job := &s.q.active[id].rec.Job
+		job := &s.q.unfinishedJob(id).rec.Job
 		snap.Pending[i] = pendingOf(job, id, s.jobPriority(job, now), s.blockedOfLocked(job, job.ArrayTaskID, now, &notes))
-		snap.Pending[i].Groups = g.pendingMembers(job, s.q.arrays[job.ArrayJobID])
+		snap.Pending[i].Groups = g.pendingMembers(job, s.q.array(job.ArrayJobID))
 	}
 	snap.Pending = s.appendArrayTasksLocked(snap.Pending, now, g, &notes)
 	if test != nil {
@@ -134,7 +134,7 @@ func (s *Server) snapshotLocked(now time.Time, test *api.Job) (sched.Snapshot, c
 		snap.Pending = append(snap.Pending, p)
 	}
 	s.pendingBuf = snap.Pending
-	g.addRunning(snap.Running, s.q.active)
+	g.addRunning(snap.Running, s.q)
 	snap.GroupLimits = g.Limits()
 	return snap, notes
 }
@@ -143,11 +143,11 @@ func (s *Server) snapshotLocked(now time.Time, test *api.Job) (sched.Snapshot, c
 type groupBuilder struct {
 	groups.Builder
 	policies *policy.Set // nil without policies: no policy groups
-	arrays   map[uint64]*arrayJob
+	q        *queue
 }
 
 func (s *Server) newGroupsLocked() *groupBuilder {
-	g := &groupBuilder{arrays: s.q.arrays}
+	g := &groupBuilder{q: s.q}
 	if !s.policies.Empty() {
 		g.policies = s.policies
 	}
@@ -174,12 +174,12 @@ func (g *groupBuilder) pendingMembers(job *api.Job, a *arrayJob) []sched.Member 
 
 // addRunning counts the running jobs in the groups the pending ones are
 // limited by.
-func (g *groupBuilder) addRunning(running []sched.Running, active map[uint64]*job) {
+func (g *groupBuilder) addRunning(running []sched.Running, q *queue) {
 	if g.Limits() == nil {
 		return
 	}
 	for i := range running {
-		job := &active[running[i].ID].rec.Job
-		running[i].Groups = g.Running(g.describe(job, g.arrays[job.ArrayJobID]))
+		job := &q.unfinishedJob(running[i].ID).rec.Job
+		running[i].Groups = g.Running(g.describe(job, q.array(job.ArrayJobID)))
 	}
 }

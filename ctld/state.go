@@ -224,7 +224,7 @@ func (s *Server) load(now time.Time) error {
 // allocation is what running jobs hold on each node.
 func (s *Server) allocationLocked() map[string]sched.Resources {
 	alloc := make(map[string]sched.Resources)
-	for _, j := range s.q.active {
+	for _, j := range s.q.unfinished() {
 		if j.state() != api.StateRunning {
 			continue
 		}

@@ -148,20 +148,22 @@ func (s *Server) listJobs(f api.JobFilter) listing {
 	switch {
 	case len(f.IDs)+len(f.Tasks) > 0:
 		for _, id := range f.IDs {
-			if j := s.q.jobs[id]; j != nil && match(&j.rec.Job) {
+			if j := s.q.job(id); j != nil && match(&j.rec.Job) {
 				picked = append(picked, &j.rec.Job)
 			}
 		}
 	case includeFinished:
-		picked = make([]*api.Job, 0, len(s.q.jobs))
-		for _, j := range s.q.jobs {
+		n, _ := s.q.size()
+		picked = make([]*api.Job, 0, n)
+		for _, j := range s.q.all() {
 			if match(&j.rec.Job) {
 				picked = append(picked, &j.rec.Job)
 			}
 		}
 	default:
-		picked = make([]*api.Job, 0, len(s.q.active))
-		for _, j := range s.q.active {
+		_, n := s.q.size()
+		picked = make([]*api.Job, 0, n)
+		for _, j := range s.q.unfinished() {
 			if match(&j.rec.Job) {
 				picked = append(picked, &j.rec.Job)
 			}
