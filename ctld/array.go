@@ -241,7 +241,7 @@ func (s *Server) appendArrayTasksLocked(pending []sched.Pending, now time.Time, 
 		}
 	}
 	free := make(map[string]int) // free CPUs of each partition's nodes that are up
-	alloc := s.allocationLocked()
+	alloc := s.q.allocation()
 	for name, n := range s.nodes {
 		if n.up {
 			for _, p := range n.parts {

@@ -80,79 +80,6 @@ func (t *targetSummary) addRemainder(n int, st api.JobState) {
 	}
 }
 
-// dependencyLocked evaluates a job's dependency. task is the job's array
-// index (aftercorr), nil outside arrays; wake times go to notes (nil:
-// nowhere). The caller holds s.mu.
-func (s *Server) dependencyLocked(job *api.Job, d *api.Dependency, task *int, now time.Time, notes *cycleNotes) depState {
-	all, anyOK, never := true, false, 0
-	for i := range d.Conditions {
-		switch s.conditionLocked(job, &d.Conditions[i], task, now, notes) {
-		case depOK:
-			anyOK = true
-		case depNever:
-			never++
-			all = false
-		default:
-			all = false
-		}
-	}
-	switch {
-	case d.Any && anyOK, !d.Any && all:
-		return depOK
-	case d.Any && never == len(d.Conditions), !d.Any && never > 0:
-		return depNever
-	}
-	return depWait
-}
-
-func (s *Server) conditionLocked(job *api.Job, c *api.DependencyCondition, task *int, now time.Time, notes *cycleNotes) depState {
-	if c.Type == api.DependSingleton {
-		if s.q.runningNames(notes)[job.User+"\x00"+job.Name] > 0 {
-			return depWait
-		}
-		return depOK
-	}
-	var corr *int
-	if c.Type == api.DependAfterCorr {
-		corr = task
-	}
-	t := s.q.summary(c.JobID, c.ArrayTask, corr)
-	if !t.found {
-		return depOK
-	}
-	switch c.Type {
-	case api.DependAfter:
-		if t.startedOrGone < t.total {
-			return depWait
-		}
-		if at := t.lastStart.Add(time.Duration(c.Delay) * time.Second); c.Delay > 0 && now.Before(at) {
-			notes.wakeAtLeast(at)
-			return depWait
-		}
-		return depOK
-	case api.DependAfterAny:
-		if t.ended == t.total {
-			return depOK
-		}
-	case api.DependAfterOK, api.DependAfterCorr:
-		if t.ended > t.completed {
-			return depNever
-		}
-		if t.completed == t.total {
-			return depOK
-		}
-	case api.DependAfterNotOK:
-		if t.ended < t.total {
-			return depWait
-		}
-		if t.completed < t.total {
-			return depOK
-		}
-		return depNever
-	}
-	return depWait
-}
-
 func isSingleton(d *api.Dependency) bool  { return hasCondition(d, api.DependSingleton) }
 func hasAfterCorr(d *api.Dependency) bool { return hasCondition(d, api.DependAfterCorr) }
 
@@ -208,7 +135,7 @@ func (s *Server) killInvalidDepsLocked(kills []killOrder, now time.Time) {
 	for _, k := range kills {
 		if a := k.array; a != nil {
 			r := a.pendingRem()
-			if r == nil || s.q.array(a.base) != a || s.dependencyLocked(r, r.Spec.Dependency, nil, now, nil) != depNever {
+			if r == nil || s.q.array(a.base) != a || s.q.dependency(r, r.Spec.Dependency, nil, now, nil) != depNever {
 				continue
 			}
 			if rc, err := remEnded(a, neverEvent(r), now); err == nil {
@@ -221,7 +148,7 @@ func (s *Server) killInvalidDepsLocked(kills []killOrder, now time.Time) {
 			j = s.q.pendingTask(k.id)
 		}
 		if j == nil || j.state() != api.StatePending || j.rec.Job.Spec.Dependency == nil ||
-			s.dependencyLocked(&j.rec.Job, j.rec.Job.Spec.Dependency, j.rec.Job.ArrayTaskID, now, nil) != depNever {
+			s.q.dependency(&j.rec.Job, j.rec.Job.Spec.Dependency, j.rec.Job.ArrayTaskID, now, nil) != depNever {
 			continue
 		}
 		if next, err := step(j.rec, neverEvent(&j.rec.Job), now); err == nil {
@@ -336,4 +263,77 @@ func (q *queue) runningNames(notes *cycleNotes) map[string]int {
 		notes.runningNames = names
 	}
 	return names
+}
+
+// dependency evaluates a job's dependency. task is the job's array
+// index (aftercorr), nil outside arrays; wake times go to notes (nil:
+// nowhere). The caller holds s.mu.
+func (q *queue) dependency(job *api.Job, d *api.Dependency, task *int, now time.Time, notes *cycleNotes) depState {
+	all, anyOK, never := true, false, 0
+	for i := range d.Conditions {
+		switch q.condition(job, &d.Conditions[i], task, now, notes) {
+		case depOK:
+			anyOK = true
+		case depNever:
+			never++
+			all = false
+		default:
+			all = false
+		}
+	}
+	switch {
+	case d.Any && anyOK, !d.Any && all:
+		return depOK
+	case d.Any && never == len(d.Conditions), !d.Any && never > 0:
+		return depNever
+	}
+	return depWait
+}
+
+func (q *queue) condition(job *api.Job, c *api.DependencyCondition, task *int, now time.Time, notes *cycleNotes) depState {
+	if c.Type == api.DependSingleton {
+		if q.runningNames(notes)[job.User+"\x00"+job.Name] > 0 {
+			return depWait
+		}
+		return depOK
+	}
+	var corr *int
+	if c.Type == api.DependAfterCorr {
+		corr = task
+	}
+	t := q.summary(c.JobID, c.ArrayTask, corr)
+	if !t.found {
+		return depOK
+	}
+	switch c.Type {
+	case api.DependAfter:
+		if t.startedOrGone < t.total {
+			return depWait
+		}
+		if at := t.lastStart.Add(time.Duration(c.Delay) * time.Second); c.Delay > 0 && now.Before(at) {
+			notes.wakeAtLeast(at)
+			return depWait
+		}
+		return depOK
+	case api.DependAfterAny:
+		if t.ended == t.total {
+			return depOK
+		}
+	case api.DependAfterOK, api.DependAfterCorr:
+		if t.ended > t.completed {
+			return depNever
+		}
+		if t.completed == t.total {
+			return depOK
+		}
+	case api.DependAfterNotOK:
+		if t.ended < t.total {
+			return depWait
+		}
+		if t.completed < t.total {
+			return depOK
+		}
+		return depNever
+	}
+	return depWait
 }

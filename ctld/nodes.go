@@ -294,7 +294,7 @@ func (s *Server) markDownLocked(name, reason string, now time.Time) {
 func (s *Server) listNodes() []api.Node {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	alloc := s.allocationLocked()
+	alloc := s.q.allocation()
 	jobsOn := make(map[string][]uint64)
 	for id, j := range s.q.unfinished() {
 		if j.state() == api.StateRunning {

@@ -165,7 +165,7 @@ func (s *Server) blockedLocked(job *api.Job, task *int, now time.Time, notes *cy
 		return r
 	}
 	if d := job.Spec.Dependency; d != nil {
-		switch s.dependencyLocked(job, d, task, now, notes) {
+		switch s.q.dependency(job, d, task, now, notes) {
 		case depWait:
 			return api.ReasonDependency
 		case depNever:

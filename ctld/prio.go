@@ -47,29 +47,11 @@ func (s *Server) handlePrio(w http.ResponseWriter, r *http.Request, _ peer) {
 	writeJSON(w, http.StatusOK, s.prio(f, time.Now()))
 }
 
-// pendingEntriesLocked lists pending jobs and array remainders. s.mu is
-// held (read is enough).
-func (s *Server) pendingEntriesLocked() []fairshare.Pending {
-	var out []fairshare.Pending
-	for _, j := range s.q.unfinished() {
-		if j.state() == api.StatePending {
-			out = append(out, fairshare.Pending{View: j.rec.Job, Job: &j.rec.Job})
-		}
-	}
-	for _, a := range s.q.eachArray() {
-		if r := a.pendingRem(); r != nil && a.remCount > 0 {
-			out = append(out, fairshare.Pending{View: remView(a), Job: r})
-		}
-	}
-	slices.SortFunc(out, func(a, b fairshare.Pending) int { return cmp.Compare(a.View.ID, b.View.ID) })
-	return out
-}
-
 // prio computes every matching pending job's priority afresh at now.
 func (s *Server) prio(filter api.PrioFilter, now time.Time) api.PrioResponse {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.fs.Prio(s.pendingEntriesLocked(), s.clusterSizeLocked(), filter, now)
+	return s.fs.Prio(s.q.pendingEntries(), s.clusterSizeLocked(), filter, now)
 }
 
 func (s *Server) handleShare(w http.ResponseWriter, r *http.Request, _ peer) {
@@ -89,9 +71,27 @@ func (s *Server) handleShare(w http.ResponseWriter, r *http.Request, _ peer) {
 func (s *Server) share(users []string, now time.Time) api.ShareResponse {
 	s.mu.RLock()
 	var owners []priority.Job
-	for _, e := range s.pendingEntriesLocked() {
+	for _, e := range s.q.pendingEntries() {
 		owners = append(owners, priority.Job{User: e.Job.User, Account: e.Job.Spec.Account})
 	}
 	s.mu.RUnlock()
 	return s.fs.Share(owners, users, now)
+}
+
+// pendingEntries lists pending jobs and array remainders. s.mu is
+// held (read is enough).
+func (q *queue) pendingEntries() []fairshare.Pending {
+	var out []fairshare.Pending
+	for _, j := range q.unfinished() {
+		if j.state() == api.StatePending {
+			out = append(out, fairshare.Pending{View: j.rec.Job, Job: &j.rec.Job})
+		}
+	}
+	for _, a := range q.eachArray() {
+		if r := a.pendingRem(); r != nil && a.remCount > 0 {
+			out = append(out, fairshare.Pending{View: remView(a), Job: r})
+		}
+	}
+	slices.SortFunc(out, func(a, b fairshare.Pending) int { return cmp.Compare(a.View.ID, b.View.ID) })
+	return out
 }

@@ -145,7 +145,7 @@ func (s *Server) applyLocked(snap sched.Snapshot, notes cycleNotes, plan sched.P
 		return nil
 	}
 	free := make(map[string]sched.Resources, len(s.nodes))
-	alloc := s.allocationLocked()
+	alloc := s.q.allocation()
 	for name, n := range s.nodes {
 		if n.up {
 			free[name] = withoutFGPU(sched.Resources{CPUs: n.rec.CPUs, MemBytes: n.rec.MemBytes}.Sub(alloc[name]))

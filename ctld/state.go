@@ -221,10 +221,16 @@ func (s *Server) load(now time.Time) error {
 	return nil
 }
 
+// perNode is what a job needs on each of its nodes; FGPU is what it holds
+// (or asks for) per node (gpus.go).
+func perNode(j *api.Job) sched.Resources {
+	return sched.Resources{CPUs: j.CPUs, MemBytes: j.MemBytes, FGPU: jobFGPUPerNode(j)}
+}
+
 // allocation is what running jobs hold on each node.
-func (s *Server) allocationLocked() map[string]sched.Resources {
+func (q *queue) allocation() map[string]sched.Resources {
 	alloc := make(map[string]sched.Resources)
-	for _, j := range s.q.unfinished() {
+	for _, j := range q.unfinished() {
 		if j.state() != api.StateRunning {
 			continue
 		}
@@ -233,10 +239,4 @@ func (s *Server) allocationLocked() map[string]sched.Resources {
 		}
 	}
 	return alloc
-}
-
-// perNode is what a job needs on each of its nodes; FGPU is what it holds
-// (or asks for) per node (gpus.go).
-func perNode(j *api.Job) sched.Resources {
-	return sched.Resources{CPUs: j.CPUs, MemBytes: j.MemBytes, FGPU: jobFGPUPerNode(j)}
 }
