@@ -48,7 +48,10 @@ func (s *Server) handleAcct(w http.ResponseWriter, r *http.Request, caller peer)
 			}
 		}
 	}
-	s.writeAcct(w, s.acctPlan(&f, caller), &f, caller)
+	s.mu.RLock()
+	items := s.q.history(&f, caller)
+	s.mu.RUnlock()
+	s.writeAcct(w, sortAcct(items), &f, caller)
 }
 
 func addAcctFilter(f *api.AcctFilter, key, v string) error {
@@ -106,12 +109,11 @@ type acctItem struct {
 	rem *arrayJob
 }
 
-// acctPlan lists, under the read lock, what f names and caller may see,
-// by ID and each once: pointers only, some 24 bytes a job, so a history
-// of 100,000 jobs is planned without copying any of it.
-func (s *Server) acctPlan(f *api.AcctFilter, caller peer) []acctItem {
+// history lists what f names and caller may see: pointers only, some 24
+// bytes a job, so a history of 100,000 jobs is planned without copying
+// any of it. The caller holds Server.mu (read is enough).
+func (q *queue) history(f *api.AcctFilter, caller peer) []acctItem {
 	var items []acctItem
-	s.mu.RLock()
 	addJob := func(j *job) {
 		if j != nil && (caller.UID == 0 || j.rec.Job.UID == caller.UID) {
 			items = append(items, acctItem{id: j.rec.Job.ID, job: &j.rec.Job})
@@ -125,31 +127,35 @@ func (s *Server) acctPlan(f *api.AcctFilter, caller peer) []acctItem {
 	switch {
 	case len(f.IDs)+len(f.Tasks) > 0:
 		for _, id := range f.IDs {
-			if a := s.q.array(id); a != nil {
+			if a := q.array(id); a != nil {
 				for pos := 0; pos < a.count; pos++ {
-					addJob(s.q.job(a.base + uint64(pos)))
+					addJob(q.job(a.base + uint64(pos)))
 				}
 				addRem(a)
 			} else {
-				addJob(s.q.job(id))
+				addJob(q.job(id))
 			}
 		}
 		for _, t := range f.Tasks {
-			if a := s.q.array(t.JobID); a != nil {
+			if a := q.array(t.JobID); a != nil {
 				if id, ok := a.idOf(t.Task); ok {
-					addJob(s.q.job(id))
+					addJob(q.job(id))
 				}
 			}
 		}
 	default:
-		for _, j := range s.q.all() {
+		for _, j := range q.jobs {
 			addJob(j)
 		}
-		for _, a := range s.q.eachArray() {
+		for _, a := range q.arrays {
 			addRem(a)
 		}
 	}
-	s.mu.RUnlock()
+	return items
+}
+
+// sortAcct orders history items by ID, each once.
+func sortAcct(items []acctItem) []acctItem {
 	slices.SortFunc(items, func(a, b acctItem) int {
 		if c := compareIDs(a.id, b.id); c != 0 {
 			return c

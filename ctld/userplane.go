@@ -110,7 +110,11 @@ func (s *Server) handleListJobs(w http.ResponseWriter, r *http.Request, caller p
 			}
 		}
 	}
-	s.writeListing(w, caller, s.listJobs(f), view) // listing.go: own jobs unless shared
+	match, includeFinished := jobMatcher(f)
+	s.mu.RLock()
+	picked, views := s.q.list(f, match, includeFinished)
+	s.mu.RUnlock()
+	s.writeListing(w, caller, newListing(picked, views, match), view) // listing.go: own jobs unless shared
 }
 
 func splitList(vals []string) []string {
@@ -125,10 +129,11 @@ func splitList(vals []string) []string {
 	return out
 }
 
-// listJobs plans the listing of the matching jobs (listing.go).
-func (s *Server) listJobs(f api.JobFilter) listing {
-	includeFinished := f.All || len(f.IDs)+len(f.Tasks) > 0 || slices.ContainsFunc(f.States, api.JobState.Terminal)
-	match := func(j *api.Job) bool {
+// jobMatcher is which jobs a listing with filter f shows, and whether
+// finished ones can be among them.
+func jobMatcher(f api.JobFilter) (match func(*api.Job) bool, includeFinished bool) {
+	includeFinished = f.All || len(f.IDs)+len(f.Tasks) > 0 || slices.ContainsFunc(f.States, api.JobState.Terminal)
+	match = func(j *api.Job) bool {
 		if len(f.Users) > 0 && !slices.Contains(f.Users, j.User) {
 			return false
 		}
@@ -140,38 +145,40 @@ func (s *Server) listJobs(f api.JobFilter) listing {
 		}
 		return true
 	}
+	return match, includeFinished
+}
+
+// list picks the jobs a listing shows, and the array entries (views). The
+// caller holds Server.mu (read is enough).
+func (q *queue) list(f api.JobFilter, match func(*api.Job) bool, includeFinished bool) (picked []*api.Job, views []api.Job) {
 	// Pointers are collected; the jobs are copied a chunk at a time as
 	// they are sent: copying, appending and sorting 100,000 api.Job values
 	// took seconds and a copy of every job in memory (listing.go).
-	var picked []*api.Job
-	s.mu.RLock()
 	switch {
 	case len(f.IDs)+len(f.Tasks) > 0:
 		for _, id := range f.IDs {
-			if j := s.q.job(id); j != nil && match(&j.rec.Job) {
+			if j := q.job(id); j != nil && match(&j.rec.Job) {
 				picked = append(picked, &j.rec.Job)
 			}
 		}
 	case includeFinished:
-		n, _ := s.q.size()
+		n := len(q.jobs)
 		picked = make([]*api.Job, 0, n)
-		for _, j := range s.q.all() {
+		for _, j := range q.jobs {
 			if match(&j.rec.Job) {
 				picked = append(picked, &j.rec.Job)
 			}
 		}
 	default:
-		_, n := s.q.size()
+		n := len(q.active)
 		picked = make([]*api.Job, 0, n)
-		for _, j := range s.q.unfinished() {
+		for _, j := range q.active {
 			if match(&j.rec.Job) {
 				picked = append(picked, &j.rec.Job)
 			}
 		}
 	}
-	views := s.q.appendArrayViews(nil, f, includeFinished, match)
-	s.mu.RUnlock()
-	return newListing(picked, views, match)
+	return picked, q.appendArrayViews(nil, f, includeFinished, match)
 }
 
 func compareIDs(a, b uint64) int {
