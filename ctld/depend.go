@@ -143,11 +143,8 @@ func (s *Server) killInvalidDepsLocked(kills []killOrder, now time.Time) {
 			}
 			continue
 		}
-		j := s.q.unfinishedJob(k.id)
-		if j == nil {
-			j = s.q.pendingTask(k.id)
-		}
-		if j == nil || j.state() != api.StatePending || j.rec.Job.Spec.Dependency == nil ||
+		j := s.q.pendingJob(k.id)
+		if j == nil || j.rec.Job.Spec.Dependency == nil ||
 			s.q.dependency(&j.rec.Job, j.rec.Job.Spec.Dependency, j.rec.Job.ArrayTaskID, now, nil) != depNever {
 			continue
 		}

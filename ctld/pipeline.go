@@ -230,11 +230,8 @@ func (s *Server) applyPipelineLocked(snap sched.Snapshot, c cycleNotes, plan sch
 // policies) are not checked again: only cycles start jobs, so nothing
 // has started since the snapshot.
 func (s *Server) startCandidateLocked(id uint64, nodes []string) *job {
-	j := s.q.unfinishedJob(id)
+	j := s.q.pendingJob(id)
 	if j == nil {
-		j = s.q.pendingTask(id)
-	}
-	if j == nil || j.state() != api.StatePending {
 		return nil
 	}
 	job := &j.rec.Job

@@ -234,6 +234,19 @@ func (q *queue) materialise(a *arrayJob, index int) *job {
 	return &job{rec: rec, fromArray: a}
 }
 
+// pendingJob is the pending job with this ID: one with a record of its
+// own, or an array task still in its remainder, given a job that the
+// commit carrying its first change installs. nil if there is none.
+func (q *queue) pendingJob(id uint64) *job {
+	if j := q.active[id]; j != nil {
+		if j.state() != api.StatePending {
+			return nil
+		}
+		return j
+	}
+	return q.pendingTask(id)
+}
+
 // pendingTask is the not yet materialised task with job ID id,
 // materialised; nil unless it is pending in its array's remainder.
 func (q *queue) pendingTask(id uint64) *job {
