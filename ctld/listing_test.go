@@ -16,7 +16,10 @@ import (
 func TestListingViews(t *testing.T) {
 	tc := MustServer(t)
 	for _, name := range []string{"a", "b", "c"} {
-		tc.submit(script(name))
+		id := tc.submit(script(name))
+		// The two listings must see the same state: a cycle that gives
+		// the job its reason between them would make them differ.
+		tc.waitJob(id, "its first cycle's reason", func(j api.Job) bool { return j.Reason != api.ReasonNone && j.Reason != "" })
 	}
 	var full, brief []api.Job
 	ctx := context.Background()
