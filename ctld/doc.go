@@ -18,10 +18,12 @@
 //
 // Jobs and array jobs belong to one type, queue (queue.go, commit.go): it
 // loads them, gives new ones their IDs, answers references (a job, a task
-// A_T, an array A) and commits every job change. How an array is stored,
-// one pending remainder record for the tasks not yet started, stays with
-// the queue and array.go; handlers see jobs, and an array's pending tasks
-// as one job (arrayJob.remJob).
+// A_T, an array A) and commits every job change. Its reads for one
+// concern (a listing, the history, a wait, a dependency) sit in that
+// concern's file. How an array is stored, one pending remainder record
+// for the tasks not yet started, stays with the queue and array.go;
+// handlers see jobs, and an array's pending tasks as one job
+// (arrayJob.remJob).
 //
 // Scheduling runs in one goroutine, woken by events (submit, job end,
 // cancel, node change) and by a timer; it builds a sched.Snapshot, asks
