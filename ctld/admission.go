@@ -180,7 +180,7 @@ func setPartition(a *admission, spec *api.JobSpec) error {
 	if !ok {
 		return invalid("partition %s does not exist (partitions: %s)", spec.Partition, strings.Join(parts.names(), ", "))
 	}
-	a.part, a.known = part, a.s.nodesOfLocked(part.Name)
+	a.part, a.known = part, a.s.nodes.inPartition(a.s.parts, part.Name)
 	return nil
 }
 

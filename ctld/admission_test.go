@@ -46,7 +46,7 @@ func newAdmission(t *testing.T) *admissionFixture {
 			{Name: "batch", Default: true, AllNodes: true, DefaultTime: 3600, MaxTime: 86400},
 			{Name: "big", Nodes: []string{"n9"}, DefaultMemPerCPU: 4 << 30},
 		}),
-		q: newQueue(), nodes: map[string]*node{},
+		q: newQueue(), nodes: newNodeRegistry(),
 		fs: fs, policies: pols,
 		cfg: Config{Pipeline: PipelineConfig{MaxArrayTasks: 10}},
 	}
@@ -55,7 +55,7 @@ func newAdmission(t *testing.T) *admissionFixture {
 
 // node registers a node of cpus CPUs and mem bytes allowing mounts under roots.
 func (f *admissionFixture) node(name string, cpus int, mem int64, roots ...string) *admissionFixture {
-	f.a.s.nodes[name] = &node{rec: store.NodeRecord{Name: name, CPUs: cpus, MemBytes: mem, MountRoots: roots}, up: true}
+	f.a.s.nodes.put(name, &node{rec: store.NodeRecord{Name: name, CPUs: cpus, MemBytes: mem, MountRoots: roots}, up: true})
 	return f
 }
 

@@ -32,7 +32,7 @@ func agreementQueue(t *testing.T, rng *rand.Rand, s *Server, now time.Time) {
 		cpus := 2 + rng.Intn(7)
 		n := &node{rec: store.NodeRecord{Name: name, CPUs: cpus, MemBytes: 64 << 30}, up: rng.Intn(6) != 0,
 			parts: s.parts.of(name), seen: now}
-		s.nodes[name] = n
+		s.nodes.put(name, n)
 		if n.up {
 			free[name] = cpus
 			up = append(up, name)

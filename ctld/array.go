@@ -242,7 +242,7 @@ func (s *Server) appendArrayTasksLocked(pending []sched.Pending, now time.Time, 
 	}
 	free := make(map[string]int) // free CPUs of each partition's nodes that are up
 	alloc := s.q.allocation()
-	for name, n := range s.nodes {
+	for name, n := range s.nodes.all() {
 		if n.up {
 			for _, p := range n.parts {
 				free[p] += max(n.rec.CPUs-alloc[name].CPUs, 0)

@@ -142,9 +142,9 @@ func (s *Server) cancelOrdersLocked(targets []*job, now time.Time) (changes []ch
 		switch {
 		case j.state() == api.StatePending:
 			changes = s.cancelledLocked(changes, j, "", now)
-		case s.nodeUpLocked(j.batchHost()):
+		case s.nodes.isUp(j.batchHost()):
 			j.cancelRequested = true
-			signals = append(signals, signalOrder{id: j.rec.Job.ID, node: j.batchHost(), client: s.nodes[j.batchHost()].client})
+			signals = append(signals, signalOrder{id: j.rec.Job.ID, node: j.batchHost(), client: s.nodes.get(j.batchHost()).client})
 		default:
 			changes = s.cancelledLocked(changes, j, "cancelled while node "+j.batchHost()+" was down", now)
 		}

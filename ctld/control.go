@@ -194,11 +194,11 @@ func (s *Server) controlJobLocked(caller peer, action string, j *job, op *contro
 			return nil, fmt.Sprintf("job %s was submitted with --no-requeue", ref)
 		case j.rec.RequeueRequested || j.cancelRequested:
 			return nil, fmt.Sprintf("job %s is already ending", ref)
-		case !job.State.Terminal() && s.nodeUpLocked(j.batchHost()):
+		case !job.State.Terminal() && s.nodes.isUp(j.batchHost()):
 			// The node ends the run; its end event requeues the job.
 			next = j.rec
 			next.RequeueRequested = true
-			op.requeues = append(op.requeues, signalOrder{id: job.ID, node: j.batchHost(), client: s.nodes[j.batchHost()].client})
+			op.requeues = append(op.requeues, signalOrder{id: job.ID, node: j.batchHost(), client: s.nodes.get(j.batchHost()).client})
 		}
 		return &next, ""
 	}
@@ -263,11 +263,11 @@ func (s *Server) enforceTimeLimits(now time.Time) {
 		job := &j.rec.Job
 		if !j.rec.EnforceTimeLimit || job.State != api.StateRunning || j.limitSignalled || j.cancelRequested ||
 			job.StartTime == nil || now.Before(job.StartTime.Add(time.Duration(job.TimeLimit)*time.Second)) ||
-			!s.nodeUpLocked(j.batchHost()) {
+			!s.nodes.isUp(j.batchHost()) {
 			continue
 		}
 		j.limitSignalled = true
-		orders = append(orders, signalOrder{id: job.ID, node: j.batchHost(), client: s.nodes[j.batchHost()].client})
+		orders = append(orders, signalOrder{id: job.ID, node: j.batchHost(), client: s.nodes.get(j.batchHost()).client})
 	}
 	s.mu.Unlock()
 	for _, o := range orders {

@@ -60,6 +60,8 @@
 //     snapshots and views, write for every commit. The queue has no lock
 //     of its own: its methods run under this one, and queue.submit takes
 //     it only to install what the store has already written.
+//     The node registry (nodeRegistry) has no lock either: it runs under
+//     this one too.
 //  3. fairshare.State's lock: the usage ledger, taken inside package
 //     fairshare only.
 //

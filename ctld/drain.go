@@ -19,7 +19,7 @@ import (
 //     the snapshot) and its running jobs finish;
 //   - down: the node is declared dead. Its running jobs end NODE_FAIL (or
 //     are requeued) at once and may start elsewhere at once, since the
-//     old runs count as gone (oldRunMayLiveLocked); the node stays DOWN
+//     old runs count as gone (nodeRegistry.oldRunMayLive); the node stays DOWN
 //     whatever it reports, and is told to kill whatever it still runs.
 //
 // Both are kept in the node's record (reason, since, down), so they
@@ -102,7 +102,7 @@ func (s *Server) changeNodes(op nodeOp, exprs []string, reason string, caller pe
 	s.mu.Lock()
 	var unknown []string
 	for _, name := range names {
-		if s.nodes[name] == nil {
+		if s.nodes.get(name) == nil {
 			unknown = append(unknown, name)
 		}
 	}
@@ -113,7 +113,7 @@ func (s *Server) changeNodes(op nodeOp, exprs []string, reason string, caller pe
 	resp := api.NodesResponse{Nodes: []string{}}
 	var recs []store.NodeRecord
 	for _, name := range names {
-		n := s.nodes[name]
+		n := s.nodes.get(name)
 		rec := n.rec
 		rec.Drain, rec.Down = reason, op == opDown
 		switch {
@@ -136,7 +136,7 @@ func (s *Server) changeNodes(op nodeOp, exprs []string, reason string, caller pe
 	}
 	downed := map[string]bool{}
 	for _, rec := range recs {
-		n := s.nodes[rec.Name]
+		n := s.nodes.get(rec.Name)
 		wasDown := n.rec.Down
 		n.rec = rec
 		switch {
@@ -181,7 +181,7 @@ func (s *Server) lostOnDownedLocked(downed map[string]bool, now time.Time) []cha
 		}
 		for _, name := range j.rec.Job.Nodes {
 			if downed[name] {
-				lost = s.appendFailed(lost, j, now, downedMessage(s.nodes[name]))
+				lost = s.appendFailed(lost, j, now, downedMessage(s.nodes.get(name)))
 				break
 			}
 		}

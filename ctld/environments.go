@@ -47,7 +47,7 @@ func (s *Server) upNodeClients(names []string, timeout time.Duration) (map[strin
 	defer s.mu.RUnlock()
 	out := map[string]*api.NodeClient{}
 	if len(names) == 0 {
-		for name, n := range s.nodes {
+		for name, n := range s.nodes.all() {
 			if n.up && n.client != nil {
 				out[name] = n.client.WithTimeout(timeout) // same transport: TLS pinned to the CA
 			}
@@ -55,7 +55,7 @@ func (s *Server) upNodeClients(names []string, timeout time.Duration) (map[strin
 		return out, nil
 	}
 	for _, name := range names {
-		n := s.nodes[name]
+		n := s.nodes.get(name)
 		if n == nil || n.client == nil {
 			return nil, fault.Errorf(fault.Invalid, "node %s does not exist", name)
 		}
@@ -216,7 +216,7 @@ func (s *Server) handleLog(w http.ResponseWriter, r *http.Request, caller peer) 
 	out.Offset, out.Next = offset, offset
 	host := j.batchHost()
 	var client *api.NodeClient
-	if n := s.nodes[host]; n != nil {
+	if n := s.nodes.get(host); n != nil {
 		client = n.client
 	}
 	req := api.OutputRequest{Launch: launchRequest(j), Stderr: stderr, Offset: offset}

@@ -123,7 +123,7 @@ func (s *Server) startGPUsLocked(job *api.Job, st sched.Start, held map[string][
 	}
 	var alloc []api.NodeGPUs
 	for i, name := range st.Nodes {
-		n := s.nodes[name]
+		n := s.nodes.get(name)
 		if n == nil || len(n.gpus) == 0 || i >= len(st.GPUs) || len(st.GPUs[i]) == 0 {
 			return nil, false
 		}

@@ -53,7 +53,7 @@ func (s *Server) launchFailedLocked(j *job, l launchOrder, err error, now time.T
 	if jobFault {
 		s.log.Printf("end job %d %s: %s (node %s stays up)", l.id, next.Job.State, msg, l.node)
 	} else {
-		s.markDownLocked(l.node, "launch failed: "+err.Error(), now)
+		s.nodes.markDown(l.node, "launch failed: "+err.Error(), now, s.cfg.LaunchFailureHold)
 		s.log.Printf("job %d back to %s: %s; node %s down for %s", l.id, next.Job.State, msg, l.node, s.cfg.LaunchFailureHold)
 	}
 	s.Kick()

@@ -32,11 +32,6 @@ func (s *Server) nodeClient(addr string) *api.NodeClient {
 	return s.newNodeClient(strings.TrimRight(base, "/"), nodeCallTimeout)
 }
 
-func (s *Server) nodeUpLocked(name string) bool {
-	n := s.nodes[name]
-	return n != nil && n.up
-}
-
 // checkRegister rejects registrations that would confuse everything else.
 func checkRegister(req *api.RegisterRequest) error {
 	switch {
@@ -65,7 +60,7 @@ func (s *Server) register(req api.RegisterRequest) (api.RegisterResponse, error)
 		MountRoots: req.MountRoots}
 
 	s.mu.RLock()
-	old := s.nodes[req.Name]
+	old := s.nodes.get(req.Name)
 	if old != nil { // an administrator's drain or down outlives registrations (drain.go)
 		rec.Drain, rec.DrainedSince, rec.Down = old.rec.Drain, old.rec.DrainedSince, old.rec.Down
 	}
@@ -81,10 +76,10 @@ func (s *Server) register(req api.RegisterRequest) (api.RegisterResponse, error)
 	}
 
 	s.mu.Lock()
-	n := s.nodes[req.Name]
+	n := s.nodes.get(req.Name)
 	if n == nil {
 		n = &node{parts: s.parts.of(req.Name)}
-		s.nodes[req.Name] = n
+		s.nodes.put(req.Name, n)
 	}
 	if n.client == nil || n.rec.Addr != rec.Addr {
 		n.client = s.nodeClient(rec.Addr)
@@ -235,18 +230,7 @@ func (s *Server) watchNodes(ctx context.Context) {
 
 func (s *Server) sweepNodes(now time.Time) {
 	s.mu.Lock()
-	var down []string
-	silent := make(map[string]bool)
-	for name, n := range s.nodes {
-		if now.Sub(n.seen) <= s.cfg.NodeTimeout {
-			continue
-		}
-		silent[name] = true
-		if n.up || n.reason != reasonNotResponding {
-			n.up, n.reason = false, reasonNotResponding
-			down = append(down, name)
-		}
-	}
+	down, silent := s.nodes.markSilent(now, s.cfg.NodeTimeout)
 	var lost []change
 	if len(silent) > 0 {
 		for _, j := range s.q.unfinished() {
@@ -279,17 +263,6 @@ func (s *Server) sweepNodes(now time.Time) {
 	}
 }
 
-// markDownLocked takes a node out of scheduling after it failed a launch
-// for a fault of its own; never for a job's (launchFailedLocked).
-func (s *Server) markDownLocked(name, reason string, now time.Time) {
-	n := s.nodes[name]
-	if n == nil {
-		return
-	}
-	n.up, n.reason = false, reason
-	n.holdUntil = now.Add(s.cfg.LaunchFailureHold)
-}
-
 // listNodes is GET /v1/nodes.
 func (s *Server) listNodes() []api.Node {
 	s.mu.RLock()
@@ -304,8 +277,8 @@ func (s *Server) listNodes() []api.Node {
 		}
 	}
 	held, gpuJobs := s.heldGPUsLocked(), s.gpuJobsLocked() // gpus.go
-	out := make([]api.Node, 0, len(s.nodes))
-	for name, n := range s.nodes {
+	out := make([]api.Node, 0, s.nodes.count())
+	for name, n := range s.nodes.all() {
 		a := alloc[name]
 		st, reason := api.NodeDown, n.reason
 		switch {
@@ -337,15 +310,4 @@ func (s *Server) listNodes() []api.Node {
 	}
 	sort.Slice(out, func(a, b int) bool { return hostlist.Less(out[a].Name, out[b].Name) })
 	return out
-}
-
-// oldRunMayLiveLocked: a requeued job's earlier run on node may still be
-// going. A node that is DOWN has not told us otherwise; a node that is up
-// but still lists the job has been told to kill it (reconcileLocked) and
-// not yet confirmed. A node the controller no longer knows cannot run it,
-// nor one an administrator set DOWN (drain.go): that declares its runs
-// gone.
-func (s *Server) oldRunMayLiveLocked(id uint64, name string) bool {
-	n := s.nodes[name]
-	return n != nil && !n.rec.Down && (!n.up || containsID(n.reported, id))
 }

@@ -244,14 +244,14 @@ func (s *Server) startCandidateLocked(id uint64, nodes []string) *job {
 	// not registered since the requeue (the node might take the launch
 	// for a repeat of the run whose end it has not yet had acknowledged).
 	for _, name := range nodes {
-		if n := s.nodes[name]; n != nil && containsID(n.reported, id) || s.pipe.avoid[id] == name {
+		if n := s.nodes.get(name); n != nil && containsID(n.reported, id) || s.pipe.avoid[id] == name {
 			return nil
 		}
 	}
 	// Nor anywhere while that node is DOWN (the run may go on there
 	// unseen, e.g. a stopped noded) or still lists it: no job ever runs
 	// twice at once (nodes.go).
-	if old, ok := s.pipe.avoid[id]; ok && s.oldRunMayLiveLocked(id, old) {
+	if old, ok := s.pipe.avoid[id]; ok && s.nodes.oldRunMayLive(id, old) {
 		return nil
 	}
 	return j

@@ -51,7 +51,7 @@ func (s *Server) handlePrio(w http.ResponseWriter, r *http.Request, _ peer) {
 func (s *Server) prio(filter api.PrioFilter, now time.Time) api.PrioResponse {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.fs.Prio(s.q.pendingEntries(), s.clusterSizeLocked(), filter, now)
+	return s.fs.Prio(s.q.pendingEntries(), s.nodes.size(), filter, now)
 }
 
 func (s *Server) handleShare(w http.ResponseWriter, r *http.Request, _ peer) {

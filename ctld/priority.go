@@ -27,15 +27,4 @@ var _ fairshare.Cluster = cycleView{}
 
 func (c cycleView) Active() iter.Seq[*api.Job]  { return records(c.s.q.unfinished()) }
 func (c cycleView) Pending() iter.Seq[*api.Job] { return c.s.q.pending() }
-func (c cycleView) Size() priority.Cluster      { return c.s.clusterSizeLocked() }
-
-// clusterSizeLocked is what the size factor measures jobs against: every
-// known node, up or not, so priorities do not jump when a node flaps.
-func (s *Server) clusterSizeLocked() priority.Cluster {
-	var cl priority.Cluster
-	for _, n := range s.nodes {
-		cl.Nodes++
-		cl.CPUs += n.rec.CPUs
-	}
-	return cl
-}
+func (c cycleView) Size() priority.Cluster      { return c.s.nodes.size() }

@@ -144,9 +144,9 @@ func (s *Server) applyLocked(snap sched.Snapshot, notes cycleNotes, plan sched.P
 	if len(plan.Starts) == 0 {
 		return nil
 	}
-	free := make(map[string]sched.Resources, len(s.nodes))
+	free := make(map[string]sched.Resources, s.nodes.count())
 	alloc := s.q.allocation()
-	for name, n := range s.nodes {
+	for name, n := range s.nodes.all() {
 		if n.up {
 			free[name] = withoutFGPU(sched.Resources{CPUs: n.rec.CPUs, MemBytes: n.rec.MemBytes}.Sub(alloc[name]))
 		}
@@ -193,7 +193,7 @@ func (s *Server) applyLocked(snap sched.Snapshot, notes cycleNotes, plan sched.P
 		j.launch = launchState{seq: j.launch.seq + 1, inFlight: true}
 		host := j.batchHost()
 		launches = append(launches, launchOrder{id: j.rec.Job.ID, seq: j.launch.seq, node: host,
-			client: s.nodes[host].client, req: launchRequest(j)})
+			client: s.nodes.get(host).client, req: launchRequest(j)})
 		s.log.Printf("start job %d on %s", j.rec.Job.ID, hostlist.Compress(j.rec.Job.Nodes))
 	}
 	return launches

@@ -161,8 +161,8 @@ type Server struct {
 	users   *accounts
 
 	mu    lockorder.RWMutex[lockorder.Server]
-	q     *queue // jobs and array jobs, guarded by mu (queue.go)
-	nodes map[string]*node
+	q     *queue           // jobs and array jobs, guarded by mu (queue.go)
+	nodes *nodeRegistry    // guarded by mu (noderegistry.go)
 	pipe  pipeline         // waiters, requeue avoidance, wake times (pipeline.go)
 	fs    *fairshare.State // priority, usage ledger, eligibility
 	// policies are the resource policies (policies.go); they lock
@@ -205,7 +205,7 @@ func New(cfg Config) (*Server, error) {
 		planner: cfg.Planner,
 		users:   newAccounts(),
 		q:       newQueue(),
-		nodes:   make(map[string]*node),
+		nodes:   newNodeRegistry(),
 		kick:    make(chan struct{}, 1),
 		conns:   newConnLimits(&cfg),
 	}
@@ -351,11 +351,7 @@ func (s *Server) run(ctx context.Context) error {
 	// again before their jobs are given up.
 	now := time.Now()
 	s.mu.Lock()
-	for _, n := range s.nodes {
-		if !n.up {
-			n.seen = now
-		}
-	}
+	s.nodes.restartClocks(now)
 	s.mu.Unlock()
 
 	loops, stopLoops := context.WithCancel(context.Background())
@@ -373,7 +369,7 @@ func (s *Server) run(ctx context.Context) error {
 	s.mu.RLock()
 	jobs, active := s.q.size()
 	s.log.Printf("serving users on %s, nodes on %s (%d jobs, %d active, %d nodes known)",
-		s.cfg.Socket, s.nodeURL, jobs, active, len(s.nodes))
+		s.cfg.Socket, s.nodeURL, jobs, active, s.nodes.count())
 	s.mu.RUnlock()
 	s.Kick()
 

@@ -83,7 +83,7 @@ func (s *Server) snapshotLocked(now time.Time, test *api.Job) (sched.Snapshot, c
 	// Wall clock only: start times are stored without a monotonic reading,
 	// and planned starts must come out as exact wall times of them.
 	snap := sched.Snapshot{Now: now.Round(0)}
-	for name, n := range s.nodes {
+	for name, n := range s.nodes.all() {
 		snap.Nodes = append(snap.Nodes, sched.Node{Name: name,
 			Capacity: sched.Resources{CPUs: n.rec.CPUs, MemBytes: n.rec.MemBytes}, Up: n.up && n.rec.Drain == ""})
 		s.addNodeGPUsLocked(&snap.Nodes[len(snap.Nodes)-1], n)
@@ -91,7 +91,7 @@ func (s *Server) snapshotLocked(now time.Time, test *api.Job) (sched.Snapshot, c
 	for _, p := range s.parts.list {
 		sp := sched.Partition{Name: p.Name, DefaultTime: time.Duration(p.DefaultTime) * time.Second,
 			MaxTime: time.Duration(p.MaxTime) * time.Second}
-		for _, n := range sortNodes(s.nodesOfLocked(p.Name)) {
+		for _, n := range sortNodes(s.nodes.inPartition(s.parts, p.Name)) {
 			sp.Nodes = append(sp.Nodes, n.rec.Name)
 		}
 		snap.Partitions = append(snap.Partitions, sp)

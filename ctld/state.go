@@ -104,29 +104,6 @@ func (s *Server) observeLocked(c change) {
 	s.fs.ChargeEnd(old, next, time.Now())
 }
 
-// node is the in-memory view of one node.
-type node struct {
-	rec    store.NodeRecord
-	up     bool
-	reason string // why DOWN
-	// seen is the last heartbeat, or the controller's start for nodes
-	// loaded from the store: they get a full timeout to re-register.
-	seen time.Time
-	// persistedSeen is rec.LastSeen as last written; heartbeats refresh it
-	// on disk only now and then.
-	persistedSeen time.Time
-	// holdUntil: after a failed launch the node stays DOWN until then.
-	holdUntil time.Time
-	client    *api.NodeClient
-	parts     []string // partitions naming this node
-	// reported is what its latest registration listed as running: a
-	// requeued job is not started again on a node that still has it.
-	reported []uint64
-	gpus     []gpu.Device // rec.GPUs, converted once (gpus.go)
-}
-
-const reasonNotResponding = "not responding"
-
 // partitions is the configured partitions with fast membership tests.
 type partitions struct {
 	list    []api.Partition
@@ -179,18 +156,6 @@ func (p partitions) names() []string {
 	return out
 }
 
-// nodesOfLocked lists the known nodes of a partition, in no particular
-// order (validation needs no order; sortNodes gives the natural one).
-func (s *Server) nodesOfLocked(part string) []*node {
-	var out []*node
-	for name, n := range s.nodes {
-		if s.parts.contains(part, name) {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
 func sortNodes(nodes []*node) []*node {
 	sort.Slice(nodes, func(a, b int) bool { return hostlist.Less(nodes[a].rec.Name, nodes[b].rec.Name) })
 	return nodes
@@ -208,9 +173,9 @@ func (s *Server) load(now time.Time) error {
 		return err
 	}
 	for _, rec := range nodes {
-		s.nodes[rec.Name] = &node{rec: rec, reason: reasonNotResponding, seen: now,
+		s.nodes.put(rec.Name, &node{rec: rec, reason: reasonNotResponding, seen: now,
 			persistedSeen: rec.LastSeen, client: s.nodeClient(rec.Addr), parts: s.parts.of(rec.Name),
-			gpus: gpu.DevicesFromAPI(rec.GPUs)}
+			gpus: gpu.DevicesFromAPI(rec.GPUs)})
 	}
 	// Everything is in memory now: neither the file's mapped pages nor the
 	// decoding's garbage need to stay resident (docs/benchmarks.md, Load).

@@ -1,0 +1,144 @@
+package ctld
+
+import (
+	"iter"
+	"maps"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/store"
+	"github.com/corral-hpc/corral/gpu"
+	"github.com/corral-hpc/corral/priority"
+)
+
+// nodeRegistry is every node the controller knows, up or not, with what
+// it keeps about each: the stored record (address, capacity, drain and
+// down), whether it is up and why not, when it was last heard from, how
+// long a failed launch keeps it down, and what it last said it runs. It
+// is guarded by Server.mu, as the queue is: read for lookups, write for
+// anything that changes it.
+//
+// It holds node state only. What also touches jobs (registration's
+// reconciling, ending the runs of a silent or downed node) stays on the
+// Server and calls in here, so that the registry never reaches the queue
+// and the queue never reaches it.
+type nodeRegistry struct {
+	byName map[string]*node
+}
+
+func newNodeRegistry() *nodeRegistry {
+	return &nodeRegistry{byName: make(map[string]*node)}
+}
+
+// node is the in-memory view of one node.
+type node struct {
+	rec    store.NodeRecord
+	up     bool
+	reason string // why DOWN
+	// seen is the last heartbeat, or the controller's start for nodes
+	// loaded from the store: they get a full timeout to re-register.
+	seen time.Time
+	// persistedSeen is rec.LastSeen as last written; heartbeats refresh it
+	// on disk only now and then.
+	persistedSeen time.Time
+	// holdUntil: after a failed launch the node stays DOWN until then.
+	holdUntil time.Time
+	client    *api.NodeClient
+	parts     []string // partitions naming this node
+	// reported is what its latest registration listed as running: a
+	// requeued job is not started again on a node that still has it.
+	reported []uint64
+	gpus     []gpu.Device // rec.GPUs, converted once (gpus.go)
+}
+
+const reasonNotResponding = "not responding"
+
+// get is the node of this name, nil if none is known.
+func (r *nodeRegistry) get(name string) *node { return r.byName[name] }
+
+// put adds n under name, replacing any node of that name.
+func (r *nodeRegistry) put(name string, n *node) { r.byName[name] = n }
+
+// all yields every known node, up or not, in no particular order.
+func (r *nodeRegistry) all() iter.Seq2[string, *node] { return maps.All(r.byName) }
+
+func (r *nodeRegistry) count() int { return len(r.byName) }
+
+// isUp: the node is known and up.
+func (r *nodeRegistry) isUp(name string) bool {
+	n := r.byName[name]
+	return n != nil && n.up
+}
+
+// inPartition lists the known nodes of a partition, in no particular
+// order (validation needs no order; sortNodes gives the natural one).
+func (r *nodeRegistry) inPartition(parts partitions, part string) []*node {
+	var out []*node
+	for name, n := range r.byName {
+		if parts.contains(part, name) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// size is what the priority size factor measures jobs against: every
+// known node, up or not, so priorities do not jump when a node flaps.
+func (r *nodeRegistry) size() priority.Cluster {
+	var cl priority.Cluster
+	for _, n := range r.byName {
+		cl.Nodes++
+		cl.CPUs += n.rec.CPUs
+	}
+	return cl
+}
+
+// markDown takes a node out of scheduling until now+hold after it failed
+// a launch for a fault of its own; never for a job's (launchFailedLocked).
+func (r *nodeRegistry) markDown(name, reason string, now time.Time, hold time.Duration) {
+	n := r.byName[name]
+	if n == nil {
+		return
+	}
+	n.up, n.reason = false, reason
+	n.holdUntil = now.Add(hold)
+}
+
+// oldRunMayLive: a requeued job's earlier run on node may still be
+// going. A node that is DOWN has not told us otherwise; a node that is up
+// but still lists the job has been told to kill it (reconcileLocked) and
+// not yet confirmed. A node the controller no longer knows cannot run it,
+// nor one an administrator set DOWN (drain.go): that declares its runs
+// gone.
+func (r *nodeRegistry) oldRunMayLive(id uint64, name string) bool {
+	n := r.byName[name]
+	return n != nil && !n.rec.Down && (!n.up || containsID(n.reported, id))
+}
+
+// markSilent sets DOWN every up node not heard from within timeout of
+// now. down lists the nodes it changed; silent holds every node past the
+// timeout, changed or not, whose runs are to be given up.
+func (r *nodeRegistry) markSilent(now time.Time, timeout time.Duration) (down []string, silent map[string]bool) {
+	silent = make(map[string]bool)
+	for name, n := range r.byName {
+		if now.Sub(n.seen) <= timeout {
+			continue
+		}
+		silent[name] = true
+		if n.up || n.reason != reasonNotResponding {
+			n.up, n.reason = false, reasonNotResponding
+			down = append(down, name)
+		}
+	}
+	return down, silent
+}
+
+// restartClocks gives every node that is not up a full timeout from now
+// to register again, as when the controller starts serving.
+func (r *nodeRegistry) restartClocks(now time.Time) {
+	for _, n := range r.byName {
+		if !n.up {
+			n.seen = now
+		}
+	}
+}
