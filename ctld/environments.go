@@ -40,33 +40,6 @@ func addEnvironmentLaunch(j *job, req *api.LaunchRequest) {
 
 // ---- images ----
 
-// upNodeClients lists the nodes that are up (or the named ones, which
-// must exist) with a client whose timeout suits image work.
-func (s *Server) upNodeClients(names []string, timeout time.Duration) (map[string]*api.NodeClient, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	out := map[string]*api.NodeClient{}
-	if len(names) == 0 {
-		for name, n := range s.nodes.all() {
-			if n.up && n.client != nil {
-				out[name] = n.client.WithTimeout(timeout) // same transport: TLS pinned to the CA
-			}
-		}
-		return out, nil
-	}
-	for _, name := range names {
-		n := s.nodes.get(name)
-		if n == nil || n.client == nil {
-			return nil, fault.Errorf(fault.Invalid, "node %s does not exist", name)
-		}
-		if !n.up {
-			return nil, fault.Errorf(fault.Conflict, "node %s is down", name)
-		}
-		out[name] = n.client.WithTimeout(timeout)
-	}
-	return out, nil
-}
-
 // fanOut calls fn for every node at once and returns the answers by node.
 func fanOut[T any](clients map[string]*api.NodeClient, fn func(name string, c *api.NodeClient) T) map[string]T {
 	var mu sync.Mutex
@@ -89,7 +62,9 @@ func fanOut[T any](clients map[string]*api.NodeClient, fn func(name string, c *a
 // handleImages lists every up node's images, one entry per name and
 // content, with the nodes holding it.
 func (s *Server) handleImages(w http.ResponseWriter, r *http.Request, _ peer) {
-	clients, err := s.upNodeClients(nil, nodeCallTimeout)
+	s.mu.RLock()
+	clients, err := s.nodes.upClients(nil, nodeCallTimeout)
+	s.mu.RUnlock()
 	if err != nil {
 		writeError(w, err)
 		return
@@ -150,7 +125,9 @@ func (s *Server) handleImageOp(w http.ResponseWriter, r *http.Request, caller pe
 		writeError(w, fault.Errorf(fault.Invalid, "%v", err))
 		return
 	}
-	clients, err := s.upNodeClients(req.Nodes, imageCallTimeout)
+	s.mu.RLock()
+	clients, err := s.nodes.upClients(req.Nodes, imageCallTimeout)
+	s.mu.RUnlock()
 	if err != nil {
 		writeError(w, err)
 		return

@@ -23,25 +23,26 @@ import (
 // shares it holds are recorded on the job (Job.GPUAlloc) with its start,
 // so they survive a restart and are sent to the node with the launch.
 
-// perGPULocked is what one GPU of the node is worth.
-func (s *Server) perGPULocked(n *node) gpu.Hundredths {
+// perGPU is what one GPU of the node is worth: its own setting, else the
+// first partition naming it that sets one, else the default.
+func (n *node) perGPU(parts partitions) gpu.Hundredths {
 	if h := gpu.Hundredths(n.rec.FGPUPerGPUHundredths); h > 0 {
 		return h
 	}
-	for _, p := range s.parts.list {
-		if p.FGPUPerGPUHundredths > 0 && s.parts.contains(p.Name, n.rec.Name) {
+	for _, p := range parts.list {
+		if p.FGPUPerGPUHundredths > 0 && parts.contains(p.Name, n.rec.Name) {
 			return gpu.Hundredths(p.FGPUPerGPUHundredths)
 		}
 	}
 	return gpu.DefaultPerGPU
 }
 
-// addNodeGPUsLocked gives a snapshot node its devices.
-func (s *Server) addNodeGPUsLocked(sn *sched.Node, n *node) {
+// addGPUsTo gives a snapshot node its devices.
+func (n *node) addGPUsTo(sn *sched.Node, parts partitions) {
 	if len(n.gpus) == 0 {
 		return
 	}
-	per := s.perGPULocked(n)
+	per := n.perGPU(parts)
 	sn.GPUs, sn.FGPUPerGPU = n.gpus, per
 	sn.Capacity.FGPU = int(gpu.NodeCapacity(n.gpus, per))
 }
@@ -127,7 +128,7 @@ func (s *Server) startGPUsLocked(job *api.Job, st sched.Start, held map[string][
 		if n == nil || len(n.gpus) == 0 || i >= len(st.GPUs) || len(st.GPUs[i]) == 0 {
 			return nil, false
 		}
-		per := s.perGPULocked(n)
+		per := n.perGPU(s.parts)
 		view := gpu.FreeOf(n.gpus, held[name], per)
 		for _, sh := range st.GPUs[i] {
 			k := slices.IndexFunc(view, func(d gpu.DeviceFree) bool { return d.Device.Index == sh.Device })
@@ -222,7 +223,7 @@ func (s *Server) gpusFitLocked(spec *api.JobSpec, req gpuRequest, uid uint32, kn
 			continue
 		}
 		withGPUs++
-		per := s.perGPULocked(nd)
+		per := nd.perGPU(s.parts)
 		if m := nd.gpus[0].Name; !slices.Contains(models, m) {
 			models = append(models, m)
 		}
@@ -259,13 +260,13 @@ func anyModel(models []string, typ string) bool {
 	return false
 }
 
-// nodeGPUViewLocked is a node's fGPU for listings: total, allocated, the
-// worth of one GPU and each device with what is allocated on it.
-func (s *Server) nodeGPUViewLocked(name string, n *node, held map[string][]gpu.Holding, jobsOf map[string]map[int][]uint64) (total, alloc, per int, devs []api.NodeGPU) {
+// gpuView is a node's fGPU for listings: total, allocated, the worth of
+// one GPU and each device with what is allocated on it.
+func (n *node) gpuView(name string, parts partitions, held map[string][]gpu.Holding, jobsOf map[string]map[int][]uint64) (total, alloc, per int, devs []api.NodeGPU) {
 	if len(n.gpus) == 0 {
 		return 0, 0, 0, nil
 	}
-	p := s.perGPULocked(n)
+	p := n.perGPU(parts)
 	for _, f := range gpu.FreeOf(n.gpus, held[name], p) {
 		used := int(p - f.Free)
 		alloc += used

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/fault"
 	"github.com/corral-hpc/corral/ctld/store"
 	"github.com/corral-hpc/corral/gpu"
 	"github.com/corral-hpc/corral/priority"
@@ -141,4 +142,29 @@ func (r *nodeRegistry) restartClocks(now time.Time) {
 			n.seen = now
 		}
 	}
+}
+
+// upClients lists the nodes that are up (or the named ones, which
+// must exist) with a client whose timeout suits image work.
+func (r *nodeRegistry) upClients(names []string, timeout time.Duration) (map[string]*api.NodeClient, error) {
+	out := map[string]*api.NodeClient{}
+	if len(names) == 0 {
+		for name, n := range r.all() {
+			if n.up && n.client != nil {
+				out[name] = n.client.WithTimeout(timeout) // same transport: TLS pinned to the CA
+			}
+		}
+		return out, nil
+	}
+	for _, name := range names {
+		n := r.get(name)
+		if n == nil || n.client == nil {
+			return nil, fault.Errorf(fault.Invalid, "node %s does not exist", name)
+		}
+		if !n.up {
+			return nil, fault.Errorf(fault.Conflict, "node %s is down", name)
+		}
+		out[name] = n.client.WithTimeout(timeout)
+	}
+	return out, nil
 }

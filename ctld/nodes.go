@@ -302,7 +302,7 @@ func (s *Server) listNodes() []api.Node {
 			CPUs: n.rec.CPUs, MemBytes: n.rec.MemBytes, AllocCPUs: a.CPUs, AllocMemBytes: a.MemBytes,
 			Partitions: append([]string{}, n.parts...), LastHeartbeat: n.rec.LastSeen, RunningJobs: ids})
 		o := &out[len(out)-1]
-		o.FGPUHundredths, o.AllocFGPUHundredths, o.FGPUPerGPUHundredths, o.GPUs = s.nodeGPUViewLocked(name, n, held, gpuJobs)
+		o.FGPUHundredths, o.AllocFGPUHundredths, o.FGPUPerGPUHundredths, o.GPUs = n.gpuView(name, s.parts, held, gpuJobs)
 		if n.rec.Drain != "" {
 			since := n.rec.DrainedSince
 			o.DrainedSince = &since

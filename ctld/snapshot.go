@@ -86,7 +86,7 @@ func (s *Server) snapshotLocked(now time.Time, test *api.Job) (sched.Snapshot, c
 	for name, n := range s.nodes.all() {
 		snap.Nodes = append(snap.Nodes, sched.Node{Name: name,
 			Capacity: sched.Resources{CPUs: n.rec.CPUs, MemBytes: n.rec.MemBytes}, Up: n.up && n.rec.Drain == ""})
-		s.addNodeGPUsLocked(&snap.Nodes[len(snap.Nodes)-1], n)
+		n.addGPUsTo(&snap.Nodes[len(snap.Nodes)-1], s.parts)
 	}
 	for _, p := range s.parts.list {
 		sp := sched.Partition{Name: p.Name, DefaultTime: time.Duration(p.DefaultTime) * time.Second,
