@@ -100,33 +100,14 @@ func (s *Server) changeNodes(op nodeOp, exprs []string, reason string, caller pe
 
 	now := time.Now()
 	s.mu.Lock()
-	var unknown []string
-	for _, name := range names {
-		if s.nodes.get(name) == nil {
-			unknown = append(unknown, name)
-		}
-	}
-	if len(unknown) > 0 {
+	if unknown := s.nodes.unknown(names); len(unknown) > 0 {
 		s.mu.Unlock()
 		return api.NodesResponse{}, fault.Errorf(fault.NotFound, "%s: no node %s (nothing changed)", op, strings.Join(unknown, ", "))
 	}
+	recs := s.nodes.withDrain(names, reason, op == opDown, now)
 	resp := api.NodesResponse{Nodes: []string{}}
-	var recs []store.NodeRecord
-	for _, name := range names {
-		n := s.nodes.get(name)
-		rec := n.rec
-		rec.Drain, rec.Down = reason, op == opDown
-		switch {
-		case reason == "":
-			rec.DrainedSince = time.Time{}
-		case n.rec.Drain == "":
-			rec.DrainedSince = now
-		} // a new reason or a stronger state keeps the time it began
-		if rec.Drain == n.rec.Drain && rec.Down == n.rec.Down {
-			continue // already so
-		}
-		recs = append(recs, rec)
-		resp.Nodes = append(resp.Nodes, name)
+	for _, rec := range recs {
+		resp.Nodes = append(resp.Nodes, rec.Name)
 	}
 	if len(recs) > 0 {
 		if err := s.store.PutNodes(recs...); err != nil { // one commit for all
@@ -134,20 +115,7 @@ func (s *Server) changeNodes(op nodeOp, exprs []string, reason string, caller pe
 			return api.NodesResponse{}, fmt.Errorf("%s: %w", op, err)
 		}
 	}
-	downed := map[string]bool{}
-	for _, rec := range recs {
-		n := s.nodes.get(rec.Name)
-		wasDown := n.rec.Down
-		n.rec = rec
-		switch {
-		case rec.Down:
-			n.up = false
-			downed[rec.Name] = true
-		case wasDown: // resumed: up again at its next registration
-			n.reason = "resumed; waiting for the node to register"
-		}
-	}
-	lost := s.lostOnDownedLocked(downed, now)
+	lost := s.lostOnDownedLocked(s.nodes.setDrain(recs), now)
 	err := s.commitLocked(lost)
 	s.mu.Unlock()
 	if len(resp.Nodes) > 0 {
@@ -161,6 +129,60 @@ func (s *Server) changeNodes(op nodeOp, exprs []string, reason string, caller pe
 		return resp, fmt.Errorf("%s: the nodes changed, but ending their jobs failed: %w", op, err)
 	}
 	return resp, nil
+}
+
+// unknown lists the names no node has.
+func (r *nodeRegistry) unknown(names []string) []string {
+	var out []string
+	for _, name := range names {
+		if r.get(name) == nil {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// withDrain is the records of the named (known) nodes that a drain
+// (reason set, down false), a down (down true) or a resume (reason empty)
+// changes, in the order of names; nodes already so are left out. Nothing
+// changes until setDrain, once the records are on disk.
+func (r *nodeRegistry) withDrain(names []string, reason string, down bool, now time.Time) []store.NodeRecord {
+	var recs []store.NodeRecord
+	for _, name := range names {
+		n := r.get(name)
+		rec := n.rec
+		rec.Drain, rec.Down = reason, down
+		switch {
+		case reason == "":
+			rec.DrainedSince = time.Time{}
+		case n.rec.Drain == "":
+			rec.DrainedSince = now
+		} // a new reason or a stronger state keeps the time it began
+		if rec.Drain == n.rec.Drain && rec.Down == n.rec.Down {
+			continue // already so
+		}
+		recs = append(recs, rec)
+	}
+	return recs
+}
+
+// setDrain installs records from withDrain and returns the nodes they
+// set DOWN, whose runs are gone.
+func (r *nodeRegistry) setDrain(recs []store.NodeRecord) (downed map[string]bool) {
+	downed = map[string]bool{}
+	for _, rec := range recs {
+		n := r.get(rec.Name)
+		wasDown := n.rec.Down
+		n.rec = rec
+		switch {
+		case rec.Down:
+			n.up = false
+			downed[rec.Name] = true
+		case wasDown: // resumed: up again at its next registration
+			n.reason = "resumed; waiting for the node to register"
+		}
+	}
+	return downed
 }
 
 // downedMessage is the end message of a run on a node set DOWN.
