@@ -3,6 +3,7 @@ package ctld
 import (
 	"iter"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/corral-hpc/corral/api"
@@ -53,6 +54,10 @@ type node struct {
 }
 
 const reasonNotResponding = "not responding"
+
+// persistSeenEvery: a heartbeat rewrites the node's record only this often
+// (plus on any change), so a big cluster's heartbeats are not all fsyncs.
+const persistSeenEvery = time.Minute
 
 // get is the node of this name, nil if none is known.
 func (r *nodeRegistry) get(name string) *node { return r.byName[name] }
@@ -132,6 +137,62 @@ func (r *nodeRegistry) markSilent(now time.Time, timeout time.Duration) (down []
 		}
 	}
 	return down, silent
+}
+
+// mustPersist readies a registration's record: it keeps the drain or
+// down an administrator set (they outlive registrations), and says
+// whether the record must be on disk before the node is used: it is new,
+// changed, about to come up, or its last-seen time is stale on disk.
+func (r *nodeRegistry) mustPersist(rec *store.NodeRecord, now time.Time) bool {
+	old := r.get(rec.Name)
+	if old != nil {
+		rec.Drain, rec.DrainedSince, rec.Down = old.rec.Drain, old.rec.DrainedSince, old.rec.Down
+	}
+	return old == nil || old.rec.Addr != rec.Addr || old.rec.CPUs != rec.CPUs ||
+		old.rec.MemBytes != rec.MemBytes || old.rec.BootID != rec.BootID || gpusChanged(&old.rec, rec) ||
+		!slices.Equal(old.rec.MountRoots, rec.MountRoots) ||
+		(!old.up && !now.Before(old.holdUntil) && !old.rec.Down) || now.Sub(old.persistedSeen) > persistSeenEvery
+}
+
+// heard readies the node of a registration's record (from mustPersist,
+// written if persist) for registered, adding it if it is new. The node's
+// own record is not replaced yet. rewrite: an administrator drained,
+// downed or resumed it since mustPersist; rec now has that too and must
+// be written again, so that the disk has it last.
+func (r *nodeRegistry) heard(rec *store.NodeRecord, parts partitions, client func(addr string) *api.NodeClient, persist bool, now time.Time) (n *node, rebooted, capChanged, rewrite bool) {
+	n = r.get(rec.Name)
+	if n == nil {
+		n = &node{parts: parts.of(rec.Name)}
+		r.put(rec.Name, n)
+	}
+	if n.client == nil || n.rec.Addr != rec.Addr {
+		n.client = client(rec.Addr)
+	}
+	if persist {
+		n.persistedSeen = now
+	}
+	rebooted = n.rec.BootID != "" && n.rec.BootID != rec.BootID
+	capChanged = n.rec.CPUs != rec.CPUs || n.rec.MemBytes != rec.MemBytes || gpusChanged(&n.rec, rec)
+	if capChanged || n.gpus == nil && len(rec.GPUs) > 0 {
+		n.gpus = gpu.DevicesFromAPI(rec.GPUs)
+	}
+	if rec.Drain != n.rec.Drain || !rec.DrainedSince.Equal(n.rec.DrainedSince) || rec.Down != n.rec.Down {
+		rec.Drain, rec.DrainedSince, rec.Down = n.rec.Drain, n.rec.DrainedSince, n.rec.Down
+		rewrite = true
+	}
+	return n, rebooted, capChanged, rewrite
+}
+
+// registered installs a registration's record, once on disk, with the
+// jobs the node runs, and brings the node up unless a failed launch's
+// hold or an administrator's down keeps it DOWN.
+func (r *nodeRegistry) registered(n *node, rec store.NodeRecord, running []uint64, now time.Time) (cameUp bool) {
+	n.rec, n.seen, n.reported = rec, now, running
+	if !n.up && !now.Before(n.holdUntil) && !n.rec.Down {
+		n.up, n.reason = true, ""
+		return true
+	}
+	return false
 }
 
 // restartClocks gives every node that is not up a full timeout from now

@@ -13,16 +13,11 @@ import (
 	"github.com/corral-hpc/corral/ctld/config"
 	"github.com/corral-hpc/corral/ctld/lifecycle"
 	"github.com/corral-hpc/corral/ctld/store"
-	"github.com/corral-hpc/corral/gpu"
 	"github.com/corral-hpc/corral/hostlist"
 )
 
 // nodeCallTimeout bounds ctld's calls to a node (launch, signal).
 const nodeCallTimeout = 10 * time.Second
-
-// persistSeenEvery: a heartbeat rewrites the node's record only this often
-// (plus on any change), so a big cluster's heartbeats are not all fsyncs.
-const persistSeenEvery = time.Minute
 
 func (s *Server) nodeClient(addr string) *api.NodeClient {
 	base := addr
@@ -60,14 +55,7 @@ func (s *Server) register(req api.RegisterRequest) (api.RegisterResponse, error)
 		MountRoots: req.MountRoots}
 
 	s.mu.RLock()
-	old := s.nodes.get(req.Name)
-	if old != nil { // an administrator's drain or down outlives registrations (drain.go)
-		rec.Drain, rec.DrainedSince, rec.Down = old.rec.Drain, old.rec.DrainedSince, old.rec.Down
-	}
-	persist := old == nil || old.rec.Addr != rec.Addr || old.rec.CPUs != rec.CPUs ||
-		old.rec.MemBytes != rec.MemBytes || old.rec.BootID != rec.BootID || gpusChanged(&old.rec, &rec) ||
-		!slices.Equal(old.rec.MountRoots, rec.MountRoots) ||
-		(!old.up && !now.Before(old.holdUntil) && !old.rec.Down) || now.Sub(old.persistedSeen) > persistSeenEvery
+	persist := s.nodes.mustPersist(&rec, now)
 	s.mu.RUnlock()
 	if persist {
 		if err := s.store.PutNodes(rec); err != nil {
@@ -76,37 +64,15 @@ func (s *Server) register(req api.RegisterRequest) (api.RegisterResponse, error)
 	}
 
 	s.mu.Lock()
-	n := s.nodes.get(req.Name)
-	if n == nil {
-		n = &node{parts: s.parts.of(req.Name)}
-		s.nodes.put(req.Name, n)
-	}
-	if n.client == nil || n.rec.Addr != rec.Addr {
-		n.client = s.nodeClient(rec.Addr)
-	}
-	if persist {
-		n.persistedSeen = now
-	}
-	rebooted := n.rec.BootID != "" && n.rec.BootID != rec.BootID
-	capChanged := n.rec.CPUs != rec.CPUs || n.rec.MemBytes != rec.MemBytes || gpusChanged(&n.rec, &rec)
-	if capChanged || n.gpus == nil && len(rec.GPUs) > 0 {
-		n.gpus = gpu.DevicesFromAPI(rec.GPUs)
-	}
-	if rec.Drain != n.rec.Drain || !rec.DrainedSince.Equal(n.rec.DrainedSince) || rec.Down != n.rec.Down {
-		// Drained, downed or resumed since the record above was built:
-		// keep that, and make sure the disk has it last.
-		rec.Drain, rec.DrainedSince, rec.Down = n.rec.Drain, n.rec.DrainedSince, n.rec.Down
+	n, rebooted, capChanged, rewrite := s.nodes.heard(&rec, s.parts, s.nodeClient, persist, now)
+	if rewrite { // drained, downed or resumed since: make sure the disk has it last
 		if err := s.store.PutNodes(rec); err != nil {
 			s.mu.Unlock()
 			return resp, err
 		}
 	}
-	n.rec, n.seen, n.reported = rec, now, req.Running
-	s.reportedLocked(req.Name, req.Running) // pipeline.go
-	cameUp := false
-	if !n.up && !now.Before(n.holdUntil) && !n.rec.Down {
-		n.up, n.reason, cameUp = true, "", true
-	}
+	cameUp := s.nodes.registered(n, rec, req.Running, now)
+	s.reportedLocked(req.Name, req.Running) // array.go
 	kill, lost := s.reconcileLocked(n, req.Running, now)
 	err := s.commitLocked(lost)
 	s.mu.Unlock()
