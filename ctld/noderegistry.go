@@ -70,6 +70,16 @@ func (r *nodeRegistry) all() iter.Seq2[string, *node] { return maps.All(r.byName
 
 func (r *nodeRegistry) count() int { return len(r.byName) }
 
+// load adds the nodes of stored records. They start DOWN, not responding,
+// with a full timeout from now to register again.
+func (r *nodeRegistry) load(recs []store.NodeRecord, now time.Time, parts partitions, client func(addr string) *api.NodeClient) {
+	for _, rec := range recs {
+		r.put(rec.Name, &node{rec: rec, reason: reasonNotResponding, seen: now,
+			persistedSeen: rec.LastSeen, client: client(rec.Addr), parts: parts.of(rec.Name),
+			gpus: gpu.DevicesFromAPI(rec.GPUs)})
+	}
+}
+
 // isUp: the node is known and up.
 func (r *nodeRegistry) isUp(name string) bool {
 	n := r.byName[name]

@@ -101,7 +101,7 @@ func (s *Server) register(req api.RegisterRequest) (api.RegisterResponse, error)
 // that we do not have RUNNING there (finished, cancelled while it was away,
 // requeued, unknown) are to be killed. Jobs we have RUNNING there that it
 // does not report are lost and end NODE_FAIL, but only once that cannot be
-// a launch still on its way (see lostLocked).
+// a launch still on its way (see job.lost).
 func (s *Server) reconcileLocked(n *node, running []uint64, now time.Time) (kill []uint64, lost []change) {
 	reported := make(map[uint64]bool, len(running))
 	for _, id := range running {
@@ -125,7 +125,7 @@ func (s *Server) reconcileLocked(n *node, running []uint64, now time.Time) (kill
 		if reported[id] {
 			continue
 		}
-		if s.lostLocked(j, now) {
+		if j.lost(now, lostGrace(s.cfg.Heartbeat)) {
 			lost = s.appendFailed(lost, j, now, "node "+n.rec.Name+" does not report the job")
 		}
 	}
@@ -138,18 +138,18 @@ func (s *Server) reconcileLocked(n *node, running []uint64, now time.Time) (kill
 // before it is judged lost. A heartbeat the node built just before it
 // accepted the launch may arrive after the acknowledgement; a few heartbeat
 // intervals cover that race with room to spare.
-func (s *Server) lostGrace() time.Duration {
-	return max(5*s.cfg.Heartbeat, 5*time.Second)
+func lostGrace(heartbeat time.Duration) time.Duration {
+	return max(5*heartbeat, 5*time.Second)
 }
 
-// lostLocked decides whether a RUNNING job its node does not report is
-// lost. Never while its launch is in flight: the launch answer decides
-// (success: the node has it; failure: the job goes back to PENDING). After
-// an acknowledgement, once lostGrace has passed. If nothing is known about
-// the launch (the controller restarted since), once lostGrace has passed
-// since the start: a launch that died with the old controller never
-// reached the node, and the job must not stay RUNNING forever.
-func (s *Server) lostLocked(j *job, now time.Time) bool {
+// lost decides whether a RUNNING job its node does not report is lost.
+// Never while its launch is in flight: the launch answer decides
+// (success: the node has it; failure: the job goes back to PENDING).
+// After an acknowledgement, once grace (lostGrace) has passed. If nothing
+// is known about the launch (the controller restarted since), once grace
+// has passed since the start: a launch that died with the old controller
+// never reached the node, and the job must not stay RUNNING forever.
+func (j *job) lost(now time.Time, grace time.Duration) bool {
 	if j.launch.inFlight {
 		return false
 	}
@@ -157,7 +157,7 @@ func (s *Server) lostLocked(j *job, now time.Time) bool {
 	if since.IsZero() && j.rec.Job.StartTime != nil {
 		since = *j.rec.Job.StartTime
 	}
-	return now.Sub(since) > s.lostGrace()
+	return now.Sub(since) > grace
 }
 
 // appendFailed adds the end of a running job that its node lost to lost:

@@ -8,7 +8,6 @@ import (
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/ctld/lifecycle"
 	"github.com/corral-hpc/corral/ctld/store"
-	"github.com/corral-hpc/corral/gpu"
 	"github.com/corral-hpc/corral/hostlist"
 	"github.com/corral-hpc/corral/sched"
 )
@@ -32,7 +31,7 @@ type job struct {
 
 // launchState follows the launch of the job's current start. It is not
 // persisted: after a restart nothing is known about launches, and lost-job
-// detection falls back to the start time (see lostLocked).
+// detection falls back to the start time (see job.lost).
 type launchState struct {
 	seq      uint64    // bumped per start; a late result for an older start is ignored
 	inFlight bool      // the launch request has not been answered yet
@@ -172,11 +171,7 @@ func (s *Server) load(now time.Time) error {
 	if err != nil {
 		return err
 	}
-	for _, rec := range nodes {
-		s.nodes.put(rec.Name, &node{rec: rec, reason: reasonNotResponding, seen: now,
-			persistedSeen: rec.LastSeen, client: s.nodeClient(rec.Addr), parts: s.parts.of(rec.Name),
-			gpus: gpu.DevicesFromAPI(rec.GPUs)})
-	}
+	s.nodes.load(nodes, now, s.parts, s.nodeClient)
 	// Everything is in memory now: neither the file's mapped pages nor the
 	// decoding's garbage need to stay resident (docs/benchmarks.md, Load).
 	if err := s.store.DropMappedPages(); err != nil {
