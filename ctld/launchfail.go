@@ -11,15 +11,16 @@ import (
 	"github.com/corral-hpc/corral/ctld/lifecycle"
 )
 
-// sendLaunch sends one launch. A launch larger than any node accepts is
-// refused here, as the node would (the job's script and environment are
-// too large), without costing the node anything.
-func (s *Server) sendLaunch(l launchOrder) error {
+// send sends one launch, within ctx and nodeCallTimeout. A launch larger
+// than any node accepts is refused here, as the node would (the job's
+// script and environment are too large), without costing the node
+// anything.
+func (l launchOrder) send(ctx context.Context) error {
 	if b, err := json.Marshal(l.req); err == nil && len(b) > api.MaxLaunchBytes {
 		return &api.StatusError{Code: http.StatusRequestEntityTooLarge, Kind: api.KindJobRefused,
 			Message: fmt.Sprintf("its script, arguments and environment make a %d-byte launch request; nodes take at most %d", len(b), api.MaxLaunchBytes)}
 	}
-	ctx, cancel := context.WithTimeout(s.bgCtx, nodeCallTimeout)
+	ctx, cancel := context.WithTimeout(ctx, nodeCallTimeout)
 	defer cancel()
 	return l.client.Do(ctx, http.MethodPost, "/v1/launch", l.req, nil)
 }

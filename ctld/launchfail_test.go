@@ -109,8 +109,7 @@ func TestLaunchFailuresInARowHoldTheJob(t *testing.T) {
 // A launch larger than a node accepts is the job's fault, found before
 // anything is sent (its client is nil here).
 func TestOversizedLaunchIsTheJobsFault(t *testing.T) {
-	s := &Server{}
-	err := s.sendLaunch(launchOrder{req: api.LaunchRequest{JobID: 1, Script: strings.Repeat("<", api.MaxLaunchBytes/4)}})
+	err := launchOrder{req: api.LaunchRequest{JobID: 1, Script: strings.Repeat("<", api.MaxLaunchBytes/4)}}.send(context.Background())
 	if !api.JobRefused(err) || !strings.Contains(err.Error(), "nodes take at most") {
 		t.Fatalf("oversized launch: %v", err)
 	}

@@ -221,7 +221,7 @@ func launchRequest(j *job) api.LaunchRequest {
 // scheduling for a while (launchfail.go).
 func (s *Server) launch(l launchOrder) {
 	defer s.bg.Done()
-	err := s.sendLaunch(l)
+	err := l.send(s.bgCtx)
 	var refused *api.StatusError
 	if err != nil && !errors.As(err, &refused) && s.nodeHasJob(l) {
 		err = nil // the answer was lost, but the node has the job
