@@ -14,6 +14,7 @@ import (
 	"github.com/corral-hpc/corral/ctld/lifecycle"
 	"github.com/corral-hpc/corral/ctld/store"
 	"github.com/corral-hpc/corral/hostlist"
+	"github.com/corral-hpc/corral/sched"
 )
 
 // nodeCallTimeout bounds ctld's calls to a node (launch, signal).
@@ -246,22 +247,7 @@ func (s *Server) listNodes() []api.Node {
 	out := make([]api.Node, 0, s.nodes.count())
 	for name, n := range s.nodes.all() {
 		a := alloc[name]
-		st, reason := api.NodeDown, n.reason
-		switch {
-		case !n.up && n.rec.Down:
-			reason = n.rec.Drain
-		case !n.up:
-		case n.rec.Drain != "" && len(jobsOn[name]) > 0:
-			st, reason = api.NodeDraining, n.rec.Drain
-		case n.rec.Drain != "":
-			st, reason = api.NodeDrained, n.rec.Drain
-		case a.CPUs == 0 && a.MemBytes == 0:
-			st = api.NodeIdle
-		case a.CPUs >= n.rec.CPUs || a.MemBytes >= n.rec.MemBytes:
-			st = api.NodeAllocated
-		default:
-			st = api.NodeMixed
-		}
+		st, reason := n.state(a, len(jobsOn[name]) > 0)
 		ids := jobsOn[name]
 		slices.Sort(ids)
 		out = append(out, api.Node{Name: name, Addr: n.rec.Addr, State: st, Reason: reason,
@@ -276,4 +262,25 @@ func (s *Server) listNodes() []api.Node {
 	}
 	sort.Slice(out, func(a, b int) bool { return hostlist.Less(out[a].Name, out[b].Name) })
 	return out
+}
+
+// state is the node's state and its reason for listings, given what its
+// running jobs hold and whether it has any.
+func (n *node) state(a sched.Resources, running bool) (api.NodeState, string) {
+	switch {
+	case !n.up && n.rec.Down:
+		return api.NodeDown, n.rec.Drain
+	case !n.up:
+		return api.NodeDown, n.reason
+	case n.rec.Drain != "" && running:
+		return api.NodeDraining, n.rec.Drain
+	case n.rec.Drain != "":
+		return api.NodeDrained, n.rec.Drain
+	case a.CPUs == 0 && a.MemBytes == 0:
+		return api.NodeIdle, n.reason
+	case a.CPUs >= n.rec.CPUs || a.MemBytes >= n.rec.MemBytes:
+		return api.NodeAllocated, n.reason
+	default:
+		return api.NodeMixed, n.reason
+	}
 }
