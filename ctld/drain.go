@@ -115,7 +115,7 @@ func (s *Server) changeNodes(op nodeOp, exprs []string, reason string, caller pe
 			return api.NodesResponse{}, fmt.Errorf("%s: %w", op, err)
 		}
 	}
-	lost := s.lostOnDownedLocked(s.nodes.setDrain(recs), now)
+	lost := s.lostOnLocked(s.nodes.setDrain(recs), now, func(name string) string { return downedMessage(s.nodes.get(name)) })
 	err := s.commitLocked(lost)
 	s.mu.Unlock()
 	if len(resp.Nodes) > 0 {
@@ -188,25 +188,4 @@ func (r *nodeRegistry) setDrain(recs []store.NodeRecord) (downed map[string]bool
 // downedMessage is the end message of a run on a node set DOWN.
 func downedMessage(n *node) string {
 	return "node " + n.rec.Name + " was set DOWN by an administrator: " + n.rec.Drain
-}
-
-// lostOnDownedLocked ends (NODE_FAIL, or requeued) every job ctld has
-// RUNNING on a node in downed.
-func (s *Server) lostOnDownedLocked(downed map[string]bool, now time.Time) []change {
-	if len(downed) == 0 {
-		return nil
-	}
-	var lost []change
-	for _, j := range s.q.unfinished() {
-		if j.state() != api.StateRunning {
-			continue
-		}
-		for _, name := range j.rec.Job.Nodes {
-			if downed[name] {
-				lost = s.appendFailed(lost, j, now, downedMessage(s.nodes.get(name)))
-				break
-			}
-		}
-	}
-	return lost
 }

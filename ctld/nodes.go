@@ -180,6 +180,27 @@ func (s *Server) appendFailed(lost []change, j *job, now time.Time, msg string) 
 	return append(lost, change{j, next})
 }
 
+// lostOnLocked ends (NODE_FAIL, or requeued) every job ctld has RUNNING
+// on a node in gone (silent, or set DOWN), with why(node) as its message.
+func (s *Server) lostOnLocked(gone map[string]bool, now time.Time, why func(node string) string) []change {
+	if len(gone) == 0 {
+		return nil
+	}
+	var lost []change
+	for _, j := range s.q.unfinished() {
+		if j.state() != api.StateRunning {
+			continue
+		}
+		for _, name := range j.rec.Job.Nodes {
+			if gone[name] {
+				lost = s.appendFailed(lost, j, now, why(name))
+				break
+			}
+		}
+	}
+	return lost
+}
+
 // watchNodes declares nodes that miss heartbeats DOWN and ends their
 // running jobs NODE_FAIL.
 func (s *Server) watchNodes(ctx context.Context) {
@@ -198,20 +219,7 @@ func (s *Server) watchNodes(ctx context.Context) {
 func (s *Server) sweepNodes(now time.Time) {
 	s.mu.Lock()
 	down, silent := s.nodes.markSilent(now, s.cfg.NodeTimeout)
-	var lost []change
-	if len(silent) > 0 {
-		for _, j := range s.q.unfinished() {
-			if j.state() != api.StateRunning {
-				continue
-			}
-			for _, name := range j.rec.Job.Nodes {
-				if silent[name] {
-					lost = s.appendFailed(lost, j, now, "node "+name+" is not responding")
-					break
-				}
-			}
-		}
-	}
+	lost := s.lostOnLocked(silent, now, func(name string) string { return "node " + name + " is not responding" })
 	err := s.commitLocked(lost)
 	s.mu.Unlock()
 	sort.Strings(down)
