@@ -97,10 +97,10 @@ func jobFGPUPerNode(job *api.Job) int {
 	return job.FGPUHundredths + int(gpu.GPUs(job.GPUs, gpu.DefaultPerGPU))
 }
 
-// heldGPUsLocked is what running jobs hold of each node's devices.
-func (s *Server) heldGPUsLocked() map[string][]gpu.Holding {
+// heldGPUs is what running jobs hold of each node's devices.
+func (q *queue) heldGPUs() map[string][]gpu.Holding {
 	held := make(map[string][]gpu.Holding)
-	for _, j := range s.q.unfinished() {
+	for _, j := range q.unfinished() {
 		job := &j.rec.Job
 		if job.State != api.StateRunning {
 			continue
@@ -275,10 +275,10 @@ func (n *node) gpuView(name string, parts partitions, held map[string][]gpu.Hold
 	return int(gpu.NodeCapacity(n.gpus, p)), alloc, int(p), devs
 }
 
-// gpuJobsLocked lists, per node and device, the running jobs holding it.
-func (s *Server) gpuJobsLocked() map[string]map[int][]uint64 {
+// gpuJobs lists, per node and device, the running jobs holding it.
+func (q *queue) gpuJobs() map[string]map[int][]uint64 {
 	out := map[string]map[int][]uint64{}
-	for id, j := range s.q.unfinished() {
+	for id, j := range q.unfinished() {
 		if j.state() != api.StateRunning {
 			continue
 		}

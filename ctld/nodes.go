@@ -251,7 +251,7 @@ func (s *Server) listNodes() []api.Node {
 			}
 		}
 	}
-	held, gpuJobs := s.heldGPUsLocked(), s.gpuJobsLocked() // gpus.go
+	held, gpuJobs := s.q.heldGPUs(), s.q.gpuJobs() // gpus.go
 	out := make([]api.Node, 0, s.nodes.count())
 	for name, n := range s.nodes.all() {
 		a := alloc[name]

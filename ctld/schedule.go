@@ -151,7 +151,7 @@ func (s *Server) applyLocked(snap sched.Snapshot, notes cycleNotes, plan sched.P
 			free[name] = withoutFGPU(sched.Resources{CPUs: n.rec.CPUs, MemBytes: n.rec.MemBytes}.Sub(alloc[name]))
 		}
 	}
-	heldGPUs := s.heldGPUsLocked() // gpus.go: devices are checked per share
+	heldGPUs := s.q.heldGPUs() // gpus.go: devices are checked per share
 	var changes []change
 	for _, st := range plan.Starts {
 		j := s.startCandidateLocked(st.JobID, st.Nodes) // an active job or an array task
