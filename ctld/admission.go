@@ -229,7 +229,7 @@ func checkFit(a *admission, spec *api.JobSpec) error {
 	if err := fitsSomewhere(spec, a.part.Name, a.known); err != nil {
 		return err
 	}
-	return a.s.gpusFitLocked(spec, gpuRequestOf(spec), a.owner.UID, a.known)
+	return gpusFit(spec, gpuRequestOf(spec), a.owner.UID, a.known, a.s.parts)
 }
 
 // checkPolicy refuses a job over its user's or account's policy.

@@ -114,21 +114,21 @@ func (q *queue) heldGPUs() map[string][]gpu.Holding {
 	return held
 }
 
-// startGPUsLocked checks a start's shares against the devices as they are
+// startGPUs checks a start's shares against the devices as they are
 // now (held: what running jobs and this cycle's earlier starts hold) and
 // returns the job's allocation record; ok is false when a share no longer
 // fits or a GPU job came without the shares its nodes need.
-func (s *Server) startGPUsLocked(job *api.Job, st sched.Start, held map[string][]gpu.Holding) ([]api.NodeGPUs, bool) {
+func (r *nodeRegistry) startGPUs(job *api.Job, st sched.Start, held map[string][]gpu.Holding, parts partitions) ([]api.NodeGPUs, bool) {
 	if !wantsGPUs(job) {
 		return nil, true
 	}
 	var alloc []api.NodeGPUs
 	for i, name := range st.Nodes {
-		n := s.nodes.get(name)
+		n := r.get(name)
 		if n == nil || len(n.gpus) == 0 || i >= len(st.GPUs) || len(st.GPUs[i]) == 0 {
 			return nil, false
 		}
-		per := n.perGPU(s.parts)
+		per := n.perGPU(parts)
 		view := gpu.FreeOf(n.gpus, held[name], per)
 		for _, sh := range st.GPUs[i] {
 			k := slices.IndexFunc(view, func(d gpu.DeviceFree) bool { return d.Device.Index == sh.Device })
@@ -209,9 +209,9 @@ func gpuRequestOf(spec *api.JobSpec) gpuRequest {
 	return gpuRequest{fgpu: spec.FGPUHundredths, gpus: int(n), typ: typ}
 }
 
-// gpusFitLocked refuses a GPU request that no known node of the job's
-// partition could ever hold. The caller holds s.mu (read).
-func (s *Server) gpusFitLocked(spec *api.JobSpec, req gpuRequest, uid uint32, known []*node) error {
+// gpusFit refuses a GPU request that no known node of the job's
+// partition could ever hold. The caller holds Server.mu (read).
+func gpusFit(spec *api.JobSpec, req gpuRequest, uid uint32, known []*node, parts partitions) error {
 	if req.none() || len(known) == 0 {
 		return nil // nodes may register later
 	}
@@ -223,7 +223,7 @@ func (s *Server) gpusFitLocked(spec *api.JobSpec, req gpuRequest, uid uint32, kn
 			continue
 		}
 		withGPUs++
-		per := nd.perGPU(s.parts)
+		per := nd.perGPU(parts)
 		if m := nd.gpus[0].Name; !slices.Contains(models, m) {
 			models = append(models, m)
 		}
@@ -322,7 +322,7 @@ func gpusChanged(old, rec *store.NodeRecord) bool {
 }
 
 // withoutFGPU leaves fGPU out of a resource check: the controller checks
-// GPUs per device (startGPUsLocked), not as one number per node.
+// GPUs per device (nodeRegistry.startGPUs), not as one number per node.
 func withoutFGPU(r sched.Resources) sched.Resources {
 	r.FGPU = 0
 	return r

@@ -169,7 +169,7 @@ func (s *Server) applyLocked(snap sched.Snapshot, notes cycleNotes, plan sched.P
 		if !ok {
 			continue
 		}
-		gpuAlloc, ok := s.startGPUsLocked(&j.rec.Job, st, heldGPUs)
+		gpuAlloc, ok := s.nodes.startGPUs(&j.rec.Job, st, heldGPUs, s.parts)
 		if !ok {
 			continue
 		}
