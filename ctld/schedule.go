@@ -223,7 +223,7 @@ func (s *Server) launch(l launchOrder) {
 	defer s.bg.Done()
 	err := l.send(s.bgCtx)
 	var refused *api.StatusError
-	if err != nil && !errors.As(err, &refused) && s.nodeHasJob(l) {
+	if err != nil && !errors.As(err, &refused) && l.nodeHasJob(s.bgCtx) {
 		err = nil // the answer was lost, but the node has the job
 	}
 	now := time.Now()
@@ -258,11 +258,11 @@ func (s *Server) launch(l launchOrder) {
 // nodeHasJob asks a node whose launch answer never came (timeout, broken
 // connection) whether it has the job after all: requeueing a job the node
 // is running would run it twice.
-func (s *Server) nodeHasJob(l launchOrder) bool {
-	if s.bgCtx.Err() != nil {
+func (l launchOrder) nodeHasJob(ctx context.Context) bool {
+	if ctx.Err() != nil {
 		return false
 	}
-	ctx, cancel := context.WithTimeout(s.bgCtx, nodeCallTimeout)
+	ctx, cancel := context.WithTimeout(ctx, nodeCallTimeout)
 	defer cancel()
 	var ids []uint64
 	if err := l.client.Do(ctx, http.MethodGet, "/v1/jobs", nil, &ids); err != nil {
