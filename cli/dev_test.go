@@ -43,6 +43,7 @@ func TestMain(m *testing.M) {
 // fakeCtldMain accepts corral-ctld's flags, writes ctld.addr, takes signed
 // registrations and lists the registered nodes on the user socket.
 func fakeCtldMain(args []string) int {
+	term := notifyTERM()
 	fs := flag.NewFlagSet("corral-ctld", flag.ContinueOnError)
 	state := fs.String("state", "", "")
 	socket := fs.String("socket", "", "")
@@ -104,11 +105,12 @@ func fakeCtldMain(args []string) int {
 	}
 	go http.Serve(unix, userPlane)
 	fmt.Fprintln(os.Stderr, "fake ctld: serving")
-	return awaitSIGTERM(*state, func() { unix.Close() })
+	return awaitSIGTERM(term, *state, func() { unix.Close() })
 }
 
 // fakeNodedMain accepts corral-noded's flags and registers once.
 func fakeNodedMain(args []string) int {
+	term := notifyTERM()
 	fs := flag.NewFlagSet("corral-noded", flag.ContinueOnError)
 	name := fs.String("name", "", "")
 	ctld := fs.String("ctld", "", "")
@@ -154,18 +156,31 @@ func fakeNodedMain(args []string) int {
 	if err := os.MkdirAll(*state, 0o755); err != nil {
 		return 1
 	}
-	if err := os.WriteFile(filepath.Join(*state, "gpu-args"), []byte(strings.Join(gpuArgs, " ")), 0o644); err != nil {
+	// Written whole, then renamed: the test polls for the file and must
+	// never read it half written.
+	tmp := filepath.Join(*state, ".gpu-args")
+	if err := os.WriteFile(tmp, []byte(strings.Join(gpuArgs, " ")), 0o644); err != nil {
 		return 1
 	}
-	return awaitSIGTERM(*state, nil)
+	if err := os.Rename(tmp, filepath.Join(*state, "gpu-args")); err != nil {
+		return 1
+	}
+	return awaitSIGTERM(term, *state, nil)
 }
 
-// awaitSIGTERM blocks until SIGTERM, then leaves a mark in dir so the test
-// can tell the process was stopped politely.
-func awaitSIGTERM(dir string, cleanup func()) int {
+// notifyTERM catches SIGTERM from the fake daemon's first line: corral
+// dev may stop a daemon that is still starting (another one failed), and
+// an uncaught SIGTERM would kill it without the mark the test looks for.
+func notifyTERM() <-chan os.Signal {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGTERM)
-	<-ch
+	return ch
+}
+
+// awaitSIGTERM blocks until SIGTERM arrives on term, then leaves a mark in
+// dir so the test can tell the process was stopped politely.
+func awaitSIGTERM(term <-chan os.Signal, dir string, cleanup func()) int {
+	<-term
 	if cleanup != nil {
 		cleanup()
 	}
