@@ -89,7 +89,7 @@ func submit(c *ucli.Context) error {
 	if err := api.CheckSizes(&sub); err != nil {
 		return usageError{err}
 	}
-	if err := jobspec.Validate(&sub.Spec); err != nil {
+	if err := jobspec.ValidateRules(&sub.Spec); err != nil { // sizes: walked just above
 		return usageError{err}
 	}
 	ctx, cancel := requestContext(c)

@@ -125,10 +125,11 @@ func invalid(format string, args ...any) error {
 // ---- checks ----
 
 // checkSpecRules applies the rules the CLI applies before sending; each
-// problem is the caller's.
+// problem is the caller's. The sizes are not walked again: every
+// user-plane body was, as it was decoded (httpjson.go).
 func checkSpecRules(_ *admission, spec *api.JobSpec) error {
 	var list api.Problems
-	if err := jobspec.Validate(spec); !errors.As(err, &list) {
+	if err := jobspec.ValidateRules(spec); !errors.As(err, &list) {
 		return err
 	}
 	out := make(api.Problems, len(list))

@@ -94,7 +94,7 @@ func TestValidateOneRuleEach(t *testing.T) {
 	} {
 		s := validSpec()
 		tt.mut(&s)
-		err := validate(&s, now)
+		err := validate(&s, now, true)
 		got := ""
 		if err != nil {
 			got = err.Error()
