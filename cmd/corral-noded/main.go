@@ -82,25 +82,13 @@ func run(c *cli.Context) error {
 	if err := applyGPUFlags(c, &cfg); err != nil {
 		return err
 	}
-	if s := c.String("mem"); s != "" {
-		m, err := jobspec.ParseSize(s)
-		if err != nil {
-			return fmt.Errorf("--mem: %w", err)
+	for _, f := range []struct {
+		name string
+		to   *int64
+	}{{"mem", &cfg.MemBytes}, {"image-pull-max", &cfg.ImagePullMax}} {
+		if err := positiveSize(c.String(f.name), f.name, f.to); err != nil {
+			return err
 		}
-		if m <= 0 {
-			return fmt.Errorf("--mem %s must be positive", s)
-		}
-		cfg.MemBytes = m
-	}
-	if s := c.String("image-pull-max"); s != "" {
-		m, err := jobspec.ParseSize(s)
-		if err != nil {
-			return fmt.Errorf("--image-pull-max: %w", err)
-		}
-		if m <= 0 {
-			return fmt.Errorf("--image-pull-max %s must be positive", s)
-		}
-		cfg.ImagePullMax = m
 	}
 	if cfg.CtldURL == "" {
 		return fmt.Errorf("--ctld is required (the controller's node-plane URL, e.g. http://127.0.0.1:6817)")
@@ -139,4 +127,20 @@ func run(c *cli.Context) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	return d.Run(ctx)
+}
+
+// positiveSize parses a size flag's value v (unset: to is left as it is).
+func positiveSize(v, name string, to *int64) error {
+	if v == "" {
+		return nil
+	}
+	m, err := jobspec.ParseSize(v)
+	if err != nil {
+		return fmt.Errorf("--%s: %w", name, err)
+	}
+	if m <= 0 {
+		return fmt.Errorf("--%s %s must be positive", name, v)
+	}
+	*to = m
+	return nil
 }
