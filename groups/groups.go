@@ -46,7 +46,7 @@ func (b *Builder) Limits() map[string]sched.GroupLimit { return b.limits }
 // Pending is the groups a pending job joins when it starts, in the order
 // their reasons take precedence: its array's %N (JobArrayTaskLimit), its
 // singleton dependency (Dependency), then its user's and its account's
-// policy limits (jobs, CPUs, memory, fGPU: policy.Tally.Check's order).
+// policy limits (policy.RunningLimits, in its order).
 func (b *Builder) Pending(j Job) []sched.Member {
 	return b.members(j, true)
 }
@@ -80,18 +80,9 @@ func (b *Builder) members(j Job, pending bool) []sched.Member {
 		add("singleton\x00"+j.User+"\x00"+j.Name, 1, 1, api.ReasonDependency)
 	}
 	policyLimits := func(kind, owner string, l api.Limits) {
-		for _, x := range []struct {
-			what     string
-			max, use int64
-			why      api.Reason
-		}{
-			{"jobs", int64(l.MaxRunningJobs), 1, api.ReasonPolicyMaxRunningJobs},
-			{"cpus", int64(l.MaxCPUs), int64(j.Use.CPUs), api.ReasonPolicyMaxCPUs},
-			{"mem", l.MaxMemBytes, j.Use.MemBytes, api.ReasonPolicyMaxMem},
-			{"fgpu", int64(l.MaxFGPU), int64(j.Use.FGPU), api.ReasonPolicyMaxFGPU},
-		} {
-			if x.max > 0 {
-				add("policy\x00"+kind+"\x00"+owner+"\x00"+x.what, x.max, x.use, x.why)
+		for _, x := range policy.RunningLimits(l, j.Use) {
+			if x.Max > 0 {
+				add("policy\x00"+kind+"\x00"+owner+"\x00"+x.What, x.Max, x.Use, x.Reason)
 			}
 		}
 	}

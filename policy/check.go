@@ -25,20 +25,39 @@ func CheckSubmit(who string, l api.Limits, r Request, pending, n int) error {
 	return nil
 }
 
+// RunningLimit is one limit of a policy on what its owner runs at once:
+// Max (0: unset) of What, of which a job uses Use, held back with Reason.
+type RunningLimit struct {
+	What     string // jobs, cpus, mem, fgpu
+	Max, Use int64
+	Reason   api.Reason
+}
+
+// RunningLimits are l's limits on what runs at once, with what a job
+// asking r uses of each, in the order their reasons take precedence. It
+// is the one statement of the rule: CheckStart applies it to a tally, and
+// package groups hands it to the planner. An array, not a slice: the
+// controller asks it for every pending job of every cycle.
+func RunningLimits(l api.Limits, r Request) [4]RunningLimit {
+	return [4]RunningLimit{
+		{"jobs", int64(l.MaxRunningJobs), 1, api.ReasonPolicyMaxRunningJobs},
+		{"cpus", int64(l.MaxCPUs), int64(r.CPUs), api.ReasonPolicyMaxCPUs},
+		{"mem", l.MaxMemBytes, r.MemBytes, api.ReasonPolicyMaxMem},
+		{"fgpu", int64(l.MaxFGPU), int64(r.FGPU), api.ReasonPolicyMaxFGPU},
+	}
+}
+
 // CheckStart returns the reason a job may not start now under l, given
 // what its owner already runs; "" when it may. A job that could never
 // start under l (over a running limit on its own) is held too: an admin
 // may raise the limit.
 func CheckStart(l api.Limits, held InUse, r Request) api.Reason {
-	switch {
-	case l.MaxRunningJobs > 0 && held.Running+1 > l.MaxRunningJobs:
-		return api.ReasonPolicyMaxRunningJobs
-	case l.MaxCPUs > 0 && held.CPUs+r.CPUs > l.MaxCPUs:
-		return api.ReasonPolicyMaxCPUs
-	case l.MaxMemBytes > 0 && held.MemBytes+r.MemBytes > l.MaxMemBytes:
-		return api.ReasonPolicyMaxMem
-	case l.MaxFGPU > 0 && held.FGPU+r.FGPU > l.MaxFGPU:
-		return api.ReasonPolicyMaxFGPU
+	has := RunningLimits(l, held.Request)
+	has[0].Use = int64(held.Running)
+	for i, x := range RunningLimits(l, r) {
+		if x.Max > 0 && has[i].Use+x.Use > x.Max {
+			return x.Reason
+		}
 	}
 	return ""
 }
