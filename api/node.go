@@ -135,6 +135,8 @@ type JobEvent struct {
 	PeakMemBytes int64    `json:"peak_mem_bytes,omitempty"`
 	CPUTimeUsec  int64    `json:"cpu_time_usec,omitempty"`
 	Message      string   `json:"message,omitempty"` // why a launch failed, etc.
+	// StepID names the step of an EventStepEnded.
+	StepID int `json:"step_id,omitempty"`
 }
 
 // EventsRequest carries a batch of events.
