@@ -235,8 +235,8 @@ func newFakeNode(tc *testCluster, name string, cpus int, mem int64) *fakeNode {
 // ctld is a signed client for the controller's current node-plane URL
 // (it changes when the controller restarts).
 func (f *fakeNode) ctld() *api.NodeClient {
-	if f.tc.srv.nodeTLS != nil { // a TLS controller (tls_test.go): pin its CA
-		return api.NewNodeClientTLS(f.tc.srv.NodeURL(), f.key, 5*time.Second, f.tc.srv.nodeTLS)
+	if f.tc.srv.tls.client != nil { // a TLS controller (tls_test.go): pin its CA
+		return api.NewNodeClientTLS(f.tc.srv.NodeURL(), f.key, 5*time.Second, f.tc.srv.tls.client)
 	}
 	return api.NewNodeClient(f.tc.srv.NodeURL(), f.key, 5*time.Second)
 }

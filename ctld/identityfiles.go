@@ -38,14 +38,14 @@ func refuseLostIdentity(cfg Config, ran bool) error {
 // loadIdentity loads the cluster key and CA, or makes them on a
 // directory's first start. ran: a controller had run on the directory
 // before this start.
-func (s *Server) loadIdentity(ran bool) error {
-	if err := refuseLostIdentity(s.cfg, ran); err != nil {
-		return err
+func loadIdentity(cfg *Config, ran bool) ([]byte, *clusterTLS, error) {
+	if err := refuseLostIdentity(*cfg, ran); err != nil {
+		return nil, nil, err
 	}
-	key, err := api.LoadOrCreateKey(s.cfg.KeyFile)
+	key, err := api.LoadOrCreateKey(cfg.KeyFile)
 	if err != nil {
-		return fmt.Errorf("cluster key: %w", err)
+		return nil, nil, fmt.Errorf("cluster key: %w", err)
 	}
-	s.key = key
-	return s.loadCA()
+	t, err := loadClusterTLS(cfg, key)
+	return key, t, err
 }

@@ -19,7 +19,7 @@ func (s *Server) nodeHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/node/register", s.handleRegister)
 	mux.HandleFunc("POST /v1/node/events", s.handleEvents)
-	mux.HandleFunc("POST /v1/node/cert", s.handleNodeCert) // tls.go
+	mux.HandleFunc("POST /v1/node/cert", s.tls.handleNodeCert)
 	mux.HandleFunc("/", notFound)
 	return s.verified(mux)
 }

@@ -17,17 +17,6 @@ import (
 	"github.com/corral-hpc/corral/sched"
 )
 
-// nodeCallTimeout bounds ctld's calls to a node (launch, signal).
-const nodeCallTimeout = 10 * time.Second
-
-func (s *Server) nodeClient(addr string) *api.NodeClient {
-	base := addr
-	if !strings.Contains(base, "://") {
-		base = s.schemeForNodes() + base // tls.go
-	}
-	return s.newNodeClient(strings.TrimRight(base, "/"), nodeCallTimeout)
-}
-
 // checkRegister rejects registrations that would confuse everything else.
 func checkRegister(req *api.RegisterRequest) error {
 	switch {
@@ -65,7 +54,7 @@ func (s *Server) register(req api.RegisterRequest) (api.RegisterResponse, error)
 	}
 
 	s.mu.Lock()
-	n, rebooted, capChanged, rewrite := s.nodes.heard(&rec, s.parts, s.nodeClient, persist, now)
+	n, rebooted, capChanged, rewrite := s.nodes.heard(&rec, s.parts, s.tls.nodeClient, persist, now)
 	if rewrite { // drained, downed or resumed since: make sure the disk has it last
 		if err := s.store.PutNodes(rec); err != nil {
 			s.mu.Unlock()

@@ -2,7 +2,6 @@ package ctld
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"github.com/corral-hpc/corral/internal/fsutil"
@@ -172,8 +171,7 @@ type Server struct {
 	gate     *authz.Gate // who may call what, how often (package authz)
 	conns    *connLimits // open connections per uid and address (connlimit.go)
 	nonces   nonceCache  // remote credentials already used (credential.go)
-	ca       *api.CA     // the cluster CA; nil with InsecurePlaintext (tls.go)
-	nodeTLS  *tls.Config // pins the CA for calls to nodes; nil with InsecurePlaintext
+	tls      *clusterTLS // the cluster CA and the client side of calls to nodes
 
 	kick chan struct{}
 	// cycleMu serializes scheduling cycles; idBuf and pendingBuf are the
@@ -238,7 +236,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.q.store, s.q.observe = s.store, s.observeLocked
-	if err := s.loadIdentity(ran); err != nil { // before load: known nodes get clients pinned to the CA
+	if s.key, s.tls, err = loadIdentity(&s.cfg, ran); err != nil { // before load: known nodes get clients pinned to the CA
 		s.store.Close()
 		return nil, err
 	}
@@ -297,13 +295,13 @@ func (s *Server) listen() error {
 	// Bounded below TLS, so a refused connection costs no handshake
 	// unless it is answered.
 	limited := &limitedListener{Listener: nl, lim: s.conns, identify: identifyRemote}
-	if nl, limited.tls, err = s.secureListener(limited); err != nil { // tls.go
+	if nl, limited.tls, err = s.tls.listener(limited); err != nil {
 		ul.Close()
 		limited.Close()
 		return fmt.Errorf("TLS: %w", err)
 	}
 	s.userLn, s.nodeLn = ul, nl
-	s.nodeURL = s.schemeForNodes() + strings.TrimPrefix(advertisedURL(tcpAddr), "http://")
+	s.nodeURL = s.tls.scheme() + strings.TrimPrefix(advertisedURL(tcpAddr), "http://")
 	if err := fsutil.WriteFileAtomic(filepath.Join(s.cfg.StateDir, AddrFile), []byte(s.nodeURL+"\n"), 0o644); err != nil {
 		ul.Close()
 		nl.Close()

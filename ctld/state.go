@@ -171,7 +171,7 @@ func (s *Server) load(now time.Time) error {
 	if err != nil {
 		return err
 	}
-	s.nodes.load(nodes, now, s.parts, s.nodeClient)
+	s.nodes.load(nodes, now, s.parts, s.tls.nodeClient)
 	// Everything is in memory now: neither the file's mapped pages nor the
 	// decoding's garbage need to stay resident (docs/benchmarks.md, Load).
 	if err := s.store.DropMappedPages(); err != nil {

@@ -1,33 +1,60 @@
 package ctld
 
 import (
-	"crypto/ecdsa"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"log"
 	"net"
-	"net/http"
 	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/corral-hpc/corral/api"
-	"github.com/corral-hpc/corral/ctld/fault"
 )
 
-// secureListener wraps the TCP listener in TLS with a certificate from
-// the cluster CA (created in the state directory on first start), and
-// prepares the client side that pins the CA for calls to nodes. With
-// Config.InsecurePlaintext (tests only) it returns ln unchanged and says
-// so in the log: plain HTTP is never chosen silently. It also returns the
-// TLS configuration (nil for plain HTTP).
-func (s *Server) secureListener(ln net.Listener) (net.Listener, *tls.Config, error) {
-	if s.ca == nil {
-		s.log.Printf("WARNING: --insecure-plaintext: the TCP port is plain HTTP (node traffic and remote users' requests are not encrypted)")
+// clusterTLS is the controller's side of the cluster's TLS: the CA it
+// certifies node keys with and its own TCP port's certificate comes from,
+// and the client side that pins that CA and signs with the cluster key
+// for calls to nodes. With Config.InsecurePlaintext (tests only) ca and
+// client are nil: the port is plain HTTP and nodes are called over HTTP.
+type clusterTLS struct {
+	ca     *api.CA
+	client *tls.Config // pins ca for calls to nodes
+	key    []byte      // the cluster key, signing every call to a node
+	sans   []string    // Config.TLSSANs
+	log    *log.Logger
+}
+
+// loadClusterTLS loads (or creates) the cluster CA in the state directory.
+// New calls it before the store's records are loaded, so the clients of
+// nodes known from the store already pin it.
+func loadClusterTLS(cfg *Config, key []byte) (*clusterTLS, error) {
+	t := &clusterTLS{key: key, sans: cfg.TLSSANs, log: cfg.Logger}
+	if cfg.InsecurePlaintext {
+		return t, nil
+	}
+	ca, err := api.LoadOrCreateCA(cfg.StateDir)
+	if err != nil {
+		return nil, fmt.Errorf("TLS: %w", err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(ca.Cert)
+	t.ca, t.client = ca, api.ClientTLS(pool)
+	return t, nil
+}
+
+// listener wraps the TCP listener in TLS with a certificate from the
+// cluster CA. Without a CA it returns ln unchanged and says so in the
+// log: plain HTTP is never chosen silently. It also returns the TLS
+// configuration (nil for plain HTTP).
+func (t *clusterTLS) listener(ln net.Listener) (net.Listener, *tls.Config, error) {
+	if t.ca == nil {
+		t.log.Printf("WARNING: --insecure-plaintext: the TCP port is plain HTTP (node traffic and remote users' requests are not encrypted)")
 		return ln, nil, nil
 	}
-	cert, err := s.ca.Issue(s.certHosts(ln.Addr().(*net.TCPAddr)), time.Now())
+	cert, err := t.ca.Issue(t.certHosts(ln.Addr().(*net.TCPAddr)), time.Now())
 	if err != nil {
 		return nil, nil, fmt.Errorf("controller certificate: %w", err)
 	}
@@ -35,25 +62,9 @@ func (s *Server) secureListener(ln net.Listener) (net.Listener, *tls.Config, err
 	return tls.NewListener(ln, cfg), cfg, nil
 }
 
-// loadCA loads (or creates) the cluster CA before the store's records are loaded, so
-// the clients of nodes known from the store already pin it.
-func (s *Server) loadCA() error {
-	if s.cfg.InsecurePlaintext {
-		return nil
-	}
-	ca, err := api.LoadOrCreateCA(s.cfg.StateDir)
-	if err != nil {
-		return fmt.Errorf("TLS: %w", err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(ca.Cert)
-	s.ca, s.nodeTLS = ca, api.ClientTLS(pool)
-	return nil
-}
-
 // certHosts are the controller certificate's names: the listen address,
 // loopback, the host name and addresses, and Config.TLSSANs.
-func (s *Server) certHosts(a *net.TCPAddr) []string {
+func (t *clusterTLS) certHosts(a *net.TCPAddr) []string {
 	hosts := []string{"localhost", "127.0.0.1", "::1"}
 	if a.IP != nil && !a.IP.IsUnspecified() {
 		hosts = append(hosts, a.IP.String())
@@ -68,57 +79,34 @@ func (s *Server) certHosts(a *net.TCPAddr) []string {
 			}
 		}
 	}
-	hosts = append(hosts, s.cfg.TLSSANs...)
+	hosts = append(hosts, t.sans...)
 	slices.Sort(hosts)
 	hosts = slices.Compact(hosts)
 	return hosts[:min(len(hosts), 64)] // api.CA.Sign's bound
 }
 
-// schemeForNodes is how ctld reaches nodes: https when it serves TLS.
-func (s *Server) schemeForNodes() string {
-	if s.nodeTLS != nil {
+// scheme is how ctld is reached and reaches nodes: https when it serves TLS.
+func (t *clusterTLS) scheme() string {
+	if t.client != nil {
 		return "https://"
 	}
 	return "http://"
 }
 
-// newNodeClient is a signed client for a node's base URL, pinning the CA
-// when the cluster runs TLS.
-func (s *Server) newNodeClient(base string, timeout time.Duration) *api.NodeClient {
-	if s.nodeTLS == nil {
-		return api.NewNodeClient(base, s.key, timeout)
+// nodeCallTimeout bounds ctld's calls to a node (launch, signal).
+const nodeCallTimeout = 10 * time.Second
+
+// nodeClient is a signed client for a node's address (a base URL or a
+// bare host:port), pinning the CA when the cluster runs TLS.
+func (t *clusterTLS) nodeClient(addr string) *api.NodeClient {
+	base := addr
+	if !strings.Contains(base, "://") {
+		base = t.scheme() + base
+	}
+	base = strings.TrimRight(base, "/")
+	if t.client == nil {
+		return api.NewNodeClient(base, t.key, nodeCallTimeout)
 	}
 	base = "https://" + strings.TrimPrefix(strings.TrimPrefix(base, "http://"), "https://")
-	return api.NewNodeClientTLS(base, s.key, timeout, s.nodeTLS)
-}
-
-// handleNodeCert serves POST /v1/node/cert: a node (the request is signed
-// with the cluster key, see verified) gets its public key certified for
-// the hosts it serves on, so ctld can reach it over TLS pinned to the CA.
-func (s *Server) handleNodeCert(w http.ResponseWriter, r *http.Request) {
-	if s.ca == nil {
-		writeError(w, fault.Errorf(fault.Conflict, "this controller runs with --insecure-plaintext: it issues no certificates"))
-		return
-	}
-	var req api.NodeCertRequest
-	if err := decodeBody(r.Body, &req, false); err != nil {
-		writeError(w, err)
-		return
-	}
-	pub, err := x509.ParsePKIXPublicKey(req.PublicKey)
-	if err != nil {
-		writeError(w, fault.Errorf(fault.Invalid, "certificate request: bad public key: %v", err))
-		return
-	}
-	if _, ok := pub.(*ecdsa.PublicKey); !ok {
-		writeError(w, fault.Errorf(fault.Invalid, "certificate request: the public key must be ECDSA"))
-		return
-	}
-	der, err := s.ca.Sign(pub, req.Hosts, time.Now())
-	if err != nil {
-		writeError(w, fault.Errorf(fault.Invalid, "%v", err))
-		return
-	}
-	s.log.Printf("certified a node key for %s", strings.Join(req.Hosts, ","))
-	writeJSON(w, http.StatusOK, api.NodeCertResponse{Cert: der})
+	return api.NewNodeClientTLS(base, t.key, nodeCallTimeout, t.client)
 }
