@@ -1,12 +1,10 @@
 package ctld
 
 import (
-	"context"
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
-	"log"
 	"net"
 	"net/http"
 	"sync"
@@ -15,7 +13,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/corral-hpc/corral/api"
-	"github.com/corral-hpc/corral/ctld/authz"
 )
 
 // Connection bounds. A connection is a file descriptor for as long as it
@@ -23,7 +20,7 @@ import (
 // holding thousands of connections (idle keep-alives, slow bodies) once
 // left root's requests unanswered. So every connection is charged, at
 // accept, to whoever made it, and each listener's server closes what
-// lingers (see serverTimeouts).
+// lingers (listeners.newHTTPServer).
 const (
 	DefaultMaxConnsPerUser = 256 // open connections per uid (socket and remote)
 	DefaultMaxConnsPerHost = 256 // TCP connections per address not yet identified
@@ -63,6 +60,7 @@ type connLimits struct {
 	perUser, perHost int // <= 0: unbounded
 	total            int // connections charged, all keys together
 	logf             func(string, ...any)
+	exemptUID        func(uid uint32) bool // root and administrators
 	refusing         chan struct{}
 
 	mu       sync.Mutex
@@ -73,9 +71,11 @@ type connLimits struct {
 	loggedAt time.Time
 }
 
-func newConnLimits(cfg *Config) *connLimits {
+// newConnLimits takes its bounds from cfg; exemptUID says which uids
+// (root, administrators) are not bounded.
+func newConnLimits(cfg *Config, exemptUID func(uid uint32) bool) *connLimits {
 	return &connLimits{perUser: cfg.MaxConnsPerUser, perHost: cfg.MaxConnsPerHost, total: cfg.MaxConns,
-		logf: cfg.Logger.Printf, refusing: make(chan struct{}, maxRefusing), open: make(map[connKey]int)}
+		logf: cfg.Logger.Printf, exemptUID: exemptUID, refusing: make(chan struct{}, maxRefusing), open: make(map[connKey]int)}
 }
 
 // autoMaxConns is the default total: the descriptor limit less the
@@ -248,119 +248,20 @@ func writeRefusal(c net.Conn, status int, msg string) {
 
 // identifyLocal charges a user-socket connection to its peer's uid (the
 // kernel's, SO_PEERCRED); root and administrators are exempt.
-func (s *Server) identifyLocal(c net.Conn) (connKey, *peer, bool) {
-	p, ok := peerOfConn(c) // identity.go
+func (l *connLimits) identifyLocal(c net.Conn) (connKey, *peer, bool) {
+	p, ok := peerOfConn(c)
 	if !ok {
 		return connKey{host: "unidentified local peer"}, nil, false
 	}
-	return connKey{uid: p.UID}, &p, s.gate.RoleOf(p.UID) >= authz.Admin
+	return connKey{uid: p.UID}, &p, l.exemptUID(p.UID)
 }
 
 // identifyRemote charges a TCP connection to its address until a request
-// proves a node (exempt) or a remote user's uid (see chargeRemote).
+// proves a node (exempt) or a remote user's uid (connLimits.chargeRemote).
 func identifyRemote(c net.Conn) (connKey, *peer, bool) {
 	host, _, err := net.SplitHostPort(c.RemoteAddr().String())
 	if err != nil {
 		host = c.RemoteAddr().String()
 	}
 	return connKey{host: host}, nil, false
-}
-
-type connCtxKey struct{}
-
-func connFrom(ctx context.Context) *limitedConn {
-	c, _ := ctx.Value(connCtxKey{}).(*limitedConn)
-	return c
-}
-
-// localConnContext is the user socket's ConnContext: the peer read at
-// accept, and the connection for later recharges.
-func localConnContext(ctx context.Context, c net.Conn) context.Context {
-	if lc, ok := c.(*limitedConn); ok {
-		ctx = context.WithValue(ctx, connCtxKey{}, lc)
-		if lc.peer != nil {
-			return withPeer(ctx, *lc.peer)
-		}
-		return ctx
-	}
-	return peerConnContext(ctx, c)
-}
-
-// remoteConnContext is the TCP port's ConnContext.
-func remoteConnContext(ctx context.Context, c net.Conn) context.Context {
-	if tc, ok := c.(*tls.Conn); ok {
-		c = tc.NetConn()
-	}
-	if lc, ok := c.(*limitedConn); ok {
-		ctx = context.WithValue(ctx, connCtxKey{}, lc)
-	}
-	return ctx
-}
-
-// chargeRemote moves a TCP connection from its address to the uid a
-// verified credential names. Over that uid's bound the request gets 429
-// and the connection is closed after it; it reports whether to go on.
-func (s *Server) chargeRemote(w http.ResponseWriter, r *http.Request, uid uint32) bool {
-	lc := connFrom(r.Context())
-	if lc == nil {
-		return true
-	}
-	status, msg := lc.recharge(connKey{uid: uid}, s.gate.RoleOf(uid) >= authz.Admin)
-	if status == 0 {
-		return true
-	}
-	s.conns.noteRefusal(msg)
-	w.Header().Set("Connection", "close")
-	w.Header().Set("Retry-After", "1")
-	writeError(w, &answered{code: status, msg: msg})
-	return false
-}
-
-// serveNodePlane serves a node-plane request; once one is accepted (its
-// signature verified: anything but a 4xx or 5xx) the connection is a
-// node's and leaves its address's bound, so a flood from a node's address
-// does not cut a node daemon's established connection.
-func (s *Server) serveNodePlane(h http.Handler, w http.ResponseWriter, r *http.Request) {
-	sw := &statusWriter{ResponseWriter: w}
-	h.ServeHTTP(sw, r)
-	if lc := connFrom(r.Context()); lc != nil && sw.status < 400 {
-		lc.recharge(connKey{host: "node plane"}, true)
-	}
-}
-
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-// newHTTPServer is an http.Server with the controller's timeouts: a
-// request's header and body must arrive within Config.ReadTimeout (the
-// header within headerTimeout), and an idle keep-alive connection is
-// closed after Config.IdleTimeout. There is no WriteTimeout: it would cut
-// long polls (wait.go, up to 5 minutes) and backups. ReadTimeout does not:
-// net/http lifts the read deadline once the body is read
-// (TestLongPollOutlivesReadTimeout).
-func (s *Server) newHTTPServer(h http.Handler, connCtx func(context.Context, net.Conn) context.Context) *http.Server {
-	return &http.Server{
-		Handler:           h,
-		ConnContext:       connCtx,
-		ErrorLog:          log.New(io.Discard, "", 0),
-		ReadHeaderTimeout: min(headerTimeout, s.cfg.ReadTimeout),
-		ReadTimeout:       s.cfg.ReadTimeout,
-		IdleTimeout:       s.cfg.IdleTimeout,
-	}
 }

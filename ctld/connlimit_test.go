@@ -336,7 +336,7 @@ func TestRateLimit429Closes(t *testing.T) {
 }
 
 // listeners are the controller's two ports, each dialled as root.
-func listeners(tc *testCluster) map[string]func() (net.Conn, error) {
+func dialListeners(tc *testCluster) map[string]func() (net.Conn, error) {
 	return map[string]func() (net.Conn, error){
 		"socket": func() (net.Conn, error) { return net.Dial("unix", tc.srv.SocketPath()) },
 		"tcp":    func() (net.Conn, error) { return net.Dial("tcp", strings.TrimPrefix(tc.srv.NodeURL(), "http://")) },
@@ -347,7 +347,7 @@ func listeners(tc *testCluster) map[string]func() (net.Conn, error) {
 // after the idle timeout, on both ports (it used to stay open for good).
 func TestIdleConnectionClosed(t *testing.T) {
 	tc := MustServer(t, func(c *Config) { c.IdleTimeout = 200 * time.Millisecond })
-	for name, dial := range listeners(tc) {
+	for name, dial := range dialListeners(tc) {
 		c, err := dial()
 		if err != nil {
 			t.Fatal(err)
@@ -367,7 +367,7 @@ func TestIdleConnectionClosed(t *testing.T) {
 func TestSlowBodyCut(t *testing.T) {
 	tc := MustServer(t, func(c *Config) { c.ReadTimeout = 300 * time.Millisecond })
 	paths := map[string]string{"socket": "/v1/jobs", "tcp": "/v1/node/events"}
-	for name, dial := range listeners(tc) {
+	for name, dial := range dialListeners(tc) {
 		c, err := dial()
 		if err != nil {
 			t.Fatal(err)

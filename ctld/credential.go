@@ -56,7 +56,7 @@ func (s *Server) tcpHandler() http.Handler {
 	node, user := s.nodeHandler(), s.userHandler()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/v1/node/") {
-			s.serveNodePlane(node, w, r) // connlimit.go
+			serveNodePlane(node, w, r)
 			return
 		}
 		tok := r.Header.Get(api.CredentialHeader)
@@ -78,7 +78,7 @@ func (s *Server) tcpHandler() http.Handler {
 			writeError(w, fault.Errorf(fault.Unauthenticated, "credential was already used (replayed); get a new one for each request"))
 			return
 		}
-		if !s.chargeRemote(w, r, cred.UID) { // connlimit.go: the uid's connection bound
+		if !s.conns.chargeRemote(w, r, cred.UID) { // the uid's connection bound
 			return
 		}
 		user.ServeHTTP(w, r.WithContext(withPeer(r.Context(), peer{UID: cred.UID, GID: cred.GID})))

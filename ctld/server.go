@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/corral-hpc/corral/internal/fsutil"
 	"log"
-	"net"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -179,9 +176,7 @@ type Server struct {
 	cycleMu    lockorder.Mutex[lockorder.Cycle]
 	idBuf      []uint64
 	pendingBuf []sched.Pending
-	userLn     net.Listener
-	nodeLn     net.Listener
-	nodeURL    string
+	ln         *listeners // the user socket and the TCP port
 
 	// bg tracks launches and signals in flight; bgCtx ends them at shutdown.
 	bg       sync.WaitGroup
@@ -205,7 +200,6 @@ func New(cfg Config) (*Server, error) {
 		q:       newQueue(),
 		nodes:   newNodeRegistry(),
 		kick:    make(chan struct{}, 1),
-		conns:   newConnLimits(&cfg),
 	}
 	file, err := config.LoadOrDefaults(cfg.ConfigFile)
 	if err != nil {
@@ -213,6 +207,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.parts = newPartitions(file.Partitions)
 	s.gate = authz.NewGate(file.Access, s.users, authz.NewLimiter(cfg.RateLimit, cfg.RateBurst))
+	s.conns = newConnLimits(&cfg, func(uid uint32) bool { return s.gate.RoleOf(uid) >= authz.Admin })
 	s.cfg.Pipeline.fromFile(file.Pipeline) // pipeline.go: Config, then the file, then defaults
 	if s.fs, err = fairshare.New(file.Scheduling, usageRules); err != nil {
 		return nil, err
@@ -248,13 +243,12 @@ func New(cfg Config) (*Server, error) {
 		s.store.Close()
 		return nil, err
 	}
-	if err := s.listen(); err != nil {
+	if s.ln, err = listen(&s.cfg, s.conns, s.tls); err != nil {
 		s.store.Close()
 		return nil, err
 	}
 	if s.metrics, err = newMetrics(s, cfg.MetricsListen); err != nil {
-		s.userLn.Close()
-		s.nodeLn.Close()
+		s.ln.close()
 		s.store.Close()
 		return nil, err
 	}
@@ -262,69 +256,11 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// listen binds the user socket and the node-plane port and publishes the
-// latter's URL in <state>/ctld.addr.
-func (s *Server) listen() error {
-	if err := os.MkdirAll(filepath.Dir(s.cfg.Socket), 0o755); err != nil {
-		return fmt.Errorf("socket directory: %w", err)
-	}
-	// A socket file left by a dead controller blocks bind. Removing it is
-	// safe: we hold the state file's lock, so no live ctld of ours uses it.
-	if st, err := os.Lstat(s.cfg.Socket); err == nil {
-		if st.Mode()&os.ModeSocket == 0 {
-			return fmt.Errorf("socket path %s exists and is not a socket", s.cfg.Socket)
-		}
-		os.Remove(s.cfg.Socket)
-	}
-	ul, err := net.Listen("unix", s.cfg.Socket)
-	if err != nil {
-		return fmt.Errorf("user socket: %w", err)
-	}
-	ul = &limitedListener{Listener: ul, lim: s.conns, identify: s.identifyLocal} // connlimit.go
-	// Every local user may connect; who they are comes from SO_PEERCRED.
-	if err := os.Chmod(s.cfg.Socket, 0o666); err != nil {
-		ul.Close()
-		return fmt.Errorf("user socket: %w", err)
-	}
-	nl, err := net.Listen("tcp", s.cfg.Listen)
-	if err != nil {
-		ul.Close()
-		return fmt.Errorf("node plane: %w", err)
-	}
-	tcpAddr := nl.Addr().(*net.TCPAddr)
-	// Bounded below TLS, so a refused connection costs no handshake
-	// unless it is answered.
-	limited := &limitedListener{Listener: nl, lim: s.conns, identify: identifyRemote}
-	if nl, limited.tls, err = s.tls.listener(limited); err != nil {
-		ul.Close()
-		limited.Close()
-		return fmt.Errorf("TLS: %w", err)
-	}
-	s.userLn, s.nodeLn = ul, nl
-	s.nodeURL = s.tls.scheme() + strings.TrimPrefix(advertisedURL(tcpAddr), "http://")
-	if err := fsutil.WriteFileAtomic(filepath.Join(s.cfg.StateDir, AddrFile), []byte(s.nodeURL+"\n"), 0o644); err != nil {
-		ul.Close()
-		nl.Close()
-		return fmt.Errorf("writing %s: %w", AddrFile, err)
-	}
-	return nil
-}
-
-// advertisedURL turns a bound address into a URL a local client can dial:
-// a wildcard address becomes loopback.
-func advertisedURL(a *net.TCPAddr) string {
-	host := a.IP.String()
-	if a.IP == nil || a.IP.IsUnspecified() {
-		host = "127.0.0.1"
-	}
-	return "http://" + net.JoinHostPort(host, fmt.Sprint(a.Port))
-}
-
 // SocketPath is the user plane's Unix socket.
 func (s *Server) SocketPath() string { return s.cfg.Socket }
 
 // NodeURL is the node plane's base URL, as written to ctld.addr.
-func (s *Server) NodeURL() string { return s.nodeURL }
+func (s *Server) NodeURL() string { return s.ln.url }
 
 // Run serves both planes and schedules until ctx ends, then shuts down
 // cleanly and closes the state file. It returns nil after a requested
@@ -336,14 +272,14 @@ func (s *Server) Run(ctx context.Context) error {
 }
 
 func (s *Server) run(ctx context.Context) error {
-	userSrv := s.newHTTPServer(s.userHandler(), localConnContext) // connlimit.go: timeouts
-	userSrv.RegisterOnShutdown(s.pipe.shutdown)                   // ends long polls (wait.go)
+	userSrv := s.ln.newHTTPServer(s.userHandler(), localConnContext)
+	userSrv.RegisterOnShutdown(s.pipe.shutdown) // ends long polls (wait.go)
 	// The TCP port: node plane and remote users (credential.go).
-	nodeSrv := s.newHTTPServer(s.tcpHandler(), remoteConnContext)
+	nodeSrv := s.ln.newHTTPServer(s.tcpHandler(), remoteConnContext)
 	nodeSrv.RegisterOnShutdown(s.pipe.shutdown) // remote users' long polls too
 	serveErr := make(chan error, 2)
-	go func() { serveErr <- userSrv.Serve(s.userLn) }()
-	go func() { serveErr <- nodeSrv.Serve(s.nodeLn) }()
+	go func() { serveErr <- userSrv.Serve(s.ln.user) }()
+	go func() { serveErr <- nodeSrv.Serve(s.ln.tcp) }()
 
 	// Nodes known from the store get a full timeout from now to register
 	// again before their jobs are given up.
@@ -367,7 +303,7 @@ func (s *Server) run(ctx context.Context) error {
 	s.mu.RLock()
 	jobs, active := s.q.size()
 	s.log.Printf("serving users on %s, nodes on %s (%d jobs, %d active, %d nodes known)",
-		s.cfg.Socket, s.nodeURL, jobs, active, s.nodes.count())
+		s.cfg.Socket, s.ln.url, jobs, active, s.nodes.count())
 	s.mu.RUnlock()
 	s.Kick()
 
@@ -397,8 +333,7 @@ func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		s.bgCancel()
 		s.bg.Wait()
-		s.userLn.Close()
-		s.nodeLn.Close()
+		s.ln.close()
 		os.Remove(s.cfg.Socket)
 		os.Remove(filepath.Join(s.cfg.StateDir, AddrFile))
 		if err := s.saveUsage(time.Now()); err != nil {
