@@ -211,7 +211,14 @@ func setDefaults(a *admission, spec *api.JobSpec) error {
 
 // setAccount fills in the owner's default account or refuses one the
 // owner may not charge.
-func setAccount(a *admission, spec *api.JobSpec) error { return a.s.checkAccount(a.owner.Name, spec) }
+func setAccount(a *admission, spec *api.JobSpec) error {
+	account, err := a.s.fs.Account(a.owner.Name, spec.Account)
+	if err != nil {
+		return fault.Errorf(fault.Invalid, "%s", err)
+	}
+	spec.Account = account
+	return nil
+}
 
 // ---- validators ----
 

@@ -2,11 +2,13 @@ package ctld
 
 import (
 	"context"
+	"log"
 	"time"
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/ctld/fairshare"
-	"github.com/corral-hpc/corral/ctld/fault"
+	"github.com/corral-hpc/corral/ctld/internal/lockorder"
+	"github.com/corral-hpc/corral/ctld/store"
 	"github.com/corral-hpc/corral/gpu"
 )
 
@@ -20,44 +22,44 @@ var usageRules = fairshare.Rules{
 	HeldOrEarly:  func(job *api.Job, now time.Time) bool { return heldOrEarly(job, now) != "" },
 }
 
-// checkAccount fills in a job's account (the owner's default) or refuses
-// one the owner may not charge.
-func (s *Server) checkAccount(owner string, spec *api.JobSpec) error {
-	account, err := s.fs.Account(owner, spec.Account)
-	if err != nil {
-		return fault.Errorf(fault.Invalid, "%s", err)
-	}
-	spec.Account = account
-	return nil
+// usageLedger keeps package fairshare's ledger in the store: restored
+// at start (re-charging from the job records what ran since it was
+// saved), saved every fairshare.SaveInterval and at shutdown.
+type usageLedger struct {
+	fs    *fairshare.State
+	store *store.Store
+	q     *queue
+	mu    *lockorder.RWMutex[lockorder.Server] // guards q
+	log   *log.Logger
 }
 
-// loadUsage restores the ledger saved last and charges what ran since
-// (New calls it once the jobs are loaded).
-func (s *Server) loadUsage(now time.Time) error {
-	rec, err := s.store.Usage()
-	if err != nil {
-		return err
-	}
-	if err := s.fs.Restore(rec, records(s.q.all()), now); err != nil {
-		s.log.Printf("fairshare: %v; rebuilt it from the job records", err)
-	}
-	return nil
-}
-
-// saveUsage charges running jobs up to now and stores the ledger.
-func (s *Server) saveUsage(now time.Time) error {
-	s.mu.RLock()
-	rec, err := s.fs.Record(records(s.q.unfinished()), now, s.q.pendingKey)
-	s.mu.RUnlock()
+// load restores the ledger saved last and charges what ran since (New
+// calls it once the jobs are loaded).
+func (u *usageLedger) load(now time.Time) error {
+	rec, err := u.store.Usage()
 	if err != nil {
 		return err
 	}
-	return s.store.PutUsage(rec)
+	if err := u.fs.Restore(rec, records(u.q.all()), now); err != nil {
+		u.log.Printf("fairshare: %v; rebuilt it from the job records", err)
+	}
+	return nil
 }
 
-// usageLoop saves the ledger every fairshare.SaveInterval until ctx ends
-// (Close saves it a last time).
-func (s *Server) usageLoop(ctx context.Context) {
+// save charges running jobs up to now and stores the ledger.
+func (u *usageLedger) save(now time.Time) error {
+	u.mu.RLock()
+	rec, err := u.fs.Record(records(u.q.unfinished()), now, u.q.pendingKey)
+	u.mu.RUnlock()
+	if err != nil {
+		return err
+	}
+	return u.store.PutUsage(rec)
+}
+
+// loop saves the ledger every fairshare.SaveInterval until ctx ends
+// (Server.Close saves it a last time).
+func (u *usageLedger) loop(ctx context.Context) {
 	t := time.NewTicker(fairshare.SaveInterval)
 	defer t.Stop()
 	for {
@@ -65,8 +67,8 @@ func (s *Server) usageLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			if err := s.saveUsage(now); err != nil {
-				s.log.Printf("fairshare: saving usage: %v (it is re-charged from the job records after a restart)", err)
+			if err := u.save(now); err != nil {
+				u.log.Printf("fairshare: saving usage: %v (it is re-charged from the job records after a restart)", err)
 			}
 		}
 	}

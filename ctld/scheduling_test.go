@@ -99,7 +99,7 @@ func TestUsageAccruesAndSurvivesRestart(t *testing.T) {
 	}
 	// A save while the job runs: what a crash right after it leaves.
 	time.Sleep(20 * time.Millisecond)
-	if err := tc.srv.saveUsage(time.Now()); err != nil {
+	if err := tc.srv.ledger.save(time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	whileRunning, err := tc.srv.store.Usage()

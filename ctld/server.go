@@ -156,11 +156,12 @@ type Server struct {
 	planner sched.Planner
 	users   *accounts
 
-	mu    lockorder.RWMutex[lockorder.Server]
-	q     *queue           // jobs and array jobs, guarded by mu (queue.go)
-	nodes *nodeRegistry    // guarded by mu (noderegistry.go)
-	pipe  pipeline         // waiters, requeue avoidance, wake times (pipeline.go)
-	fs    *fairshare.State // priority, usage ledger, eligibility
+	mu     lockorder.RWMutex[lockorder.Server]
+	q      *queue           // jobs and array jobs, guarded by mu (queue.go)
+	nodes  *nodeRegistry    // guarded by mu (noderegistry.go)
+	pipe   pipeline         // waiters, requeue avoidance, wake times (pipeline.go)
+	fs     *fairshare.State // priority, usage ledger, eligibility
+	ledger *usageLedger     // keeps fs's ledger in the store
 	// policies are the resource policies (policies.go); they lock
 	// themselves.
 	policies *policy.Set
@@ -239,7 +240,8 @@ func New(cfg Config) (*Server, error) {
 		s.store.Close()
 		return nil, err
 	}
-	if err := s.loadUsage(time.Now()); err != nil { // after the jobs: it re-charges their runs
+	s.ledger = &usageLedger{fs: s.fs, store: s.store, q: s.q, mu: &s.mu, log: s.log}
+	if err := s.ledger.load(time.Now()); err != nil { // after the jobs: it re-charges their runs
 		s.store.Close()
 		return nil, err
 	}
@@ -296,7 +298,7 @@ func (s *Server) run(ctx context.Context) error {
 	wg.Add(1)
 	go func() { defer wg.Done(); s.housekeep(loops) }()
 	wg.Add(1)
-	go func() { defer wg.Done(); s.usageLoop(loops) }() // saves the fairshare ledger
+	go func() { defer wg.Done(); s.ledger.loop(loops) }()
 	wg.Add(1)
 	go func() { defer wg.Done(); s.metrics.serve(loops) }() // metrics.go; returns at once without metrics
 
@@ -336,7 +338,7 @@ func (s *Server) Close() error {
 		s.ln.close()
 		os.Remove(s.cfg.Socket)
 		os.Remove(filepath.Join(s.cfg.StateDir, AddrFile))
-		if err := s.saveUsage(time.Now()); err != nil {
+		if err := s.ledger.save(time.Now()); err != nil {
 			s.log.Printf("fairshare: saving usage at shutdown: %v (it is re-charged from the job records)", err)
 		}
 		s.closeErr = s.store.Close()
