@@ -9,7 +9,6 @@ import (
 	"github.com/corral-hpc/corral/ctld/lifecycle"
 	"github.com/corral-hpc/corral/ctld/store"
 	"github.com/corral-hpc/corral/jobspec"
-	"github.com/corral-hpc/corral/sched"
 )
 
 // An array job of N tasks reserves N consecutive job IDs at submit: task
@@ -180,17 +179,6 @@ type remChange struct {
 	next *store.ArrayRecord
 }
 
-// reportedLocked notes a node's registration: a requeued job it no longer
-// lists may start there again, so the scheduler is woken.
-func (s *Server) reportedLocked(node string, running []uint64) {
-	for id, n := range s.pipe.avoid {
-		if n == node && !containsID(running, id) {
-			delete(s.pipe.avoid, id)
-			s.Kick()
-		}
-	}
-}
-
 // remEnded is the change that ends an array's remainder by ev (a
 // cancel): every task in it ends, never having run.
 func remEnded(a *arrayJob, ev lifecycle.Event, at time.Time) (remChange, error) {
@@ -218,72 +206,4 @@ func taskView(a *arrayJob, index int) api.Job {
 	j.ID, _ = a.idOf(index)
 	j.ArrayJobID, j.ArrayTaskID, j.ArrayTasks = a.base, &index, ""
 	return j
-}
-
-// appendArrayTasksLocked adds array tasks to the planner's pending jobs
-// (end of the snapshot). A remainder offers only as many tasks as the free
-// CPUs of its partition could start now, plus one for its estimate, and no
-// more than its %N limit leaves room for: a 10,000-task array costs the
-// planner what a few jobs do. The cap is an upper bound on what could
-// start, never the limit itself: the tasks are members of the array's
-// group, which the planner enforces. A remainder with no room or blocked
-// offers one task, carrying the reason. The first task offered stands for
-// the remainder in apply.
-func (s *Server) appendArrayTasksLocked(pending []sched.Pending, now time.Time, g *groupBuilder, notes *cycleNotes) []sched.Pending {
-	if !s.q.hasArrays() {
-		return pending
-	}
-	notes.first = make(map[uint64]*arrayJob)
-	running := make(map[uint64]int)
-	for _, j := range s.q.unfinished() {
-		if id := j.rec.Job.ArrayJobID; id != 0 && j.state() == api.StateRunning {
-			running[id]++
-		}
-	}
-	free := make(map[string]int) // free CPUs of each partition's nodes that are up
-	alloc := s.q.allocation()
-	for name, n := range s.nodes.all() {
-		if n.up {
-			for _, p := range n.parts {
-				free[p] += max(n.rec.CPUs-alloc[name].CPUs, 0)
-			}
-		}
-	}
-	for a := range s.q.arraysInOrder() {
-		job := a.pendingRem()
-		if job == nil || a.remCount == 0 {
-			continue
-		}
-		prio := s.jobPriority(job, now)
-		n := min(a.remCount, 1+free[job.Partition]/max(job.CPUs, 1))
-		if a.maxRunning > 0 {
-			n = min(n, a.maxRunning-running[a.base])
-		}
-		offered := 0
-		for _, index := range a.firstPending(max(n, 1)) {
-			id, _ := a.idOf(index)
-			view := taskView(a, index)
-			p := pendingOf(&view, id, prio, s.blockedOfLocked(&view, &index, now, notes))
-			if p.Blocked == api.ReasonDependencyNeverSatisfied && offered == 0 && !hasAfterCorr(job.Spec.Dependency) {
-				// The whole remainder can never run: kill (or show) it once.
-				notes.kills = slices.DeleteFunc(notes.kills, func(k killOrder) bool { return k.id == p.ID })
-				if s.killOnInvalidDep(job) {
-					notes.kills = append(notes.kills, killOrder{id: p.ID, array: a})
-				}
-			}
-			if p.Blocked != "" && offered > 0 {
-				continue // only the first task speaks for a blocked remainder
-			}
-			if offered == 0 {
-				notes.first[p.ID] = a
-			}
-			p.Groups = g.pendingMembers(&view, a)
-			pending = append(pending, p)
-			offered++
-			if p.Blocked != "" && !hasAfterCorr(job.Spec.Dependency) {
-				break // every task is blocked alike
-			}
-		}
-	}
-	return pending
 }

@@ -334,3 +334,39 @@ func (q *queue) condition(job *api.Job, c *api.DependencyCondition, task *int, n
 	}
 	return depWait
 }
+
+// blocked is why a pending job may not start now, "" if nothing stops
+// it: a hold, a begin time still ahead, or its dependency. task is the
+// job's array index (for aftercorr), nil outside arrays. Wake times go
+// to notes (nil: nowhere). The caller holds Server.mu.
+func (q *queue) blocked(job *api.Job, task *int, now time.Time, notes *cycleNotes) api.Reason {
+	if r := heldOrEarly(job, now); r != "" {
+		if r == api.ReasonBeginTime {
+			notes.wakeAtLeast(*job.Spec.Begin)
+		}
+		return r
+	}
+	if d := job.Spec.Dependency; d != nil {
+		switch q.dependency(job, d, task, now, notes) {
+		case depWait:
+			return api.ReasonDependency
+		case depNever:
+			return api.ReasonDependencyNeverSatisfied
+		}
+	}
+	return ""
+}
+
+// heldOrEarly is the cheap part of queue.blocked: hold and begin time.
+func heldOrEarly(job *api.Job, now time.Time) api.Reason {
+	switch job.Hold {
+	case lifecycle.HoldAdmin:
+		return api.ReasonJobHeldAdmin
+	case lifecycle.HoldUser:
+		return api.ReasonJobHeld
+	}
+	if b := job.Spec.Begin; b != nil && now.Before(*b) {
+		return api.ReasonBeginTime
+	}
+	return ""
+}

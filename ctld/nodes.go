@@ -62,7 +62,7 @@ func (s *Server) register(req api.RegisterRequest) (api.RegisterResponse, error)
 		}
 	}
 	cameUp := s.nodes.registered(n, rec, req.Running, now)
-	s.reportedLocked(req.Name, req.Running) // array.go
+	freed := s.pipe.reported(req.Name, req.Running)
 	kill, lost := s.reconcileLocked(n, req.Running, now)
 	err := s.commitLocked(lost)
 	s.mu.Unlock()
@@ -81,7 +81,7 @@ func (s *Server) register(req api.RegisterRequest) (api.RegisterResponse, error)
 	if len(kill) > 0 {
 		s.log.Printf("node %s: told to kill jobs %v that are not running there", req.Name, kill)
 	}
-	if cameUp || capChanged || len(lost) > 0 {
+	if cameUp || capChanged || freed || len(lost) > 0 {
 		s.Kick()
 	}
 	return resp, nil

@@ -5,6 +5,7 @@ import (
 	"iter"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/ctld/store"
@@ -307,4 +308,18 @@ func (q *queue) remaindersAfter(changes []change, rems []remChange) []remChange 
 		}
 	}
 	return out
+}
+
+// startCandidate is the job a plan's start names if it may still start:
+// an active pending job, or an array task that then leaves its array's
+// remainder with the start's commit, neither held nor early now (a hold
+// or an update may have come after the snapshot). The limits the planner
+// knows (%N, singleton, policies) are not checked again: only cycles
+// start jobs, so nothing has started since the snapshot.
+func (q *queue) startCandidate(id uint64, now time.Time) *job {
+	j := q.pendingJob(id)
+	if j == nil || heldOrEarly(&j.rec.Job, now) != "" {
+		return nil
+	}
+	return j
 }

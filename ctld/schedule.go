@@ -94,8 +94,8 @@ func (s *Server) scheduleOnce(now time.Time) {
 // to send. The caller holds cycleMu and neither lock of s.mu.
 func (s *Server) cycleLocked(now time.Time) []launchOrder {
 	s.mu.RLock()
-	s.chargeFairshareLocked(now)
-	snap, notes := s.snapshotLocked(now, nil)
+	s.snapshots.prepare(now)
+	snap, notes := s.snapshots.build(now, nil)
 	s.mu.RUnlock()
 	plan := s.planner.Plan(snap)
 	s.mu.Lock()
@@ -117,7 +117,9 @@ type launchOrder struct {
 // while planning ran) and all starts are persisted in one transaction
 // before any launch is sent.
 func (s *Server) applyLocked(snap sched.Snapshot, notes cycleNotes, plan sched.Plan, now time.Time) []launchOrder {
-	s.applyPipelineLocked(snap, notes, plan, now) // array reasons, dependency kills
+	s.pipe.noteWake(notes.wake)
+	notes.applyToArrays(snap, plan)
+	s.killInvalidDepsLocked(notes.kills, now)
 	for _, p := range snap.Pending {
 		if j := s.q.unfinishedJob(p.ID); j != nil && j.state() == api.StatePending {
 			j.rec.Job.Priority = p.Priority
@@ -151,11 +153,11 @@ func (s *Server) applyLocked(snap sched.Snapshot, notes cycleNotes, plan sched.P
 			free[name] = withoutFGPU(sched.Resources{CPUs: n.rec.CPUs, MemBytes: n.rec.MemBytes}.Sub(alloc[name]))
 		}
 	}
-	heldGPUs := s.q.heldGPUs() // gpus.go: devices are checked per share
+	heldGPUs := s.q.heldGPUs() // devices are checked per share
 	var changes []change
 	for _, st := range plan.Starts {
-		j := s.startCandidateLocked(st.JobID, st.Nodes) // an active job or an array task
-		if j == nil || j.state() != api.StatePending || len(st.Nodes) == 0 {
+		j := s.q.startCandidate(st.JobID, time.Now()) // an active job or an array task
+		if j == nil || j.state() != api.StatePending || len(st.Nodes) == 0 || !s.pipe.mayStart(st.JobID, st.Nodes, s.nodes) {
 			continue
 		}
 		need := withoutFGPU(perNode(&j.rec.Job))
@@ -210,15 +212,25 @@ func launchRequest(j *job) api.LaunchRequest {
 		Output: spec.Output, Error: spec.Error, NodeList: job.Nodes, Umask: spec.Umask,
 	}
 	addPipelineLaunch(j, &req)    // array, restarts, export, open mode, signal, input
-	addEnvironmentLaunch(j, &req) // environments.go: image, mounts
-	addGPULaunch(j, &req)         // gpus.go: the batch host's shares
+	addEnvironmentLaunch(j, &req) // image, mounts
+	addGPULaunch(j, &req)         // the batch host's shares
 	return req
+}
+
+// addPipelineLaunch adds what the pipeline options give the node.
+func addPipelineLaunch(j *job, req *api.LaunchRequest) {
+	job, spec := &j.rec.Job, &j.rec.Job.Spec
+	req.Restarts = job.Restarts
+	req.Export, req.OpenMode, req.Signal, req.Input = spec.Export, spec.OpenMode, spec.Signal, spec.Input
+	if job.ArrayJobID != 0 && job.ArrayTaskID != nil && spec.Array != nil {
+		req.Array = launchArray(job.ArrayJobID, *job.ArrayTaskID, spec.Array)
+	}
 }
 
 // launch sends one launch. A failed one never loses the job: it ends
 // FAILED when the node refused it for the job's own reasons, else it goes
 // back to PENDING (reason LaunchFailed) and the node is taken out of
-// scheduling for a while (launchfail.go).
+// scheduling for a while (launchFailedLocked).
 func (s *Server) launch(l launchOrder) {
 	defer s.bg.Done()
 	err := l.send(s.bgCtx)

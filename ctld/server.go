@@ -172,12 +172,11 @@ type Server struct {
 	tls      *clusterTLS // the cluster CA and the client side of calls to nodes
 
 	kick chan struct{}
-	// cycleMu serializes scheduling cycles; idBuf and pendingBuf are the
-	// cycles' reusable snapshot buffers.
-	cycleMu    lockorder.Mutex[lockorder.Cycle]
-	idBuf      []uint64
-	pendingBuf []sched.Pending
-	ln         *listeners // the user socket and the TCP port
+	// cycleMu serializes scheduling cycles and test-only plans: they
+	// share the snapshot builder's buffers.
+	cycleMu   lockorder.Mutex[lockorder.Cycle]
+	snapshots *snapshotBuilder
+	ln        *listeners // the user socket and the TCP port
 
 	// bg tracks launches and signals in flight; bgCtx ends them at shutdown.
 	bg       sync.WaitGroup
@@ -227,11 +226,17 @@ func New(cfg Config) (*Server, error) {
 	if s.policies, err = policy.Load(filepath.Join(cfg.StateDir, PoliciesFile)); err != nil {
 		return nil, err
 	}
+	s.snapshots = &snapshotBuilder{q: s.q, nodes: s.nodes, parts: s.parts, policies: s.policies, fs: s.fs, pipeline: &s.cfg.Pipeline}
 	// The state file first: a damaged or lost one is the refusal to give.
 	if s.store, err = store.Open(dbPath, store.Options{}); err != nil {
 		return nil, err
 	}
-	s.q.store, s.q.observe = s.store, s.observeLocked
+	// The queue's observers: the pipeline's requeue avoidance, and the
+	// fair-share charge of a run that ends, up to its end.
+	s.q.store, s.q.observe = s.store, func(c change) {
+		s.pipe.observe(c)
+		s.fs.ChargeEnd(&c.j.rec.Job, &c.next.Job, time.Now())
+	}
 	if s.key, s.tls, err = loadIdentity(&s.cfg, ran); err != nil { // before load: known nodes get clients pinned to the CA
 		s.store.Close()
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/fairshare"
 	"github.com/corral-hpc/corral/groups"
 	"github.com/corral-hpc/corral/policy"
 	"github.com/corral-hpc/corral/sched"
@@ -43,10 +44,52 @@ func (n *cycleNotes) wakeAtLeast(t time.Time) {
 	}
 }
 
-// chargeFairshareLocked charges running jobs to the usage ledger up to
-// now and fixes the fairshares every priority of the snapshot at now
-// uses. It is the one step of a cycle that changes state before the plan.
-func (s *Server) chargeFairshareLocked(now time.Time) { s.fs.Prepare(now, cycleView{s}) }
+// applyToArrays gives each array remainder its first candidate's
+// priority, reason and planned start, the apply step's part for arrays
+// (the caller holds Server.mu for writing).
+func (n *cycleNotes) applyToArrays(snap sched.Snapshot, plan sched.Plan) {
+	if len(n.first) == 0 {
+		return
+	}
+	for _, p := range snap.Pending {
+		if r := n.first[p.ID].remJob(); r != nil {
+			r.Priority = p.Priority
+			r.Reason, r.PlannedStart, r.PlannedNodes = api.ReasonNone, nil, nil
+		}
+	}
+	for _, e := range plan.Pending {
+		if r := n.first[e.JobID].remJob(); r != nil {
+			r.Reason = e.Reason
+			if !e.Start.IsZero() {
+				at := e.Start
+				r.PlannedStart, r.PlannedNodes = &at, append([]string(nil), e.Nodes...)
+			}
+		}
+	}
+}
+
+// snapshotBuilder builds the planner's input from the queue, the nodes,
+// the partitions and the policies. Its buffers are reused from cycle to
+// cycle, so one snapshot is built at a time: callers hold Server.cycleMu,
+// and Server.mu (read at least) for what it reads.
+type snapshotBuilder struct {
+	q        *queue
+	nodes    *nodeRegistry
+	parts    partitions
+	policies *policy.Set
+	fs       *fairshare.State
+	pipeline *PipelineConfig // the default of --kill-on-invalid-dep
+	// idBuf and pendingBuf are the reused buffers: a long queue would
+	// otherwise allocate megabytes per cycle.
+	idBuf      []uint64
+	pendingBuf []sched.Pending
+}
+
+// prepare charges running jobs to the usage ledger up to now and fixes
+// the fairshares every priority of the snapshot at now uses. It is the
+// one step of a cycle that changes state before the plan, taken before
+// build.
+func (b *snapshotBuilder) prepare(now time.Time) { b.fs.Prepare(now, b.view()) }
 
 // pendingOf is the planner's entry for a pending job under id: its
 // request, priority (nice applied) and what keeps it from starting
@@ -59,48 +102,47 @@ func pendingOf(job *api.Job, id uint64, prio int64, blocked api.Reason) sched.Pe
 	return p
 }
 
-// blockedOfLocked is why a pending job may not be planned at all: its
+// blockedOf is why a pending job may not be planned at all: its
 // partition is gone, or a hold, begin time or dependency (noting kills
 // and wake times in notes). task is its array index, nil outside arrays.
-func (s *Server) blockedOfLocked(job *api.Job, task *int, now time.Time, notes *cycleNotes) api.Reason {
-	if _, ok := s.parts.byName[job.Partition]; !ok {
+func (b *snapshotBuilder) blockedOf(job *api.Job, task *int, now time.Time, notes *cycleNotes) api.Reason {
+	if _, ok := b.parts.byName[job.Partition]; !ok {
 		return reasonPartitionDown
 	}
-	r := s.blockedLocked(job, task, now, notes)
-	if r == api.ReasonDependencyNeverSatisfied && notes != nil && s.killOnInvalidDep(job) {
+	r := b.q.blocked(job, task, now, notes)
+	if r == api.ReasonDependencyNeverSatisfied && notes != nil && b.pipeline.killOnInvalidDep(job) {
 		notes.kills = append(notes.kills, killOrder{id: job.ID})
 	}
 	return r
 }
 
-// snapshotLocked builds the planner's input; test, if set, is a job to
-// plan as if it were queued now (ID testOnlyID). Pending jobs are listed
-// in ID (submit) order, which planners that order by priority then submit
-// time sort cheaply. The caller holds s.mu (read) and cycleMu, and has
-// charged fairshare up to now.
-func (s *Server) snapshotLocked(now time.Time, test *api.Job) (sched.Snapshot, cycleNotes) {
+// build builds the planner's input; test, if set, is a job to plan as if
+// it were queued now (ID testOnlyID). Pending jobs are listed in ID
+// (submit) order, which planners that order by priority then submit time
+// sort cheaply. The caller holds Server.mu (read) and cycleMu, and has
+// called prepare at now.
+func (b *snapshotBuilder) build(now time.Time, test *api.Job) (sched.Snapshot, cycleNotes) {
 	var notes cycleNotes
 	// Wall clock only: start times are stored without a monotonic reading,
 	// and planned starts must come out as exact wall times of them.
 	snap := sched.Snapshot{Now: now.Round(0)}
-	for name, n := range s.nodes.all() {
+	for name, n := range b.nodes.all() {
 		snap.Nodes = append(snap.Nodes, sched.Node{Name: name,
 			Capacity: sched.Resources{CPUs: n.rec.CPUs, MemBytes: n.rec.MemBytes}, Up: n.up && n.rec.Drain == ""})
-		n.addGPUsTo(&snap.Nodes[len(snap.Nodes)-1], s.parts)
+		n.addGPUsTo(&snap.Nodes[len(snap.Nodes)-1], b.parts)
 	}
-	for _, p := range s.parts.list {
+	for _, p := range b.parts.list {
 		sp := sched.Partition{Name: p.Name, DefaultTime: time.Duration(p.DefaultTime) * time.Second,
 			MaxTime: time.Duration(p.MaxTime) * time.Second}
-		for _, n := range sortNodes(s.nodes.inPartition(s.parts, p.Name)) {
+		for _, n := range sortNodes(b.nodes.inPartition(b.parts, p.Name)) {
 			sp.Nodes = append(sp.Nodes, n.rec.Name)
 		}
 		snap.Partitions = append(snap.Partitions, sp)
 	}
-	// The ID and Pending buffers are reused from cycle to cycle (cycleMu
-	// serializes cycles; planners keep nothing between calls): a long
-	// queue would otherwise allocate megabytes per cycle.
-	pending := s.idBuf[:0]
-	for id, j := range s.q.unfinished() {
+	// The ID and Pending buffers are reused from cycle to cycle (planners
+	// keep nothing between calls).
+	pending := b.idBuf[:0]
+	for id, j := range b.q.unfinished() {
 		job := &j.rec.Job
 		switch job.State {
 		case api.StateRunning:
@@ -118,23 +160,23 @@ func (s *Server) snapshotLocked(now time.Time, test *api.Job) (sched.Snapshot, c
 		}
 	}
 	slices.Sort(pending) // sorting 8-byte IDs is far cheaper than sorting Pending values
-	s.idBuf = pending
-	snap.Pending = slices.Grow(s.pendingBuf[:0], len(pending))[:len(pending)]
-	g := s.newGroupsLocked()
+	b.idBuf = pending
+	snap.Pending = slices.Grow(b.pendingBuf[:0], len(pending))[:len(pending)]
+	g := b.groups()
 	for i, id := range pending {
-		job := &s.q.unfinishedJob(id).rec.Job
-		snap.Pending[i] = pendingOf(job, id, s.jobPriority(job, now), s.blockedOfLocked(job, job.ArrayTaskID, now, &notes))
-		snap.Pending[i].Groups = g.pendingMembers(job, s.q.array(job.ArrayJobID))
+		job := &b.q.unfinishedJob(id).rec.Job
+		snap.Pending[i] = pendingOf(job, id, b.priority(job, now), b.blockedOf(job, job.ArrayTaskID, now, &notes))
+		snap.Pending[i].Groups = g.pendingMembers(job, b.q.array(job.ArrayJobID))
 	}
-	snap.Pending = s.appendArrayTasksLocked(snap.Pending, now, g, &notes)
+	snap.Pending = b.appendArrayTasks(snap.Pending, now, g, &notes)
 	if test != nil {
-		p := pendingOf(test, testOnlyID, s.jobPriority(test, now), s.blockedOfLocked(test, nil, now, nil))
+		p := pendingOf(test, testOnlyID, b.priority(test, now), b.blockedOf(test, nil, now, nil))
 		p.Submit = now
 		p.Groups = g.pendingMembers(test, nil)
 		snap.Pending = append(snap.Pending, p)
 	}
-	s.pendingBuf = snap.Pending
-	g.addRunning(snap.Running, s.q)
+	b.pendingBuf = snap.Pending
+	g.addRunning(snap.Running, b.q)
 	snap.GroupLimits = g.Limits()
 	return snap, notes
 }
@@ -146,10 +188,11 @@ type groupBuilder struct {
 	q        *queue
 }
 
-func (s *Server) newGroupsLocked() *groupBuilder {
-	g := &groupBuilder{q: s.q}
-	if !s.policies.Empty() {
-		g.policies = s.policies
+// groups starts a snapshot's groups.
+func (b *snapshotBuilder) groups() *groupBuilder {
+	g := &groupBuilder{q: b.q}
+	if !b.policies.Empty() {
+		g.policies = b.policies
 	}
 	return g
 }
@@ -182,4 +225,72 @@ func (g *groupBuilder) addRunning(running []sched.Running, q *queue) {
 		job := &q.unfinishedJob(running[i].ID).rec.Job
 		running[i].Groups = g.Running(g.describe(job, q.array(job.ArrayJobID)))
 	}
+}
+
+// appendArrayTasks adds array tasks to the planner's pending jobs
+// (end of the snapshot). A remainder offers only as many tasks as the free
+// CPUs of its partition could start now, plus one for its estimate, and no
+// more than its %N limit leaves room for: a 10,000-task array costs the
+// planner what a few jobs do. The cap is an upper bound on what could
+// start, never the limit itself: the tasks are members of the array's
+// group, which the planner enforces. A remainder with no room or blocked
+// offers one task, carrying the reason. The first task offered stands for
+// the remainder in apply.
+func (b *snapshotBuilder) appendArrayTasks(pending []sched.Pending, now time.Time, g *groupBuilder, notes *cycleNotes) []sched.Pending {
+	if !b.q.hasArrays() {
+		return pending
+	}
+	notes.first = make(map[uint64]*arrayJob)
+	running := make(map[uint64]int)
+	for _, j := range b.q.unfinished() {
+		if id := j.rec.Job.ArrayJobID; id != 0 && j.state() == api.StateRunning {
+			running[id]++
+		}
+	}
+	free := make(map[string]int) // free CPUs of each partition's nodes that are up
+	alloc := b.q.allocation()
+	for name, n := range b.nodes.all() {
+		if n.up {
+			for _, p := range n.parts {
+				free[p] += max(n.rec.CPUs-alloc[name].CPUs, 0)
+			}
+		}
+	}
+	for a := range b.q.arraysInOrder() {
+		job := a.pendingRem()
+		if job == nil || a.remCount == 0 {
+			continue
+		}
+		prio := b.priority(job, now)
+		n := min(a.remCount, 1+free[job.Partition]/max(job.CPUs, 1))
+		if a.maxRunning > 0 {
+			n = min(n, a.maxRunning-running[a.base])
+		}
+		offered := 0
+		for _, index := range a.firstPending(max(n, 1)) {
+			id, _ := a.idOf(index)
+			view := taskView(a, index)
+			p := pendingOf(&view, id, prio, b.blockedOf(&view, &index, now, notes))
+			if p.Blocked == api.ReasonDependencyNeverSatisfied && offered == 0 && !hasAfterCorr(job.Spec.Dependency) {
+				// The whole remainder can never run: kill (or show) it once.
+				notes.kills = slices.DeleteFunc(notes.kills, func(k killOrder) bool { return k.id == p.ID })
+				if b.pipeline.killOnInvalidDep(job) {
+					notes.kills = append(notes.kills, killOrder{id: p.ID, array: a})
+				}
+			}
+			if p.Blocked != "" && offered > 0 {
+				continue // only the first task speaks for a blocked remainder
+			}
+			if offered == 0 {
+				notes.first[p.ID] = a
+			}
+			p.Groups = g.pendingMembers(&view, a)
+			pending = append(pending, p)
+			offered++
+			if p.Blocked != "" && !hasAfterCorr(job.Spec.Dependency) {
+				break // every task is blocked alike
+			}
+		}
+	}
+	return pending
 }

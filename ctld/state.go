@@ -83,24 +83,9 @@ func (s *Server) commitLocked(changes []change) error {
 func (s *Server) commitAllLocked(changes []change, rems []remChange) error {
 	ended, err := s.q.commit(changes, rems)
 	if ended {
-		s.wakeWaitersLocked()
+		s.pipe.wakeWaiters()
 	}
 	return err
-}
-
-// observeLocked is the Server's part of every change, called by the queue
-// once the change is on disk and before it is installed: the node a
-// requeued job must not restart on until it stops reporting the old run,
-// and the fair-share charge of a run that ends, up to its end.
-func (s *Server) observeLocked(c change) {
-	old, next := &c.j.rec.Job, &c.next.Job
-	switch {
-	case next.Restarts > old.Restarts && len(old.Nodes) > 0:
-		s.pipe.avoid[next.ID] = old.Nodes[0]
-	case next.State.Terminal():
-		delete(s.pipe.avoid, next.ID)
-	}
-	s.fs.ChargeEnd(old, next, time.Now())
 }
 
 // partitions is the configured partitions with fast membership tests.

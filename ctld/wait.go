@@ -125,8 +125,8 @@ func (s *Server) planTest(job api.Job) api.TestSubmitResponse {
 func (s *Server) planTestLocked(job api.Job, now time.Time) api.TestSubmitResponse {
 	resp := api.TestSubmitResponse{Job: job}
 	s.mu.RLock()
-	s.chargeFairshareLocked(now) // as a cycle at now would
-	snap, _ := s.snapshotLocked(now, &job)
+	s.snapshots.prepare(now) // as a cycle at now would
+	snap, _ := s.snapshots.build(now, &job)
 	s.mu.RUnlock()
 	plan := s.planner.Plan(snap)
 	for _, st := range plan.Starts {
