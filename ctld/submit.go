@@ -51,21 +51,13 @@ func (s *Server) checkSubmit(caller peer, req api.SubmitRequest) (*store.JobReco
 	if err != nil {
 		return nil, err
 	}
-	rec := &store.JobRecord{
-		Job: api.Job{
-			Name: spec.Name, User: owner.Name, UID: owner.UID, GID: owner.GID, Groups: owner.Groups,
-			Partition: spec.Partition, State: api.StatePending, Reason: api.ReasonNone,
-			CPUs: spec.CPUs, MemBytes: spec.MemBytes, NodeCount: spec.Nodes, TimeLimit: spec.TimeLimit,
-			SubmitTime: now, Spec: spec,
-			History: []api.Transition{{State: api.StatePending, Time: now}},
-		},
-		Home: owner.Home,
+	job := api.Job{
+		Name: spec.Name, User: owner.Name, UID: owner.UID, GID: owner.GID, Groups: owner.Groups,
+		Partition: spec.Partition, CPUs: spec.CPUs, MemBytes: spec.MemBytes, NodeCount: spec.Nodes,
+		TimeLimit: spec.TimeLimit, Spec: spec,
 	}
-	gpuRequestOf(&spec).apply(&rec.Job)
-	if spec.Hold {
-		rec.Job.Hold, rec.Job.Reason = lifecycle.HoldUser, api.ReasonJobHeld
-	}
-	return rec, nil
+	gpuRequestOf(&spec).apply(&job)
+	return &store.JobRecord{Job: lifecycle.New(job, spec.Hold, now), Home: owner.Home}, nil
 }
 
 // storeSubmit stores a checked job (the queue stores an array job as its

@@ -1,7 +1,8 @@
 // Package lifecycle owns a job's states: which events may happen to a job
-// in which state (the table in table.go), and what each does to the job's
-// record (Next). Every state change the controller makes goes through
-// Next; nothing else assigns api.Job.State.
+// in which state (the table), and what each does to the job's record
+// (Next). A job's first record comes from New; every state change the
+// controller makes after that goes through Next; nothing else assigns
+// api.Job.State.
 //
 // It is pure: a job and an event in, the next job or a refusal out, no
 // clock, lock or store. The controller decides which event happened (a

@@ -55,6 +55,19 @@ func NodeEnd(k Kind, ev api.JobEvent) Event {
 		PeakMemBytes: ev.PeakMemBytes, CPUTimeUsec: ev.CPUTimeUsec, Message: ev.Message}
 }
 
+// New is job as submitted at now, the first record every job starts
+// from: PENDING, its history begun, held by its owner when held. job
+// carries what the submit asked for; its state fields are replaced.
+func New(job api.Job, held bool, now time.Time) api.Job {
+	job.State, job.Reason, job.Hold = api.StatePending, api.ReasonNone, ""
+	job.SubmitTime = now
+	job.History = []api.Transition{{State: api.StatePending, Time: now}}
+	if held {
+		job.Hold, job.Reason = HoldUser, api.ReasonJobHeld
+	}
+	return job
+}
+
 // Next is job after ev, or why ev is refused in job's state. The result
 // shares nothing mutable with job: readers may hold a copy of job.
 func Next(job api.Job, ev Event, now time.Time) (api.Job, error) {

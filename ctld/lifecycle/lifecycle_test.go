@@ -277,3 +277,32 @@ func TestLaunchFailuresCount(t *testing.T) {
 		}
 	}
 }
+
+// A submitted job starts PENDING with one history entry, whatever state
+// fields the request's copy carried, and held by its owner when asked;
+// the table then takes it from there (a held job is released by Release).
+func TestNew(t *testing.T) {
+	in := api.Job{ID: 9, User: "alice", State: api.StateRunning, Reason: api.ReasonJobHeldAdmin, Hold: HoldAdmin,
+		History: []api.Transition{{State: api.StateRunning}}}
+	j := New(in, false, now)
+	if j.State != api.StatePending || j.Reason != api.ReasonNone || j.Hold != "" || !j.SubmitTime.Equal(now) {
+		t.Fatalf("New = state %s reason %q hold %q submit %v", j.State, j.Reason, j.Hold, j.SubmitTime)
+	}
+	if want := []api.Transition{{State: api.StatePending, Time: now}}; !slices.Equal(j.History, want) {
+		t.Fatalf("history %v, want %v", j.History, want)
+	}
+	if j.ID != 9 || j.User != "alice" {
+		t.Fatalf("New lost the request's fields: %+v", j)
+	}
+	held := New(in, true, now)
+	if held.State != api.StatePending || held.Hold != HoldUser || held.Reason != api.ReasonJobHeld {
+		t.Fatalf("held New = state %s hold %q reason %q", held.State, held.Hold, held.Reason)
+	}
+	rel, err := Next(held, Event{Kind: Release}, now)
+	if err != nil || rel.Hold != "" || rel.State != api.StatePending {
+		t.Fatalf("releasing a new held job: %+v, %v", rel, err)
+	}
+	if len(in.History) != 1 || in.History[0].State != api.StateRunning {
+		t.Fatalf("New changed its argument's history: %v", in.History)
+	}
+}
