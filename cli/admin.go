@@ -61,8 +61,8 @@ func adminBackup(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out(c), "wrote %s: %d jobs, %d arrays, %d nodes, last job ID %d, %d bytes\n",
-		dest, rep.Jobs, rep.Arrays, rep.Nodes, rep.LastJobID, rep.Bytes)
+	fmt.Fprintf(out(c), "wrote %s: %d jobs, %d arrays, %d nodes, %d steps, last job ID %d, %d bytes\n",
+		dest, rep.Jobs, rep.Arrays, rep.Nodes, rep.Steps, rep.LastJobID, rep.Bytes)
 	return nil
 }
 

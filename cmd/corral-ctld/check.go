@@ -18,7 +18,7 @@ func checkState(w io.Writer, stateDir string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "corral-ctld: state file %s is sound: %d jobs, %d arrays, %d nodes, last job ID %d, %d bytes\n",
-		path, rep.Jobs, rep.Arrays, rep.Nodes, rep.LastJobID, rep.Bytes)
+	fmt.Fprintf(w, "corral-ctld: state file %s is sound: %d jobs, %d arrays, %d nodes, %d steps, last job ID %d, %d bytes\n",
+		path, rep.Jobs, rep.Arrays, rep.Nodes, rep.Steps, rep.LastJobID, rep.Bytes)
 	return nil
 }

@@ -47,7 +47,7 @@ func TestCheckFlag(t *testing.T) {
 	tests := []struct {
 		state, wantOut, wantErr string
 	}{
-		{sound, "is sound: 3 jobs, 0 arrays, 0 nodes, last job ID 3", ""},
+		{sound, "is sound: 3 jobs, 0 arrays, 0 nodes, 0 steps, last job ID 3", ""},
 		{damagedDir, "", "state file is damaged: " + db},
 		{filepath.Join(sound, "nowhere"), "", "no such file"},
 	}

@@ -87,8 +87,12 @@ type Update struct {
 	// no task left in them.
 	Arrays       []*ArrayRecord
 	DeleteArrays []uint64
-	// DeleteJobs are job records to remove (accounting retention).
+	// DeleteJobs are job records to remove (accounting retention), with
+	// their steps.
 	DeleteJobs []uint64
+	// Steps are step records to write (insert or replace), committed with
+	// the jobs: a job's end and its steps' ends are one commit.
+	Steps []*StepRecord
 }
 
 // Apply commits u in one transaction: all of it or nothing.
@@ -98,6 +102,10 @@ func (s *Store) Apply(u Update) error {
 		return err
 	}
 	arrayBodies, err := encodeAll(u.Arrays, func(r *ArrayRecord) uint64 { return r.Job.ID })
+	if err != nil {
+		return err
+	}
+	stepBodies, err := encodeSteps(u.Steps)
 	if err != nil {
 		return err
 	}
@@ -115,6 +123,12 @@ func (s *Store) Apply(u Update) error {
 			if err := jobs.Delete(idKey(id)); err != nil {
 				return err
 			}
+		}
+		if err := deleteJobSteps(tx, u.DeleteJobs); err != nil {
+			return err
+		}
+		if err := putSteps(tx, u.Steps, stepBodies); err != nil {
+			return err
 		}
 		if len(u.Arrays)+len(u.DeleteArrays) == 0 {
 			return nil

@@ -54,8 +54,9 @@ func verifyStructure(db *bolt.DB) (err error) {
 	})
 }
 
-// verifyRecords decodes every record of every bucket the store owns.
-func verifyRecords(db *bolt.DB) (jobs, arrays, nodes int, err error) {
+// verifyRecords decodes every record of every bucket the store owns and
+// counts them into rep.
+func verifyRecords(db *bolt.DB, rep *Report) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("reading records: %v", r)
@@ -83,13 +84,17 @@ func verifyRecords(db *bolt.DB) (jobs, arrays, nodes int, err error) {
 				return nil
 			})
 		}
-		if err := each(bucketJobs, "job", &jobs, new(JobRecord)); err != nil {
+		if err := each(bucketJobs, "job", &rep.Jobs, new(JobRecord)); err != nil {
 			return err
 		}
-		if err := each(bucketArrays, "array", &arrays, new(ArrayRecord)); err != nil {
+		if err := each(bucketArrays, "array", &rep.Arrays, new(ArrayRecord)); err != nil {
 			return err
 		}
-		if err := each(bucketNodes, "node", &nodes, new(NodeRecord)); err != nil {
+		if err := each(bucketNodes, "node", &rep.Nodes, new(NodeRecord)); err != nil {
+			return err
+		}
+		var err error
+		if rep.Steps, err = verifySteps(tx); err != nil {
 			return err
 		}
 		if v := tx.Bucket(bucketUsage); v != nil {
@@ -101,14 +106,14 @@ func verifyRecords(db *bolt.DB) (jobs, arrays, nodes int, err error) {
 		}
 		return nil
 	})
-	return jobs, arrays, nodes, err
+	return err
 }
 
 // Report is what Check found in a sound file.
 type Report struct {
-	Jobs, Arrays, Nodes int
-	LastJobID           uint64
-	Bytes               int64
+	Jobs, Arrays, Nodes, Steps int
+	LastJobID                  uint64
+	Bytes                      int64
 }
 
 // Check verifies the state file at path without changing it: bbolt's
@@ -133,7 +138,7 @@ func Check(path string) (Report, error) {
 	if err := verifyStructure(db); err != nil {
 		return rep, damaged(path, err)
 	}
-	if rep.Jobs, rep.Arrays, rep.Nodes, err = verifyRecords(db); err != nil {
+	if err := verifyRecords(db, &rep); err != nil {
 		return rep, damaged(path, err)
 	}
 	if rep.LastJobID, err = lastJobID(db); err != nil {
