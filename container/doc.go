@@ -18,6 +18,12 @@
 // (Bind.Checked) is what runc mounted, then lets the job exec; Spec.Stop
 // ends a setup that waits on a file system (ErrStopped).
 //
+// Open loads a running container (one another process started: a job
+// step's runner and the job's shim are different processes) and Exec
+// starts a further process in it: the container's namespaces, cgroup,
+// seccomp filter, capabilities and umask, with no_new_privs, on pipes or
+// on a new terminal of the container's devpts.
+//
 // Namespaces: PID, mount, IPC, UTS and cgroup; the network is the host's.
 // Every job runs with no_new_privs and, when the binary is built with
 // -tags seccomp, under DefaultSeccomp; non-root jobs hold no capabilities,
