@@ -193,7 +193,31 @@ type LaunchRequest struct {
 	Mounts []Mount `json:"mounts,omitempty"`
 	// Umask is JobSpec.Umask ("": DefaultUmask).
 	Umask string `json:"umask,omitempty"`
+
+	// The job runs on every node of NodeList (job steps, docs/steps.md).
+	// Role says what this node does: RoleBatch ("" too) runs the script,
+	// RoleExtern only holds the allocation (the container, its cgroup,
+	// /tmp and mounts) for steps. NodeIndex is this node's index in
+	// NodeList (SLURM_NODEID).
+	Role      string `json:"role,omitempty"`
+	NodeIndex int    `json:"node_index,omitempty"`
+	// The batch environment's task layout, as sbatch was given it; zero
+	// values are "not given". TasksPerNode and CPUsPerNode are aligned
+	// with NodeList.
+	Ntasks        int    `json:"ntasks,omitempty"`
+	NtasksPerNode int    `json:"ntasks_per_node,omitempty"`
+	CPUsPerTask   int    `json:"cpus_per_task,omitempty"`
+	TasksPerNode  []int  `json:"tasks_per_node,omitempty"`
+	CPUsPerNode   []int  `json:"cpus_per_node,omitempty"`
+	SubmitHost    string `json:"submit_host,omitempty"`
+	ClusterName   string `json:"cluster_name,omitempty"`
 }
+
+// LaunchRequest.Role values.
+const (
+	RoleBatch  = "batch"
+	RoleExtern = "extern"
+)
 
 // LaunchArray describes the array a launched task belongs to, for its
 // SLURM_ARRAY_* variables and the %A and %a patterns.

@@ -1,10 +1,12 @@
 package shim
 
 import (
+	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/hostlist"
 )
 
 // defaultPath is used when the submitter's environment has no PATH.
@@ -34,22 +36,19 @@ func Environment(j *Job) []string {
 		{"SLURM_JOB_ID", id},
 		{"SLURM_JOBID", id},
 		{"SLURM_JOB_NAME", l.Name},
-		{"SLURM_CPUS_PER_TASK", cpus},
 		{"SLURM_CPUS_ON_NODE", cpus},
 		{"SLURM_MEM_PER_NODE", memMiB},
 		{"SLURM_SUBMIT_DIR", l.WorkDir},
-		{"SLURM_JOB_NODELIST", nodeList},
 		{"SLURM_JOB_PARTITION", l.Partition},
 		{"SLURM_JOB_USER", l.User},
 		{"SLURM_JOB_UID", strconv.FormatUint(uint64(l.UID), 10)},
-		{"SLURM_NNODES", strconv.Itoa(len(nodes))},
-		{"SLURM_NTASKS", "1"},
 		{"HOME", l.Home},
 		{"USER", l.User},
 		{"LOGNAME", l.User},
 		{"TMPDIR", "/tmp"},
 		{"SLURM_UMASK", umaskVar(l.Umask)},
 	}
+	set = append(set, layoutVars(j, nodes)...)
 	set = append(set, pipelineVars(l)...)
 	set = append(set, gpuVars(j)...) // gpu.go
 	override := map[string]bool{}
@@ -174,4 +173,90 @@ func umaskVar(s string) string {
 		m = api.DefaultUmask // run refuses such a launch before it gets here
 	}
 	return api.FormatUmask(m)
+}
+
+// layoutVars are the batch step's view of the allocation, as sbatch sets
+// them: the node list in hostlist form, tasks and CPUs per node in
+// Slurm's compressed form (in the node list's order), this node's index,
+// and the batch step's own rank (0). SLURM_NTASKS is -n, or nodes x
+// --ntasks-per-node, or (where sbatch leaves it unset) one per node, the
+// count srun would use. SLURM_CPUS_PER_TASK is set only when -c was
+// given, as in Slurm; a launch from a controller that sends no layout
+// (no Role, no TasksPerNode) keeps corral's earlier value, the job's CPUs.
+func layoutVars(j *Job, nodes []string) [][2]string {
+	l := &j.Launch
+	type slot struct {
+		node        string
+		tasks, cpus int
+	}
+	slots := make([]slot, len(nodes))
+	for i, n := range nodes {
+		slots[i] = slot{node: n, tasks: 1, cpus: l.CPUs}
+		if len(l.CPUsPerNode) == len(nodes) {
+			slots[i].cpus = l.CPUsPerNode[i]
+		}
+	}
+	switch {
+	case len(l.TasksPerNode) == len(nodes):
+		for i := range slots {
+			slots[i].tasks = l.TasksPerNode[i]
+		}
+	case l.NtasksPerNode > 0:
+		for i := range slots {
+			slots[i].tasks = l.NtasksPerNode
+		}
+	case l.Ntasks > 0: // block: the first nodes take one more
+		for i := range slots {
+			slots[i].tasks = l.Ntasks / len(slots)
+			if i < l.Ntasks%len(slots) {
+				slots[i].tasks++
+			}
+		}
+	}
+	sort.SliceStable(slots, func(a, b int) bool { return hostlist.Less(slots[a].node, slots[b].node) })
+	tasks, cpus := make([]int, len(slots)), make([]int, len(slots))
+	nodeID, total := 0, 0
+	for i, s := range slots {
+		tasks[i], cpus[i] = s.tasks, s.cpus
+		total += s.tasks
+		if s.node == j.Node {
+			nodeID = i
+		}
+	}
+	ntasks := l.Ntasks
+	if ntasks <= 0 {
+		ntasks = total
+	}
+	names := hostlist.Compress(nodes)
+	nn := strconv.Itoa(len(nodes))
+	out := [][2]string{
+		{"SLURM_JOB_NODELIST", names},
+		{"SLURM_NODELIST", names},
+		{"SLURM_JOB_NUM_NODES", nn},
+		{"SLURM_NNODES", nn},
+		{"SLURM_NTASKS", strconv.Itoa(ntasks)},
+		{"SLURM_NPROCS", strconv.Itoa(ntasks)},
+		{"SLURM_TASKS_PER_NODE", hostlist.CompressCounts(tasks)},
+		{"SLURM_JOB_CPUS_PER_NODE", hostlist.CompressCounts(cpus)},
+		{"SLURMD_NODENAME", j.Node},
+		{"SLURM_NODEID", strconv.Itoa(nodeID)},
+		{"SLURM_PROCID", "0"},
+		{"SLURM_LOCALID", "0"},
+	}
+	switch {
+	case l.CPUsPerTask > 0:
+		out = append(out, [2]string{"SLURM_CPUS_PER_TASK", strconv.Itoa(l.CPUsPerTask)})
+	case l.Role == "" && len(l.TasksPerNode) == 0:
+		out = append(out, [2]string{"SLURM_CPUS_PER_TASK", strconv.Itoa(l.CPUs)})
+	}
+	if l.NtasksPerNode > 0 {
+		out = append(out, [2]string{"SLURM_NTASKS_PER_NODE", strconv.Itoa(l.NtasksPerNode)})
+	}
+	if l.SubmitHost != "" {
+		out = append(out, [2]string{"SLURM_SUBMIT_HOST", l.SubmitHost})
+	}
+	if l.ClusterName != "" {
+		out = append(out, [2]string{"SLURM_CLUSTER_NAME", l.ClusterName})
+	}
+	return out
 }
