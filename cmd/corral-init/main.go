@@ -10,8 +10,12 @@
 // With --stdio-fds, the job's stdin, stdout and stderr arrive on fds 4, 5
 // and 6 and are moved to 0, 1 and 2 first (initproto.StdioArg).
 //
-// Usage: corral-init [--stdio-fds] SCRIPT [ARG...]. A script without a
-// #! line runs with /bin/sh. Build it static: CGO_ENABLED=0 go build ./cmd/corral-init.
+// With --hold instead of a script it runs nothing and holds the container
+// until SIGTERM, SIGINT or SIGHUP (a job's extern role: steps exec into
+// the container).
+//
+// Usage: corral-init [--stdio-fds] SCRIPT [ARG...] | --hold. A script
+// without a #! line runs with /bin/sh. Build it static: CGO_ENABLED=0 go build ./cmd/corral-init.
 package main
 
 import (
@@ -39,6 +43,9 @@ func run(args []string) int {
 		}
 	}
 	report := reportFile()
+	if len(args) == 1 && args[0] == initproto.HoldArg {
+		return hold(report)
+	}
 	if len(args) == 0 {
 		fmt.Fprintln(os.Stderr, "usage: corral-init [--stdio-fds] SCRIPT [ARG...]")
 		return finish(report, initproto.Report{ExitCode: 127, Error: "no script given"})

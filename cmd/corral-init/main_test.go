@@ -220,3 +220,37 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
+
+// TestHold: --hold runs nothing, says ready, and ends with exit code 0
+// and a report on SIGTERM; SIGUSR1 does not end it.
+func TestHold(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cmd := exec.Command(os.Args[0], initproto.HoldArg)
+	cmd.Env = append(os.Environ(), actAsInit+"=1")
+	cmd.ExtraFiles = []*os.File{w}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	line := make([]byte, len(initproto.Ready)+1)
+	if _, err := io.ReadFull(r, line); err != nil || string(line) != initproto.Ready+"\n" {
+		t.Fatalf("first line %q (%v), want %q", line, err, initproto.Ready)
+	}
+	if err := cmd.Process.Signal(syscall.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("hold ended with %v, want exit 0", err)
+	}
+	var rep initproto.Report
+	if err := json.NewDecoder(r).Decode(&rep); err != nil || rep != (initproto.Report{}) {
+		t.Errorf("report %+v (%v), want exit code 0", rep, err)
+	}
+}

@@ -38,6 +38,15 @@ const (
 	StderrFD = 6
 )
 
+// HoldArg in place of a script makes corral-init hold the container
+// without running anything: a job's extern role, on the nodes where its
+// batch script does not run, kept for the job's steps. It forwards
+// signals to every process of the namespace (the steps' tasks), reaps
+// the orphans, and on SIGTERM, SIGINT or SIGHUP waits for the other
+// processes to end (the shim kills the namespace after its kill wait),
+// then reports exit code 0.
+const HoldArg = "--hold"
+
 // Ready is corral-init's first line on ReportFD.
 const Ready = "ready"
 

@@ -10,6 +10,15 @@
 // pipe, so noded reports the end at once, and deletes the script. The
 // job's /tmp is a tmpfs in its container (package container).
 //
+// The job runs on every node of its allocation. Launch.Role says what
+// this node does: "batch" (or "") runs the script; "extern" runs no
+// script: the container, its cgroup, /tmp, /dev/shm, mounts and GPUs are
+// set up exactly as for batch, with corral-init holding it (--hold) until
+// the job is cancelled or reaches its time limit, so that the job's steps
+// can exec into it. An extern node opens no output files (the batch node
+// writes the job's) and reports its end like any job (CANCELLED when
+// cancelled; ctld ignores extern ends it asked for).
+//
 // Job directory (<state>/jobs/<id>/):
 //
 //	launch.json  Job: the launch request plus what noded decided (written by noded)

@@ -81,7 +81,8 @@ func (s *jobStdio) Close() {
 // openStdio checks, as the user, that the work directory can be entered,
 // then opens the job's output files (truncating, or appending:
 // appendOutput) and its input (/dev/null without one) as the user, under
-// openStdioFile's rules. The errors are the job's fault and become its
+// openStdioFile's rules; an extern node, which runs no script, gets
+// /dev/null for all three. The errors are the job's fault and become its
 // FAILED message.
 func openStdio(id Identity, l *api.LaunchRequest, node string) (*jobStdio, error) {
 	outPath, errPath := OutputPaths(l, node)
@@ -99,6 +100,14 @@ func openStdio(id Identity, l *api.LaunchRequest, node string) (*jobStdio, error
 			return fmt.Errorf("work directory %s: %w", l.WorkDir, describe(err))
 		}
 		var err error
+		if l.Role == api.RoleExtern { // the batch node writes the job's files
+			if s.in, err = os.Open(os.DevNull); err != nil {
+				return err
+			}
+			s.out, err = os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+			s.err = s.out
+			return err
+		}
 		if s.out, err = openJobFile("output", outPath, how, id.UID); err != nil {
 			return err
 		}

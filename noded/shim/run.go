@@ -113,7 +113,10 @@ func run(dir string, job *Job, ctl Controls) (res *Result, cleanup func(), err e
 			}
 		}
 	}
-	if err := writeOwned(script, []byte(l.Script), 0o755, id); err != nil {
+	args := append([]string{initproto.InitPath, initproto.StdioArg, initproto.ScriptPath}, l.Args...)
+	if l.Role == api.RoleExtern {
+		args = []string{initproto.InitPath, initproto.StdioArg, initproto.HoldArg}
+	} else if err := writeOwned(script, []byte(l.Script), 0o755, id); err != nil {
 		return &Result{}, cleanup, fmt.Errorf("writing the script: %w", err)
 	}
 	if err := os.Mkdir(rootfs, 0o755); err != nil {
@@ -145,7 +148,7 @@ func run(dir string, job *Job, ctl Controls) (res *Result, cleanup func(), err e
 		Resources: host.Resources(cgroup.Limits{
 			Cpuset: job.Cpuset, CPUs: l.CPUs, MemBytes: l.MemBytes, MaxPids: job.MaxPids,
 		}),
-		Args:       append([]string{initproto.InitPath, initproto.StdioArg, initproto.ScriptPath}, l.Args...),
+		Args:       args,
 		Env:        withImageEnv(Environment(job), job.ImageEnv),
 		Cwd:        l.WorkDir,
 		UID:        int(l.UID),
@@ -315,9 +318,9 @@ func decide(why ending, r *Result) api.JobState {
 // is the container's tmpfs) but for those from the user's paths, its work
 // directory, its home and its --mount requests (userFiles).
 func binds(job *Job, script string) []container.Bind {
-	bs := []container.Bind{
-		{Source: job.InitPath, Dest: initproto.InitPath},
-		{Source: script, Dest: initproto.ScriptPath},
+	bs := []container.Bind{{Source: job.InitPath, Dest: initproto.InitPath}}
+	if job.Launch.Role != api.RoleExtern { // an extern node runs no script
+		bs = append(bs, container.Bind{Source: script, Dest: initproto.ScriptPath})
 	}
 	return append(bs, gpuBinds(job)...) // gpu.go
 }
