@@ -67,12 +67,12 @@ type ExecSpec struct {
 // ExecSpec.Stdin); with a terminal only Console is set. The caller closes
 // them.
 type Process struct {
-	p                      *libcontainer.Process
-	Stdin                  *os.File
-	Stdout, Stderr         *os.File
-	Console                *os.File
-	childFiles             []*os.File
-	consoleParent, console *os.File
+	p              *libcontainer.Process
+	Stdin          *os.File
+	Stdout, Stderr *os.File
+	Console        *os.File
+	childFiles     []*os.File
+	consoleParent  *os.File
 }
 
 // Exec starts s in the container. The process is its own: it is not the

@@ -1,7 +1,6 @@
 package shim
 
 import (
-	"os"
 	"path/filepath"
 	"strconv"
 
@@ -90,9 +89,4 @@ func ReadStepResult(dir string) (*StepResult, error) {
 		return nil, err
 	}
 	return &r, nil
-}
-
-// writeStepPid records the runner's PID.
-func writeStepPid(dir string) error {
-	return WriteFileAtomic(filepath.Join(dir, RunnerPidFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600)
 }
