@@ -203,3 +203,20 @@ func (q *queue) purge(old func(*api.Job) bool, keep map[uint64]bool) (jobs, rema
 	}
 	return len(u.DeleteJobs), len(u.DeleteArrays), nil
 }
+
+// commitLocked persists the changes in one transaction and, only once they
+// are on disk, installs them in memory. On error nothing changes. The
+// caller holds s.mu for writing.
+func (s *Server) commitLocked(changes []change) error {
+	return s.commitAllLocked(changes, nil)
+}
+
+// commitAllLocked is commitLocked that also writes array remainders (the
+// queue's commit); waiters wake when it ended something.
+func (s *Server) commitAllLocked(changes []change, rems []remChange) error {
+	ended, err := s.q.commit(changes, rems)
+	if ended {
+		s.pipe.wakeWaiters()
+	}
+	return err
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/ctld/store"
+	"github.com/corral-hpc/corral/sched"
 )
 
 // queue is every job the controller knows: plain jobs, array tasks with a
@@ -322,4 +323,18 @@ func (q *queue) startCandidate(id uint64, now time.Time) *job {
 		return nil
 	}
 	return j
+}
+
+// allocation is what running jobs hold on each node.
+func (q *queue) allocation() map[string]sched.Resources {
+	alloc := make(map[string]sched.Resources)
+	for _, j := range q.unfinished() {
+		if j.state() != api.StateRunning {
+			continue
+		}
+		for _, n := range j.rec.Job.Nodes {
+			alloc[n] = alloc[n].Add(perNode(&j.rec.Job))
+		}
+	}
+	return alloc
 }

@@ -7,6 +7,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -261,6 +262,27 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
 	return s, nil
+}
+
+// load fills memory from the store. Known nodes start DOWN until they
+// register again.
+func (s *Server) load(now time.Time) error {
+	s.pipe.init()
+	if err := s.q.load(); err != nil {
+		return err
+	}
+	nodes, err := s.store.Nodes()
+	if err != nil {
+		return err
+	}
+	s.nodes.load(nodes, now, s.parts, s.tls.nodeClient)
+	// Everything is in memory now: neither the file's mapped pages nor the
+	// decoding's garbage need to stay resident (docs/benchmarks.md, Load).
+	if err := s.store.DropMappedPages(); err != nil {
+		s.log.Printf("after loading: %v", err)
+	}
+	go debug.FreeOSMemory() // a full GC; serving need not wait for it
+	return nil
 }
 
 // SocketPath is the user plane's Unix socket.

@@ -1,0 +1,75 @@
+package ctld
+
+import (
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/lifecycle"
+	"github.com/corral-hpc/corral/ctld/store"
+	"github.com/corral-hpc/corral/sched"
+)
+
+// job is the in-memory copy of one job. rec is replaced, never mutated in
+// place, once it has been handed out: readers take a shallow copy of
+// rec.Job under the read lock, so slices and pointers inside it must be
+// fresh for every change (lifecycle.Next makes them so).
+type job struct {
+	rec    store.JobRecord
+	launch launchState
+	// cancelRequested: a signal went to the node; its end will be CANCELLED.
+	cancelRequested bool
+	// fromArray is set on an array task that is leaving its array's
+	// pending remainder in the commit under way (queue.commit).
+	fromArray *arrayJob
+	// limitSignalled: the controller signalled the job at a time limit
+	// lowered while it ran (see control.go).
+	limitSignalled bool
+}
+
+// launchState follows the launch of the job's current start. It is not
+// persisted: after a restart nothing is known about launches, and lost-job
+// detection falls back to the start time (see job.lost).
+type launchState struct {
+	seq      uint64    // bumped per start; a late result for an older start is ignored
+	inFlight bool      // the launch request has not been answered yet
+	ackedAt  time.Time // when the node accepted it (launch answer or started event)
+}
+
+func (j *job) state() api.JobState { return j.rec.Job.State }
+
+// batchHost is the node that runs the job's script: the first allocated
+// node, as in Slurm. Only it is sent the launch and reports the job.
+func (j *job) batchHost() string {
+	if len(j.rec.Job.Nodes) == 0 {
+		return ""
+	}
+	return j.rec.Job.Nodes[0]
+}
+
+// step is rec after ev, as package lifecycle has it. A start or a
+// requeue begins a new run: the record's per-run flags (a requeue asked
+// for, a lowered limit to enforce) go with the old one.
+func step(rec store.JobRecord, ev lifecycle.Event, now time.Time) (store.JobRecord, error) {
+	job, err := lifecycle.Next(rec.Job, ev, now)
+	if err != nil {
+		return rec, err
+	}
+	next := rec
+	next.Job = job
+	if ev.Kind == lifecycle.Start || ev.Kind.Requeues() {
+		next.RequeueRequested, next.EnforceTimeLimit = false, false
+	}
+	return next, nil
+}
+
+// change is one job's next record, to be persisted before it is installed.
+type change struct {
+	j    *job
+	next store.JobRecord
+}
+
+// perNode is what a job needs on each of its nodes; FGPU is what it holds
+// (or asks for) per node (gpus.go).
+func perNode(j *api.Job) sched.Resources {
+	return sched.Resources{CPUs: j.CPUs, MemBytes: j.MemBytes, FGPU: jobFGPUPerNode(j)}
+}
