@@ -126,7 +126,7 @@ func invalid(format string, args ...any) error {
 
 // checkSpecRules applies the rules the CLI applies before sending; each
 // problem is the caller's. The sizes are not walked again: every
-// user-plane body was, as it was decoded (httpjson.go).
+// user-plane body was, as it was decoded (decodeBody).
 func checkSpecRules(_ *admission, spec *api.JobSpec) error {
 	var list api.Problems
 	if err := jobspec.ValidateRules(spec); !errors.As(err, &list) {

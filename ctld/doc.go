@@ -6,7 +6,7 @@
 // their identity comes from the socket's peer credentials, never from a
 // request body. Node daemons reach it over HTTP/JSON on TCP, every request
 // signed with the cluster key (api.Sign/api.Verify). That TCP port is TLS
-// from a CA ctld creates (tls.go) and also serves the user plane to remote
+// from a CA ctld creates (clusterTLS) and also serves the user plane to remote
 // users with a noded-issued credential (credential.go). Every user-plane
 // call passes one gate: identity, then package ctld/authz's per-uid rate
 // limit, the route's role and its bound; docs/security.md has the matrix.
@@ -16,12 +16,12 @@
 // it or anyone is told about it, so a kill -9 at any moment loses nothing
 // that was acknowledged.
 //
-// Jobs and array jobs belong to one type, queue (queue.go, commit.go): it
+// Jobs and array jobs belong to one type, queue: it
 // loads them, gives new ones their IDs, answers references (a job, a task
 // A_T, an array A) and commits every job change. Its reads for one
 // concern (a listing, the history, a wait, a dependency) sit in that
 // concern's file. How an array is stored, one pending remainder record
-// for the tasks not yet started, stays with the queue and array.go;
+// for the tasks not yet started, stays with the queue and arrayJob;
 // handlers see jobs, and an array's pending tasks as one job
 // (arrayJob.remJob).
 //
@@ -39,14 +39,16 @@
 // of the spec, reporting every problem at once; its first check is
 // jobspec.Validate, the rules the CLI applies before sending.
 //
-// Job pipelines (pipeline.go and the files it names) hook into those
-// steps: an array's pending tasks offer the planner a few at a time; holds, begin times and dependencies block
-// pending jobs in the snapshot; requeue, update, long-poll waits,
+// Job pipelines hook into those steps: an array's pending tasks offer
+// the planner a few at a time; holds, begin times and dependencies block
+// pending jobs in the snapshot (snapshotBuilder, queue.blocked); the
+// pipeline type keeps the waiters of job ends, which node a requeued job
+// must avoid, and the next wake time; requeue, update, long-poll waits,
 // test-only submits and the accounting history are their own endpoints.
 //
 // Priorities are package priority's multifactor ones, kept by package
 // ctld/fairshare: it charges every run into a usage ledger that the
-// controller saves in the store (ledger.go) and, after a restart,
+// controller saves in the store (usageLedger) and, after a restart,
 // re-charges from the job records what ran since the last save; prio.go
 // serves corral prio and corral share. The planner is the configuration's
 // (sched.Backfill, conservative unless set).
@@ -55,13 +57,13 @@
 // while it holds a later one, nor one it holds already):
 //
 //  1. Server.cycleMu: one scheduling cycle or test-only plan at a time;
-//     it guards the buffers and kill orders cycles share.
+//     it guards the snapshot builder's buffers.
 //  2. Server.mu: the queue (its jobs and arrays) and the nodes; read for
 //     snapshots and views, write for every commit. The queue has no lock
 //     of its own: its methods run under this one, and queue.submit takes
 //     it only to install what the store has already written.
-//     The node registry (nodeRegistry) has no lock either: it runs under
-//     this one too.
+//     The node registry (nodeRegistry) and the pipeline state have no
+//     lock either: they run under this one too.
 //  3. fairshare.State's lock: the usage ledger, taken inside package
 //     fairshare only.
 //

@@ -22,7 +22,7 @@ type job struct {
 	// pending remainder in the commit under way (queue.commit).
 	fromArray *arrayJob
 	// limitSignalled: the controller signalled the job at a time limit
-	// lowered while it ran (see control.go).
+	// lowered while it ran (enforceTimeLimits).
 	limitSignalled bool
 }
 
@@ -69,7 +69,7 @@ type change struct {
 }
 
 // perNode is what a job needs on each of its nodes; FGPU is what it holds
-// (or asks for) per node (gpus.go).
+// (or asks for) per node.
 func perNode(j *api.Job) sched.Resources {
 	return sched.Resources{CPUs: j.CPUs, MemBytes: j.MemBytes, FGPU: jobFGPUPerNode(j)}
 }

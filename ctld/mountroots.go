@@ -42,7 +42,7 @@ func checkMountRoots(a *admission, spec *api.JobSpec) error {
 }
 
 // allowsMounts: every source lies under one of roots, the node's own
-// lexical test before it checks access as the user (noded/shim/mounts.go).
+// lexical test before it checks access as the user (shim.MountBinds).
 func allowsMounts(roots []string, mounts []api.Mount) bool {
 	for _, m := range mounts {
 		src := filepath.Clean(m.Source)

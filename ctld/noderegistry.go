@@ -50,7 +50,7 @@ type node struct {
 	// reported is what its latest registration listed as running: a
 	// requeued job is not started again on a node that still has it.
 	reported []uint64
-	gpus     []gpu.Device // rec.GPUs, converted once (gpus.go)
+	gpus     []gpu.Device // rec.GPUs, converted once
 }
 
 const reasonNotResponding = "not responding"
@@ -124,7 +124,7 @@ func (r *nodeRegistry) markDown(name, reason string, now time.Time, hold time.Du
 // going. A node that is DOWN has not told us otherwise; a node that is up
 // but still lists the job has been told to kill it (reconcileLocked) and
 // not yet confirmed. A node the controller no longer knows cannot run it,
-// nor one an administrator set DOWN (drain.go): that declares its runs
+// nor one an administrator set DOWN (corral down): that declares its runs
 // gone.
 func (r *nodeRegistry) oldRunMayLive(id uint64, name string) bool {
 	n := r.byName[name]

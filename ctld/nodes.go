@@ -31,7 +31,7 @@ func checkRegister(req *api.RegisterRequest) error {
 	case slices.ContainsFunc(req.MountRoots, func(r string) bool { return !filepath.IsAbs(r) }):
 		return fmt.Errorf("node %s reports mount roots %q; each must be an absolute path", req.Name, req.MountRoots)
 	}
-	return checkRegisterGPUs(req) // gpus.go
+	return checkRegisterGPUs(req)
 }
 
 // register handles a registration or heartbeat: the node record is stored
@@ -105,7 +105,7 @@ func (s *Server) reconcileLocked(n *node, running []uint64, now time.Time) (kill
 		if j.state() != api.StateRunning || j.batchHost() != n.rec.Name {
 			continue
 		}
-		if n.rec.Down { // declared dead (drain.go): its runs are gone whatever it says
+		if n.rec.Down { // declared dead (corral down): its runs are gone whatever it says
 			lost = s.appendFailed(lost, j, now, downedMessage(n))
 			if reported[id] {
 				kill = append(kill, id)
@@ -240,7 +240,7 @@ func (s *Server) listNodes() []api.Node {
 			}
 		}
 	}
-	held, gpuJobs := s.q.heldGPUs(), s.q.gpuJobs() // gpus.go
+	held, gpuJobs := s.q.heldGPUs(), s.q.gpuJobs()
 	out := make([]api.Node, 0, s.nodes.count())
 	for name, n := range s.nodes.all() {
 		a := alloc[name]

@@ -29,7 +29,7 @@ type queue struct {
 	arrays map[uint64]*arrayJob
 	bases  []uint64 // array job IDs, ascending, for finding a task's array
 
-	store *store.Store // where commit writes (commit.go)
+	store *store.Store // where commit writes
 	// observe sees every change once it is on disk, before it is
 	// installed: the Server's bookkeeping that follows jobs.
 	observe func(change)

@@ -61,11 +61,11 @@ type Config struct {
 	// Logger gets one line per significant event; default stderr.
 	Logger *log.Logger
 
-	// Pipeline settings (see pipeline.go); zero fields take the defaults.
+	// Pipeline settings (PipelineConfig); zero fields take the defaults.
 	Pipeline PipelineConfig
 
 	// MetricsListen is the TCP address of the Prometheus endpoint
-	// (/metrics, see metrics.go); "" serves none.
+	// (/metrics); "" serves none.
 	MetricsListen string
 
 	// RateLimit is the user plane's sustained requests per second per
@@ -74,7 +74,7 @@ type Config struct {
 	RateLimit float64
 	RateBurst int
 
-	// Connection bounds (connlimit.go). MaxConnsPerUser bounds a uid's
+	// Connection bounds (connLimits). MaxConnsPerUser bounds a uid's
 	// open connections (the socket and remote ones together) and
 	// MaxConnsPerHost a TCP address's connections before a request says
 	// who is calling; 0 takes the defaults, negative means unbounded.
@@ -90,7 +90,7 @@ type Config struct {
 	IdleTimeout time.Duration
 
 	// TLSSANs are more names and addresses for the controller's TLS
-	// certificate (tls.go). InsecurePlaintext serves the TCP port as plain
+	// certificate (clusterTLS). InsecurePlaintext serves the TCP port as plain
 	// HTTP instead of TLS: for tests only, and logged loudly.
 	TLSSANs           []string
 	InsecurePlaintext bool
@@ -137,7 +137,7 @@ func (c *Config) setDefaults() {
 		c.MaxConnsPerHost = DefaultMaxConnsPerHost
 	}
 	if c.MaxConns <= 0 {
-		c.MaxConns = autoMaxConns() // connlimit.go
+		c.MaxConns = autoMaxConns()
 	}
 	if c.ReadTimeout <= 0 {
 		c.ReadTimeout = DefaultReadTimeout
@@ -158,18 +158,18 @@ type Server struct {
 	users   *accounts
 
 	mu     lockorder.RWMutex[lockorder.Server]
-	q      *queue           // jobs and array jobs, guarded by mu (queue.go)
-	nodes  *nodeRegistry    // guarded by mu (noderegistry.go)
-	pipe   pipeline         // waiters, requeue avoidance, wake times (pipeline.go)
+	q      *queue           // jobs and array jobs, guarded by mu
+	nodes  *nodeRegistry    // guarded by mu
+	pipe   pipeline         // waiters, requeue avoidance, wake times
 	fs     *fairshare.State // priority, usage ledger, eligibility
 	ledger *usageLedger     // keeps fs's ledger in the store
-	// policies are the resource policies (policies.go); they lock
+	// policies are the resource policies (package policy); they lock
 	// themselves.
 	policies *policy.Set
 	metrics  *metrics    // nil without Config.MetricsListen
 	gate     *authz.Gate // who may call what, how often (package authz)
-	conns    *connLimits // open connections per uid and address (connlimit.go)
-	nonces   nonceCache  // remote credentials already used (credential.go)
+	conns    *connLimits // open connections per uid and address
+	nonces   nonceCache  // remote credentials already used
 	tls      *clusterTLS // the cluster CA and the client side of calls to nodes
 
 	kick chan struct{}
@@ -209,7 +209,7 @@ func New(cfg Config) (*Server, error) {
 	s.parts = newPartitions(file.Partitions)
 	s.gate = authz.NewGate(file.Access, s.users, authz.NewLimiter(cfg.RateLimit, cfg.RateBurst))
 	s.conns = newConnLimits(&cfg, func(uid uint32) bool { return s.gate.RoleOf(uid) >= authz.Admin })
-	s.cfg.Pipeline.fromFile(file.Pipeline) // pipeline.go: Config, then the file, then defaults
+	s.cfg.Pipeline.fromFile(file.Pipeline) // Config, then the file, then defaults
 	if s.fs, err = fairshare.New(file.Scheduling, usageRules); err != nil {
 		return nil, err
 	}
@@ -302,8 +302,8 @@ func (s *Server) Run(ctx context.Context) error {
 
 func (s *Server) run(ctx context.Context) error {
 	userSrv := s.ln.newHTTPServer(s.userHandler(), localConnContext)
-	userSrv.RegisterOnShutdown(s.pipe.shutdown) // ends long polls (wait.go)
-	// The TCP port: node plane and remote users (credential.go).
+	userSrv.RegisterOnShutdown(s.pipe.shutdown) // ends long polls
+	// The TCP port: node plane and remote users with a credential.
 	nodeSrv := s.ln.newHTTPServer(s.tcpHandler(), remoteConnContext)
 	nodeSrv.RegisterOnShutdown(s.pipe.shutdown) // remote users' long polls too
 	serveErr := make(chan error, 2)
@@ -327,7 +327,7 @@ func (s *Server) run(ctx context.Context) error {
 	wg.Add(1)
 	go func() { defer wg.Done(); s.ledger.loop(loops) }()
 	wg.Add(1)
-	go func() { defer wg.Done(); s.metrics.serve(loops) }() // metrics.go; returns at once without metrics
+	go func() { defer wg.Done(); s.metrics.serve(loops) }() // returns at once without metrics
 
 	s.mu.RLock()
 	jobs, active := s.q.size()

@@ -10,8 +10,8 @@ import (
 // notYetHonoured names the sbatch options the CLI parses but this
 // controller does not act on yet. A job using one is refused at submit
 // rather than run as if the option were absent. Each entry goes away when
-// the controller implements the option (the pipeline options did: see
-// pipeline.go; the GPU options did: see gpus.go).
+// the controller implements the option (the pipeline options and the GPU
+// options did).
 var notYetHonoured = []struct {
 	option string
 	used   func(*api.JobSpec) bool
