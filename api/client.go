@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -247,4 +249,30 @@ func doJSON(ctx context.Context, hc *http.Client, rawURL, method string, in, out
 		}
 	}
 	return nil
+}
+
+// CreateStep asks ctld for a step in job id (srun inside an allocation).
+func (c *Client) CreateStep(ctx context.Context, id uint64, req StepRequest) (*StepGrant, error) {
+	var g StepGrant
+	if err := c.Do(ctx, http.MethodPost, "/v1/jobs/"+strconv.FormatUint(id, 10)+"/steps", req, &g); err != nil {
+		return nil, err
+	}
+	return &g, nil
+}
+
+// LaunchStep sends l to the node plane at addr (POST /v1/steps). The step
+// credential inside l authorizes it, so the request is not signed; caPEM
+// is the grant's CA, required for an https:// addr.
+func LaunchStep(ctx context.Context, addr, caPEM string, l *StepLaunch) error {
+	hc := &http.Client{}
+	if strings.HasPrefix(addr, "https://") {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM([]byte(caPEM)) {
+			return fmt.Errorf("POST %s/v1/steps: no cluster CA to check the node's certificate against", addr)
+		}
+		hc.Transport = &http.Transport{TLSClientConfig: ClientTLS(pool)}
+	}
+	return doJSON(ctx, hc, strings.TrimRight(addr, "/")+"/v1/steps", http.MethodPost, l, nil, nil, func(err error) error {
+		return fmt.Errorf("POST %s/v1/steps: %w", addr, err)
+	})
 }

@@ -40,6 +40,7 @@ func App() *ucli.App {
 			nodesCommand(),
 			imageCommand(), logCommand(), usageCommand(), policyCommand(), // image.go, log.go, usage.go, policy.go
 			devCommand(),
+			srunCommand(),
 			adminCommand(), // admin.go: backup
 			completionCommand(), docsCommand(),
 		},

@@ -1,0 +1,187 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"syscall"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/hostlist"
+)
+
+// srunCommand is `corral srun`: srun reads its own command line with
+// getopt semantics (options end at the command), so urfave/cli passes it
+// through untouched.
+func srunCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:            "srun",
+		Usage:           "run a step's tasks on the nodes of the current allocation (Slurm's srun)",
+		UsageText:       "corral srun [options] CMD [ARGS...]",
+		SkipFlagParsing: true,
+		Action: func(c *ucli.Context) error {
+			env := srunEnv{
+				stdin:   os.Stdin,
+				stdout:  c.App.Writer,
+				stderr:  c.App.ErrWriter,
+				getenv:  os.Getenv,
+				environ: os.Environ,
+				client:  func() *api.Client { return client(c, "") },
+			}
+			if code := runSrun(c.Context, env, c.Args().Slice()); code != 0 {
+				return exitStatus(code)
+			}
+			return nil
+		},
+	}
+}
+
+// srunEnv is what srun takes from its process: a test replaces it.
+type srunEnv struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	environ        func() []string
+	client         func() *api.Client
+}
+
+// runSrun is srun: it returns the exit status. Its messages are Slurm's
+// ("srun: error: ...") because scripts and launchers read them.
+func runSrun(ctx context.Context, env srunEnv, args []string) int {
+	cfg, err := parseSrun(args)
+	var usage errSrunUsage
+	switch {
+	case errors.As(err, &usage):
+		fmt.Fprintf(env.stderr, "srun: %s\nTry \"srun --help\" for more information\n", usage.msg)
+		return 1
+	case err != nil:
+		fmt.Fprintf(env.stderr, "srun: error: %v\n", err)
+		return 1
+	case cfg.version:
+		fmt.Fprintln(env.stdout, srunVersion)
+		return 0
+	case cfg.help:
+		io.WriteString(env.stdout, srunUsage)
+		return 0
+	case cfg.mpiList:
+		fmt.Fprintln(env.stdout, "MPI plugin types are...\n\tnone")
+		return 0
+	}
+	jobID := cfg.jobID
+	if jobID == 0 {
+		jobID, err = allocationJobID(env.getenv)
+		if err != nil {
+			fmt.Fprintf(env.stderr, "srun: error: %v\n", err)
+			return 1
+		}
+	}
+	for _, w := range cfg.warnings {
+		fmt.Fprintf(env.stderr, "srun: warning: %s\n", w)
+	}
+	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	grant, err := env.client().CreateStep(rctx, jobID, cfg.req)
+	cancel()
+	if err != nil {
+		fmt.Fprintf(env.stderr, "srun: error: Unable to create step for job %d: %s\n", jobID, oneLine(err.Error()))
+		return 1
+	}
+	if len(grant.Layout) == 0 {
+		fmt.Fprintf(env.stderr, "srun: error: step %d.%d was granted no nodes\n", jobID, grant.Step.StepID)
+		return 1
+	}
+	if cfg.verbose > 0 {
+		fmt.Fprintf(env.stderr, "srun: jobid %d: nodes(%d):`%s', tasks %d\n", jobID, len(grant.Layout), hostlist.Compress(layoutNodes(grant.Layout)), grant.Credential.Tasks)
+		fmt.Fprintf(env.stderr, "srun: launching StepId=%d.%d\n", jobID, grant.Step.StepID)
+	}
+	s, err := newStepSession(cfg, env, grant)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "srun: error: StepId=%d.%d: %v\n", jobID, grant.Step.StepID, err)
+		return 1
+	}
+	return s.run(ctx)
+}
+
+// allocationJobID is the job srun runs in: $SLURM_JOB_ID (or the older
+// $SLURM_JOBID), as Slurm's srun reads it.
+func allocationJobID(getenv func(string) string) (uint64, error) {
+	for _, name := range []string{"SLURM_JOB_ID", "SLURM_JOBID"} {
+		v := getenv(name)
+		if v == "" {
+			continue
+		}
+		id, err := strconv.ParseUint(v, 10, 64)
+		if err != nil || id == 0 {
+			return 0, fmt.Errorf("$%s=%q is not a job ID", name, v)
+		}
+		return id, nil
+	}
+	return 0, errors.New("srun outside an allocation is not supported yet: run it inside a job (sbatch), or name a running job of yours with --jobid")
+}
+
+func layoutNodes(layout []api.StepNode) []string {
+	names := make([]string, len(layout))
+	for i, n := range layout {
+		names[i] = n.Node
+	}
+	return names
+}
+
+// launchHostIP is the address of srun's host that the step's nodes can
+// reach: the source address of the route to the first node (a UDP
+// "connection" sends nothing; it only picks the route). A node on
+// loopback gets loopback, a node across the network the interface that
+// reaches it.
+func launchHostIP(nodeAddr string) (string, error) {
+	u, err := url.Parse(nodeAddr)
+	if err != nil || u.Host == "" {
+		return "", fmt.Errorf("node address %q is not a URL", nodeAddr)
+	}
+	port := u.Port()
+	if port == "" {
+		port = "443"
+	}
+	c, err := net.Dial("udp", net.JoinHostPort(u.Hostname(), port))
+	if err != nil {
+		return "", fmt.Errorf("no route to %s: %v", u.Hostname(), err)
+	}
+	defer c.Close()
+	return c.LocalAddr().(*net.UDPAddr).IP.String(), nil
+}
+
+// masterPort is MASTER_PORT for the step. When srun runs on the step's
+// first node it asks the kernel for a free port there. Otherwise srun
+// cannot probe that host, so the port is derived from the job and step
+// IDs, in 10000-31999: below Linux's ephemeral range (32768-60999), so no
+// outgoing connection holds it, and different for consecutive steps.
+func masterPort(jobID uint64, stepID int, firstNode, localNode string) int {
+	if firstNode == localNode {
+		if l, err := net.Listen("tcp", ":0"); err == nil {
+			port := l.Addr().(*net.TCPAddr).Port
+			l.Close()
+			return port
+		}
+	}
+	return 10000 + int((jobID*64+uint64(stepID))%22000)
+}
+
+// localNodeName is the node srun runs on: $SLURMD_NODENAME inside a job,
+// else the host name.
+func localNodeName(getenv func(string) string) string {
+	if n := getenv("SLURMD_NODENAME"); n != "" {
+		return n
+	}
+	h, _ := os.Hostname()
+	return h
+}
+
+// signalText is a signal's name as strsignal words it ("killed").
+func signalText(sig int) string {
+	return syscall.Signal(sig).String()
+}

@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+)
+
+func intp(n int) *int { return &n }
+
+func TestParseSrun(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want srunConfig
+	}{
+		{[]string{"hostname"}, srunConfig{req: api.StepRequest{Name: "hostname"}, argv: []string{"hostname"}}},
+		{[]string{"-n2", "a"}, srunConfig{req: api.StepRequest{Name: "a", Ntasks: 2}, argv: []string{"a"}}},
+		{[]string{"-n", "2", "a"}, srunConfig{req: api.StepRequest{Name: "a", Ntasks: 2}, argv: []string{"a"}}},
+		{[]string{"--ntasks=2", "a"}, srunConfig{req: api.StepRequest{Name: "a", Ntasks: 2}, argv: []string{"a"}}},
+		{[]string{"--ntasks", "2", "a"}, srunConfig{req: api.StepRequest{Name: "a", Ntasks: 2}, argv: []string{"a"}}},
+		{[]string{"--ntasks-per", "2", "a"}, srunConfig{req: api.StepRequest{Name: "a", NtasksPerNode: 2}, argv: []string{"a"}}}, // unique prefix
+		// Bundled short options, the last one taking the rest of the word.
+		{[]string{"-lun3", "-lK", "a"}, srunConfig{req: api.StepRequest{Name: "a", Ntasks: 3}, label: true, killOnBadExit: true, argv: []string{"a"}}},
+		// Options end at the command: its own options stay its own.
+		{[]string{"-l", "/bin/ls", "-l", "--ntasks=9"}, srunConfig{req: api.StepRequest{Name: "ls"}, label: true, argv: []string{"/bin/ls", "-l", "--ntasks=9"}}},
+		{[]string{"--", "-weird"}, srunConfig{req: api.StepRequest{Name: "-weird"}, argv: []string{"-weird"}}},
+		{[]string{"-N", "2", "--ntasks-per-node", "2", "-c4", "--mem=2G", "--gpus-per-task=1", "-r1", "-m", "cyclic", "--overlap", "--exact", "-J", "train", "x"},
+			srunConfig{req: api.StepRequest{Name: "train", Nodes: 2, NtasksPerNode: 2, CPUsPerTask: 4, MemBytes: 2 << 30, GPUsPerTask: 1,
+				Relative: intp(1), Distribution: "cyclic", Overlap: true, Exact: true}, argv: []string{"x"}}},
+		{[]string{"-w", "dev[1-2],gpu01", "-x", "dev3", "x"}, srunConfig{req: api.StepRequest{Name: "x", NodeList: []string{"dev1", "dev2", "gpu01"}, Exclude: []string{"dev3"}}, argv: []string{"x"}}},
+		{[]string{"--exclusive", "-m", "block:cyclic", "x"}, srunConfig{req: api.StepRequest{Name: "x", Exact: true, Distribution: "block"}, argv: []string{"x"}}},
+		{[]string{"-o", "out-%t", "-e", "err-%N", "-i", "none", "-W", "30", "--jobid=12", "-u", "--mpi=none", "-vv", "x"},
+			srunConfig{req: api.StepRequest{Name: "x"}, output: "out-%t", errput: "err-%N", input: "none", wait: 30 * time.Second, jobID: 12, verbose: 2, argv: []string{"x"}}},
+		{[]string{"-K0", "--kill-on-bad-exit=1", "x"}, srunConfig{req: api.StepRequest{Name: "x"}, killOnBadExit: true, argv: []string{"x"}}},
+		{[]string{"--kill-on-bad-exit=0", "x"}, srunConfig{req: api.StepRequest{Name: "x"}, argv: []string{"x"}}},
+		// What Open MPI's mpirun sends, spelled the old way too.
+		{[]string{"--ntasks-per-node=1", "--kill-on-bad-exit", "--cpu_bind=none", "--nodes=2", "--nodelist=dev1,dev2", "--ntasks=2", "orted", "-mca", "x"},
+			srunConfig{req: api.StepRequest{Name: "orted", Nodes: 2, Ntasks: 2, NtasksPerNode: 1, NodeList: []string{"dev1", "dev2"}}, killOnBadExit: true, argv: []string{"orted", "-mca", "x"}}},
+		{[]string{"--cpu-bind=cores", "x"}, srunConfig{req: api.StepRequest{Name: "x"}, warnings: []string{"--cpu-bind=cores is ignored: corral does not bind tasks to CPUs"}, argv: []string{"x"}}},
+		{[]string{"--version"}, srunConfig{version: true}},
+		{[]string{"-V", "ignored"}, srunConfig{version: true, argv: []string{"ignored"}}},
+		{[]string{"--mpi=list"}, srunConfig{mpiList: true}},
+	} {
+		got, err := parseSrun(tc.args)
+		if err != nil {
+			t.Errorf("%q: %v", tc.args, err)
+			continue
+		}
+		if !reflect.DeepEqual(*got, tc.want) {
+			t.Errorf("%q:\n got %+v\nwant %+v", tc.args, *got, tc.want)
+		}
+	}
+}
+
+func TestParseSrunNodelistFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hosts")
+	if err := os.WriteFile(path, []byte("dev1\ndev[3-4], dev2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := parseSrun([]string{"-w", path, "x"})
+	if err != nil || !reflect.DeepEqual(cfg.req.NodeList, []string{"dev1", "dev3", "dev4", "dev2"}) {
+		t.Fatalf("nodelist from a file: %+v %v", cfg, err)
+	}
+}
+
+func TestParseSrunErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		want  string
+		usage bool // a getopt mistake: srun adds the --help hint
+	}{
+		{[]string{"--foo", "x"}, "unrecognized option '--foo'", true},
+		{[]string{"--foo=1", "x"}, "unrecognized option '--foo'", true},
+		{[]string{"-Z", "x"}, "invalid option -- 'Z'", true},
+		{[]string{"-lZ", "x"}, "invalid option -- 'Z'", true},
+		{[]string{"-n"}, "option requires an argument -- 'n'", true},
+		{[]string{"--ntasks"}, "option '--ntasks' requires an argument", true},
+		{[]string{"--label=1", "x"}, "option '--label' doesn't allow an argument", true},
+		{[]string{"--ex", "x"}, "option '--ex' is ambiguous; possibilities: '--exclude' '--exact' '--exclusive'", true},
+		{[]string{"-n", "two", "x"}, `invalid --ntasks "two": give a whole number from 1`, false},
+		{[]string{"-N", "1-2", "x"}, `invalid --nodes "1-2": give a whole number from 1`, false},
+		{[]string{"-c", "0", "x"}, `invalid --cpus-per-task "0": give a whole number from 1`, false},
+		{[]string{"-w", "dev[2-1]", "x"}, "--nodelist: ", false},
+		{[]string{"--mem=lots", "x"}, `--mem: invalid size "lots"`, false},
+		{[]string{"-m", "plane=2", "x"}, "--distribution=plane=2 is not supported: use block or cyclic", false},
+		{[]string{"-i", "all", "x"}, "--input=all is not supported yet", false},
+		{[]string{"-o", "out-%q", "x"}, `--output: pattern "out-%q": %q is not a field`, false},
+		{[]string{"-e", "", "x"}, "--error needs a file name pattern", false},
+		{[]string{"-lKn3", "x"}, `invalid --kill-on-bad-exit "n3": give 0 or 1`, false}, // K's optional value is glued
+		{[]string{"--ntask", "2", "x"}, "option '--ntask' is ambiguous; possibilities: '--ntasks' '--ntasks-per-node'", true},
+		{[]string{"-W", "-1", "x"}, `invalid --wait "-1"`, false},
+		{[]string{"--jobid=abc", "x"}, `invalid --jobid "abc"`, false},
+		{[]string{"--mpi=pmix_v3", "x"}, "--mpi=pmix_v3 is not supported yet", false},
+		{[]string{"--mpi=mvapich", "x"}, "--mpi=mvapich: unknown MPI type", false},
+		{[]string{"--exclusive=user", "x"}, "--exclusive=user is for allocations", false},
+		{[]string{"--pty", "bash"}, "--pty is not supported yet", false},
+		{[]string{"-n2"}, "no command given to execute", false},
+	} {
+		_, err := parseSrun(tc.args)
+		if err == nil || len(err.Error()) < len(tc.want) || err.Error()[:len(tc.want)] != tc.want {
+			t.Errorf("%q: got %v, want %q...", tc.args, err, tc.want)
+			continue
+		}
+		if _, isUsage := err.(errSrunUsage); isUsage != tc.usage {
+			t.Errorf("%q: usage error %v, want %v", tc.args, isUsage, tc.usage)
+		}
+	}
+}
