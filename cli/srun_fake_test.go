@@ -25,6 +25,8 @@ type fakeStepNode struct {
 	ranks []int
 	srv   *httptest.Server
 	play  func(t *testing.T, n *fakeStepNode, l api.StepLaunch)
+	// refuse, if set, is the error the node answers a launch with.
+	refuse string
 
 	mu       sync.Mutex
 	launches []api.StepLaunch
@@ -53,6 +55,10 @@ func newFakeStepCluster(t *testing.T, nodes ...*fakeStepNode) *fakeStepCluster {
 		n.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Method != http.MethodPost || r.URL.Path != "/v1/steps" {
 				http.NotFound(w, r)
+				return
+			}
+			if n.refuse != "" {
+				reply(w, 403, api.Error{Error: n.refuse})
 				return
 			}
 			var l api.StepLaunch

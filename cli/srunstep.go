@@ -47,6 +47,7 @@ type stepSession struct {
 	order  []*stepNode
 	events chan stepEvent
 	quit   chan struct{}
+	now    func() time.Time // a test's clock for the double Ctrl-C
 
 	ends       map[int]stepio.ExitStatus
 	firstEnd   bool
@@ -93,6 +94,7 @@ func newStepSession(cfg *srunConfig, env srunEnv, g *api.StepGrant) (*stepSessio
 		nodes:  map[string]*stepNode{},
 		events: make(chan stepEvent, 64),
 		quit:   make(chan struct{}),
+		now:    time.Now,
 		ends:   map[int]stepio.ExitStatus{},
 	}
 	rankNode := map[int]*stepNode{}
@@ -379,7 +381,7 @@ func (s *stepSession) hasRank(n *stepNode, rank int) bool {
 // with a notice, a second within a second kills the step.
 func (s *stepSession) onSignal(sig syscall.Signal) {
 	if sig == syscall.SIGINT {
-		now := time.Now()
+		now := s.now()
 		if !s.lastInt.IsZero() && now.Sub(s.lastInt) <= time.Second {
 			fmt.Fprintln(s.env.stderr, "srun: forcing job termination")
 			s.terminate()

@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"bytes"
+	"net"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/stepio"
+)
+
+// killedOnSIGKILL is a runner whose tasks run until srun sends SIGKILL.
+func killedOnSIGKILL(t *testing.T, n *fakeStepNode, rc *runnerConn) {
+	n.readUntil(rc, func(f stepio.Frame) bool { return f.Kind == stepio.Signal && f.Payload[0] == 9 })
+	for _, r := range n.ranks {
+		rc.exit(t, r, stepio.ExitStatus{Code: 137, Signal: 9})
+	}
+	rc.finish(t)
+}
+
+// TestSrunWaitEndsTheStep: with --wait the tasks still running that long
+// after the first task ended are killed.
+func TestSrunWaitEndsTheStep(t *testing.T) {
+	play := func(t *testing.T, n *fakeStepNode, l api.StepLaunch) {
+		rc := dial(t, l, l.IOToken, n.name)
+		if rc == nil {
+			return
+		}
+		if n.name == "n1" {
+			rc.exit(t, 0, stepio.ExitStatus{})
+			rc.exit(t, 1, stepio.ExitStatus{})
+			rc.finish(t)
+			return
+		}
+		killedOnSIGKILL(t, n, rc)
+	}
+	n1, n2 := twoNodes(play)
+	fc := newFakeStepCluster(t, n1, n2)
+	code, _, stderr := fc.srun(t, "", inJob, "--wait=1", "-i", "none", "work")
+	if code != 137 || !strings.Contains(stderr, "srun: error: First task exited 1s ago\nsrun: Terminating StepId=5.2\n") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+}
+
+// TestSrunNodeThatNeverConnects: a node that accepts the launch but never
+// connects ends the step: srun says so, kills the rest, and fails.
+func TestSrunNodeThatNeverConnects(t *testing.T) {
+	defer func(d time.Duration) { srunConnectTimeout = d }(srunConnectTimeout)
+	srunConnectTimeout = 50 * time.Millisecond
+	play := func(t *testing.T, n *fakeStepNode, l api.StepLaunch) {
+		if n.name == "n2" {
+			return // accepted, silent
+		}
+		if rc := dial(t, l, l.IOToken, n.name); rc != nil {
+			killedOnSIGKILL(t, n, rc)
+		}
+	}
+	n1, n2 := twoNodes(play)
+	fc := newFakeStepCluster(t, n1, n2)
+	code, _, stderr := fc.srun(t, "", inJob, "-i", "none", "work")
+	if code != 137 || !strings.Contains(stderr, "srun: error: node n2 did not connect back within 50ms\nsrun: Terminating StepId=5.2\n") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+	<-n1.played
+	if !slices.Contains(n1.signals, 9) {
+		t.Errorf("n1 got signals %v, want SIGKILL", n1.signals)
+	}
+}
+
+// TestSrunLaunchRefused: a node refusing the launch fails the step; the
+// tasks already started elsewhere are killed; srun fails.
+func TestSrunLaunchRefused(t *testing.T) {
+	play := func(t *testing.T, n *fakeStepNode, l api.StepLaunch) {
+		if rc := dial(t, l, l.IOToken, n.name); rc != nil {
+			killedOnSIGKILL(t, n, rc)
+		}
+	}
+	n1, n2 := twoNodes(play)
+	n2.refuse = "invalid step credential: expired"
+	fc := newFakeStepCluster(t, n1, n2)
+	code, _, stderr := fc.srun(t, "", inJob, "-i", "none", "work")
+	want := "srun: error: Task launch for StepId=5.2 failed on node n2: invalid step credential: expired\nsrun: Terminating StepId=5.2\n"
+	if code != 137 || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+}
+
+// TestSrunDoubleInterrupt: the first Ctrl-C is forwarded with Slurm's
+// notice; a second within a second kills the step; one after a pause is
+// forwarded again.
+func TestSrunDoubleInterrupt(t *testing.T) {
+	var stderr bytes.Buffer
+	cfg := &srunConfig{argv: []string{"x"}}
+	g := &api.StepGrant{Layout: []api.StepNode{{Node: "n1", Addr: "http://127.0.0.1:1", Ranks: []int{0}}},
+		Credential: api.StepCredential{JobID: 5, StepID: 0, Tasks: 1}}
+	env := srunEnv{stderr: &stderr, stdout: &bytes.Buffer{}, getenv: func(string) string { return "" }, environ: func() []string { return nil }}
+	s, err := newStepSession(cfg, env, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.ln.Close()
+	clock := time.Unix(1000, 0)
+	s.now = func() time.Time { return clock }
+	mine, theirs := net.Pipe()
+	defer mine.Close()
+	n := s.order[0]
+	n.conn, n.w = mine, stepio.NewWriter(mine)
+	next := func() byte {
+		f, err := stepio.Read(theirs)
+		if err != nil || f.Kind != stepio.Signal || f.Task != stepio.AllTasks {
+			t.Fatalf("frame %+v %v", f, err)
+		}
+		return f.Payload[0]
+	}
+
+	s.onSignal(syscall.SIGINT)
+	if sig := next(); sig != 2 || stderr.String() != "srun: interrupt (one more within 1 sec to abort)\n" {
+		t.Fatalf("first Ctrl-C: signal %d, stderr %q", sig, stderr.String())
+	}
+	clock = clock.Add(2 * time.Second)
+	s.onSignal(syscall.SIGINT)
+	if sig := next(); sig != 2 || strings.Count(stderr.String(), "interrupt") != 2 {
+		t.Fatalf("Ctrl-C after a pause: signal %d, stderr %q", sig, stderr.String())
+	}
+	clock = clock.Add(500 * time.Millisecond)
+	s.onSignal(syscall.SIGINT)
+	if sig := next(); sig != 9 || !strings.HasSuffix(stderr.String(), "srun: forcing job termination\nsrun: Terminating StepId=5.0\n") {
+		t.Fatalf("second Ctrl-C within a second: signal %d, stderr %q", sig, stderr.String())
+	}
+	s.onSignal(syscall.SIGUSR1)
+	if sig := next(); sig != byte(syscall.SIGUSR1) {
+		t.Fatalf("SIGUSR1 forwarded as %d", sig)
+	}
+}
