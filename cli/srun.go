@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 
 	ucli "github.com/urfave/cli/v2"
@@ -89,7 +90,11 @@ func runSrun(ctx context.Context, env srunEnv, args []string) int {
 	grant, err := env.client().CreateStep(rctx, jobID, cfg.req)
 	cancel()
 	if err != nil {
-		fmt.Fprintf(env.stderr, "srun: error: Unable to create step for job %d: %s\n", jobID, oneLine(err.Error()))
+		msg := oneLine(err.Error())
+		if !strings.HasPrefix(msg, "Unable to create step") { // ctld words its refusals so already
+			msg = fmt.Sprintf("Unable to create step for job %d: %s", jobID, msg)
+		}
+		fmt.Fprintf(env.stderr, "srun: error: %s\n", msg)
 		return 1
 	}
 	if len(grant.Layout) == 0 {
