@@ -40,6 +40,10 @@ func TestParseSrun(t *testing.T) {
 		// What Open MPI's mpirun sends, spelled the old way too.
 		{[]string{"--ntasks-per-node=1", "--kill-on-bad-exit", "--cpu_bind=none", "--nodes=2", "--nodelist=dev1,dev2", "--ntasks=2", "orted", "-mca", "x"},
 			srunConfig{req: api.StepRequest{Name: "orted", Nodes: 2, Ntasks: 2, NtasksPerNode: 1, NodeList: []string{"dev1", "dev2"}}, killOnBadExit: true, argv: []string{"orted", "-mca", "x"}}},
+		// What MPICH's hydra sends.
+		{[]string{"--nodelist", "dev1,dev2", "-N", "2", "-n", "2", "--input", "none", "/usr/bin/hydra_pmi_proxy", "--control-port", "dev1:4242", "-1"},
+			srunConfig{req: api.StepRequest{Name: "hydra_pmi_proxy", Nodes: 2, Ntasks: 2, NodeList: []string{"dev1", "dev2"}}, input: "none",
+				argv: []string{"/usr/bin/hydra_pmi_proxy", "--control-port", "dev1:4242", "-1"}}},
 		{[]string{"--cpu-bind=cores", "x"}, srunConfig{req: api.StepRequest{Name: "x"}, warnings: []string{"--cpu-bind=cores is ignored: corral does not bind tasks to CPUs"}, argv: []string{"x"}}},
 		{[]string{"--version"}, srunConfig{version: true}},
 		{[]string{"-V", "ignored"}, srunConfig{version: true, argv: []string{"ignored"}}},
