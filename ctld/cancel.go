@@ -2,19 +2,13 @@ package ctld
 
 import (
 	"cmp"
-	"context"
-	"net/http"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/ctld/fault"
 	"github.com/corral-hpc/corral/ctld/lifecycle"
 )
-
-// signalTimeout bounds one cancel signal to a node.
-const signalTimeout = 5 * time.Second
 
 // cancelBatch is how many jobs one commit of a cancel ends: a filter
 // may reach every job a user has, and one transaction of 100,000
@@ -164,62 +158,6 @@ func (s *Server) cancelledLocked(changes []change, j *job, msg string, now time.
 
 func compareTasks(a, b api.TaskRef) int {
 	return cmp.Or(cmp.Compare(a.JobID, b.JobID), cmp.Compare(a.Task, b.Task))
-}
-
-type signalOrder struct {
-	id     uint64
-	node   string
-	client *api.NodeClient
-}
-
-// sendSignals asks nodes to stop jobs, in parallel, and returns the IDs
-// whose cancel took effect: signalled, or ended CANCELLED here because the
-// node could not be reached.
-func (s *Server) sendSignals(ctx context.Context, orders []signalOrder, by string) []uint64 {
-	var mu sync.Mutex
-	var done []uint64
-	var wg sync.WaitGroup
-	for _, o := range orders {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sctx, cancel := context.WithTimeout(ctx, signalTimeout)
-			err := o.client.Do(sctx, http.MethodPost, "/v1/signal", api.SignalRequest{JobID: o.id}, nil)
-			cancel()
-			if err == nil {
-				s.log.Printf("cancel job %d by %s: signalled node %s", o.id, by, o.node)
-			} else if !s.endUnreachable(o.id, o.node, err, by) {
-				return
-			}
-			mu.Lock()
-			done = append(done, o.id)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	return done
-}
-
-// endUnreachable ends a running job CANCELLED after its node could not be
-// signalled. It reports whether the job is now cancelled (or already ended).
-func (s *Server) endUnreachable(id uint64, nodeName string, sigErr error, by string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	j := s.q.job(id)
-	if j == nil || j.state() != api.StateRunning {
-		return true // ended meanwhile
-	}
-	if s.bgCtx.Err() != nil {
-		return false // shutting down: the signal was cut short, not refused
-	}
-	msg := "cancelled; node " + nodeName + " could not be signalled: " + sigErr.Error()
-	if err := s.commitLocked(s.cancelledLocked(nil, j, msg, time.Now())); err != nil {
-		s.log.Printf("cancel job %d: %v", id, err)
-		return false
-	}
-	s.log.Printf("end job %d CANCELLED by %s (node %s unreachable: %v)", id, by, nodeName, sigErr)
-	s.Kick()
-	return true
 }
 
 // cancelTargets sorts out what a cancel names in array jobs. An array

@@ -1,7 +1,6 @@
 package ctld
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -10,11 +9,9 @@ import (
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/ctld/authz"
-	"github.com/corral-hpc/corral/ctld/config"
 	"github.com/corral-hpc/corral/ctld/fault"
 	"github.com/corral-hpc/corral/ctld/lifecycle"
 	"github.com/corral-hpc/corral/ctld/store"
-	"github.com/corral-hpc/corral/jobspec"
 )
 
 // Hold, release, requeue and update: scontrol's job verbs. Users may act
@@ -214,34 +211,6 @@ func holdEvent(caller peer, action string) lifecycle.Event {
 	return lifecycle.Event{Kind: kind, ByOperator: caller.atLeast(authz.Operator)}
 }
 
-// signalRequeue asks the node to end a run being requeued; a node that
-// cannot be reached has the job requeued at once.
-func (s *Server) signalRequeue(o signalOrder, by string) {
-	ctx, cancel := context.WithTimeout(s.bgCtx, signalTimeout)
-	err := o.client.Do(ctx, http.MethodPost, "/v1/signal", api.SignalRequest{JobID: o.id}, nil)
-	cancel()
-	if err == nil {
-		s.log.Printf("requeue job %d by %s: signalled node %s", o.id, by, o.node)
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	j := s.q.job(o.id)
-	if j == nil || j.state() != api.StateRunning || !j.rec.RequeueRequested || s.bgCtx.Err() != nil {
-		return
-	}
-	next, cerr := step(j.rec, lifecycle.Event{Kind: lifecycle.Requeue, Message: "node " + o.node + " could not be signalled: " + err.Error()}, time.Now())
-	if cerr == nil {
-		cerr = s.commitLocked([]change{{j, next}})
-	}
-	if cerr != nil {
-		s.log.Printf("requeue job %d: %v", o.id, cerr)
-		return
-	}
-	s.log.Printf("requeue job %d by %s: node %s unreachable (%v)", o.id, by, o.node, err)
-	s.Kick()
-}
-
 // requeueOnNodeFail: a job whose node failed is requeued when it was being
 // requeued anyway, asked for --requeue, or the cluster requeues by default.
 func (s *Server) requeueOnNodeFail(j *job) bool {
@@ -252,38 +221,6 @@ func (s *Server) requeueOnNodeFail(j *job) bool {
 		return *r
 	}
 	return s.cfg.Pipeline.RequeueOnNodeFail
-}
-
-// enforceTimeLimits stops running jobs at a time limit lowered while they
-// ran (the node enforces only the limit it was launched with).
-func (s *Server) enforceTimeLimits(now time.Time) {
-	s.mu.Lock()
-	var orders []signalOrder
-	for _, j := range s.q.unfinished() {
-		job := &j.rec.Job
-		if !j.rec.EnforceTimeLimit || job.State != api.StateRunning || j.limitSignalled || j.cancelRequested ||
-			job.StartTime == nil || now.Before(job.StartTime.Add(time.Duration(job.TimeLimit)*time.Second)) ||
-			!s.nodes.isUp(j.batchHost()) {
-			continue
-		}
-		j.limitSignalled = true
-		orders = append(orders, signalOrder{id: job.ID, node: j.batchHost(), client: s.nodes.get(j.batchHost()).client})
-	}
-	s.mu.Unlock()
-	for _, o := range orders {
-		ctx, cancel := context.WithTimeout(s.bgCtx, signalTimeout)
-		err := o.client.Do(ctx, http.MethodPost, "/v1/signal", api.SignalRequest{JobID: o.id}, nil)
-		cancel()
-		if err == nil {
-			s.log.Printf("job %d reached its lowered time limit: signalled node %s", o.id, o.node)
-			continue
-		}
-		s.mu.Lock()
-		if j := s.q.job(o.id); j != nil {
-			j.limitSignalled = false // try again next time
-		}
-		s.mu.Unlock()
-	}
 }
 
 func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, caller peer) {
@@ -298,121 +235,4 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, caller pee
 		return
 	}
 	writeJSON(w, http.StatusOK, resp)
-}
-
-// update changes the time limit, nice or name of a pending or running job
-// (every unfinished task of an array job).
-func (s *Server) update(caller peer, req api.UpdateRequest) (api.JobsResponse, error) {
-	bad := func(format string, args ...any) error { return fault.Errorf(fault.Invalid, format, args...) }
-	switch {
-	case req.ID == 0:
-		return api.JobsResponse{}, bad("update: give a job ID")
-	case req.TimeLimit == nil && req.Nice == nil && req.Name == nil:
-		return api.JobsResponse{}, bad("update: nothing to change: give TimeLimit, Nice or Name")
-	case req.TimeLimit != nil && *req.TimeLimit < 0:
-		return api.JobsResponse{}, bad("update: TimeLimit must not be negative")
-	case req.Name != nil && !jobspec.ValidJobName(*req.Name):
-		return api.JobsResponse{}, bad("update: %v", jobspec.CheckJobName(*req.Name))
-	case req.Nice != nil && (*req.Nice < -2147483645 || *req.Nice > 2147483645):
-		return api.JobsResponse{}, bad("update: Nice must be within ±2147483645")
-	case req.Nice != nil && *req.Nice < 0 && caller.UID != 0:
-		return api.JobsResponse{}, fault.Errorf(fault.Forbidden, "update: only root may set a negative Nice")
-	}
-	ref := jobRef{id: req.ID, task: req.Task}
-	resp := api.JobsResponse{Done: []string{}}
-	s.mu.Lock()
-	jobs, rem, msg := s.q.resolve(ref)
-	var changes []change
-	var rems []remChange
-	for _, j := range jobs {
-		if msg != "" {
-			break
-		}
-		if j.state().Terminal() {
-			if rem == nil {
-				msg = fmt.Sprintf("job %s already finished (%s)", ref, j.state())
-			}
-			continue
-		}
-		next := j.rec
-		if msg = s.updateJobLocked(caller, req, &next.Job); msg == "" {
-			if req.TimeLimit != nil && j.state() == api.StateRunning {
-				next.EnforceTimeLimit = true
-			}
-			changes = append(changes, change{j, next})
-		}
-	}
-	if r := rem.pendingRem(); msg == "" && r != nil {
-		next := *r
-		if msg = s.updateJobLocked(caller, req, &next); msg == "" {
-			rems = append(rems, rem.withRemJob(next))
-		}
-	}
-	if msg == "" && len(changes)+len(rems) == 0 {
-		msg = fmt.Sprintf("job %s has nothing left to update", ref)
-	}
-	var err error
-	if msg == "" {
-		err = s.commitAllLocked(changes, rems)
-	}
-	s.mu.Unlock()
-	if err != nil {
-		return api.JobsResponse{}, err
-	}
-	if msg != "" {
-		resp.Errors = map[string]string{ref.String(): msg}
-		return resp, nil
-	}
-	resp.Done = append(resp.Done, ref.String())
-	s.log.Printf("update job %s by %s: %s", ref, s.users.name(caller.UID), describeUpdate(req))
-	s.Kick()
-	return resp, nil
-}
-
-// updateJobLocked applies req to job, or says why not.
-func (s *Server) updateJobLocked(caller peer, req api.UpdateRequest, job *api.Job) string {
-	ref := api.JobRefText(job)
-	if !s.mayModify(caller, job) {
-		return fmt.Sprintf("job %s belongs to %s", ref, job.User)
-	}
-	if req.TimeLimit != nil {
-		limit := *req.TimeLimit
-		lower := job.TimeLimit == 0 && limit > 0 || limit <= job.TimeLimit && limit > 0
-		switch {
-		case caller.UID != 0 && !lower:
-			return fmt.Sprintf("job %s: you may only lower the time limit (it is %s)", ref, formatLimit(job.TimeLimit))
-		case job.State == api.StateRunning && !lower:
-			return fmt.Sprintf("job %s is running: its time limit can only be lowered", ref)
-		}
-		job.TimeLimit = limit
-		job.Spec.TimeLimit, job.Spec.TimeUnlimited = limit, limit == 0
-	}
-	if req.Nice != nil {
-		job.Spec.Nice = *req.Nice
-	}
-	if req.Name != nil {
-		job.Name, job.Spec.Name = *req.Name, *req.Name
-	}
-	return ""
-}
-
-func formatLimit(s int64) string {
-	if s == 0 {
-		return "UNLIMITED"
-	}
-	return config.FormatTime(s)
-}
-
-func describeUpdate(req api.UpdateRequest) string {
-	var parts []string
-	if req.TimeLimit != nil {
-		parts = append(parts, "TimeLimit="+formatLimit(*req.TimeLimit))
-	}
-	if req.Nice != nil {
-		parts = append(parts, fmt.Sprintf("Nice=%d", *req.Nice))
-	}
-	if req.Name != nil {
-		parts = append(parts, "Name="+*req.Name)
-	}
-	return strings.Join(parts, " ")
 }
