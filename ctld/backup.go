@@ -25,7 +25,7 @@ func (s *Server) adminRoutes(mux *http.ServeMux) {
 // (store.Backup): submits go on meanwhile, and the copy is exactly the
 // state as of its start, a valid file ctld starts from as it is.
 func (s *Server) handleBackup(w http.ResponseWriter, r *http.Request, caller peer) {
-	if !s.isAdmin(caller) {
+	if !s.gate.IsAdmin(caller.caller()) {
 		writeError(w, fault.Errorf(fault.Forbidden, "backup: only administrators may copy the state file"))
 		return
 	}

@@ -54,7 +54,7 @@ func (s *Server) cancel(caller peer, req api.CancelRequest) (api.CancelResponse,
 	now := time.Now()
 	s.mu.Lock()
 	// Array jobs, and tasks without a job of their own, first (the queue).
-	mine := func(job *api.Job) bool { return s.mayAct(caller, job) } // package authz
+	mine := func(job *api.Job) bool { return s.gate.MayAct(caller.caller(), job.UID) }
 	otherUser := req.User != "" && req.User != callerName
 	plain, targets, rems := s.q.cancelTargets(req, matches, mine, otherUser, errs, now)
 	for _, id := range plain {

@@ -64,8 +64,6 @@ func refsOf(req api.JobsRequest) []jobRef {
 	return slices.CompactFunc(refs, func(a, b jobRef) bool { return a.String() == b.String() })
 }
 
-// mayAct and mayModify (package authz) say who may control and change a job.
-
 // controlOp is one request's pending work.
 type controlOp struct {
 	changes  []change
@@ -130,7 +128,7 @@ func (s *Server) controlOneLocked(caller peer, action string, ref jobRef, jobs [
 			continue
 		}
 		job := &j.rec.Job
-		if !s.mayAct(caller, job) {
+		if !s.gate.MayAct(caller.caller(), job.UID) {
 			return fmt.Sprintf("job %s belongs to %s", ref, job.User)
 		}
 		next, msg := s.controlJobLocked(caller, action, j, op, now)
@@ -147,7 +145,7 @@ func (s *Server) controlOneLocked(caller peer, action string, ref jobRef, jobs [
 		did++
 	}
 	if r := rem.pendingRem(); r != nil && action != "requeue" {
-		if !s.mayAct(caller, r) {
+		if !s.gate.MayAct(caller.caller(), r.UID) {
 			return fmt.Sprintf("job %s belongs to %s", ref, r.User)
 		}
 		job, err := lifecycle.Next(*r, holdEvent(caller, action), now)

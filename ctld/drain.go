@@ -70,7 +70,7 @@ func (s *Server) handleNodeOp(op nodeOp) callerHandler {
 // or a bad reason refuses the whole request. It returns the nodes whose
 // state changed (a node already so is not an error).
 func (s *Server) changeNodes(op nodeOp, exprs []string, reason string, caller peer) (api.NodesResponse, error) {
-	if !s.isAdmin(caller) {
+	if !s.gate.IsAdmin(caller.caller()) {
 		return api.NodesResponse{}, fault.Errorf(fault.Forbidden, "%s: only administrators may change nodes", op)
 	}
 	switch {

@@ -29,8 +29,6 @@ func (s *Server) environmentRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/usage", s.withCaller(s.handleUsage))
 }
 
-// Who may see what: isAdmin, mayView, seesAll, mayReadLog (package authz).
-
 // addEnvironmentLaunch passes the image and mounts to the node.
 func addEnvironmentLaunch(j *job, req *api.LaunchRequest) {
 	spec := &j.rec.Job.Spec
@@ -106,7 +104,7 @@ func (s *Server) handleImageOp(w http.ResponseWriter, r *http.Request, caller pe
 		writeError(w, err)
 		return
 	}
-	if !s.isAdmin(caller) {
+	if !s.gate.IsAdmin(caller.caller()) {
 		writeError(w, fault.Errorf(fault.Forbidden, "only an administrator may %s images", req.Op))
 		return
 	}
@@ -184,7 +182,7 @@ func (s *Server) handleLog(w http.ResponseWriter, r *http.Request, caller peer) 
 		writeError(w, fault.Errorf(fault.NotFound, "job %d does not exist", id))
 		return
 	}
-	if !s.mayReadLog(caller, j.rec.Job.UID) { // package authz
+	if !s.gate.MayReadLog(caller.caller(), j.rec.Job.UID) {
 		s.mu.RUnlock()
 		writeError(w, fault.Errorf(fault.Forbidden, "job %d belongs to %s: only its owner or an administrator may read its log", id, j.rec.Job.User))
 		return

@@ -94,9 +94,9 @@ const listChunk = 1024
 
 // writeListing sends l as a JSON array of api.Job (or of api.JobBrief), in ID
 // order, keeping only the jobs caller may see (all of them, or their own:
-// seesAll, package authz).
+// Gate.SeesAll).
 func (s *Server) writeListing(w http.ResponseWriter, caller peer, l listing, view jobView) {
-	all := s.seesAll(caller)
+	all := s.gate.SeesAll(caller.caller())
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	bw := bufio.NewWriterSize(w, 256<<10)

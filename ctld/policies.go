@@ -88,7 +88,7 @@ func (s *Server) handleSetPolicy(w http.ResponseWriter, r *http.Request, caller 
 		writeError(w, err)
 		return
 	}
-	if !s.isAdmin(caller) {
+	if !s.gate.IsAdmin(caller.caller()) {
 		writeError(w, fault.Errorf(fault.Forbidden, "only an administrator may change policies"))
 		return
 	}
@@ -112,7 +112,7 @@ func (s *Server) handleUsage(w http.ResponseWriter, r *http.Request, caller peer
 	who := r.URL.Query().Get("user")
 	all := r.URL.Query().Get("all") == "1"
 	me := s.users.name(caller.UID)
-	if (all || who != "" && who != me) && !s.isOperator(caller) { // package authz
+	if (all || who != "" && who != me) && !s.gate.IsOperator(caller.caller()) {
 		writeError(w, fault.Errorf(fault.Forbidden, "only an operator or administrator may see other users' usage"))
 		return
 	}

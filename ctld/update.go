@@ -86,7 +86,7 @@ func (s *Server) update(caller peer, req api.UpdateRequest) (api.JobsResponse, e
 // updateJobLocked applies req to job, or says why not.
 func (s *Server) updateJobLocked(caller peer, req api.UpdateRequest, job *api.Job) string {
 	ref := api.JobRefText(job)
-	if !s.mayModify(caller, job) {
+	if !s.gate.MayModify(caller.caller(), job.UID) {
 		return fmt.Sprintf("job %s belongs to %s", ref, job.User)
 	}
 	if req.TimeLimit != nil {

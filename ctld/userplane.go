@@ -206,7 +206,7 @@ func (s *Server) handleGetJob(w http.ResponseWriter, r *http.Request, caller pee
 		writeError(w, fault.Errorf(fault.NotFound, "%s", msg))
 		return
 	}
-	if !s.mayView(caller, out.UID) { // environments.go
+	if !s.gate.MayView(caller.caller(), out.UID) {
 		writeError(w, fault.Errorf(fault.Forbidden, "job %s belongs to %s: you may see only your own jobs", r.PathValue("id"), out.User))
 		return
 	}

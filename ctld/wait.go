@@ -40,7 +40,7 @@ func (s *Server) handleWait(w http.ResponseWriter, r *http.Request, caller peer)
 	s.mu.RLock()
 	view, msg := s.q.view(ref)
 	s.mu.RUnlock()
-	if msg == "" && !s.mayView(caller, view.UID) { // package authz
+	if msg == "" && !s.gate.MayView(caller.caller(), view.UID) {
 		writeError(w, fault.Errorf(fault.Forbidden, "job %s belongs to %s: you may see only your own jobs", raw, view.User))
 		return
 	}

@@ -9,9 +9,10 @@
 //
 // A Gate applies them after the controller has established identity (the
 // socket's peer credentials or a verified remote credential): the per-uid
-// rate limit, then the route's role, then its bound. The ownership checks
-// the handlers make (MayView, MayAct, ...) live on the Gate too, so every
-// rule about who may do what is in this package.
+// rate limit, then the route's role, then its bound (Admit: all three).
+// The ownership checks the controller makes per job (MayView, MayAct,
+// ...) live on the Gate too, so every rule about who may do what is in
+// this package.
 //
 // A Gate's configuration is fixed when it is built. Its Limiter owns the
 // token buckets behind its own mutex, a leaf lock: nothing else is taken

@@ -117,3 +117,18 @@ func (g *Gate) MayAct(c Caller, owner uint32) bool { return c.UID == owner || g.
 
 // MayModify says whether c may update a job of owner's attributes.
 func (g *Gate) MayModify(c Caller, owner uint32) bool { return c.UID == owner || g.IsAdmin(c) }
+
+// Admit is the whole gate for one request from uid: its role, its rate,
+// then the rule and bound of pattern, the route the mux matched ("" for
+// none: the mux answers that request itself, after the rate limit). It
+// returns the caller with its role, or why not.
+func (g *Gate) Admit(uid uint32, pattern string, w http.ResponseWriter, r *http.Request, now time.Time) (Caller, *Refusal) {
+	c := Caller{UID: uid, Role: g.RoleOf(uid)}
+	if no := g.Limit(c, now); no != nil {
+		return c, no
+	}
+	if pattern == "" {
+		return c, nil
+	}
+	return c, g.Route(c, pattern, w, r)
+}
