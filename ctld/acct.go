@@ -1,16 +1,13 @@
 package ctld
 
 import (
-	"bufio"
 	"cmp"
-	"encoding/json"
-	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/ctld/fault"
+	"github.com/corral-hpc/corral/ctld/internal/lockorder"
 	"github.com/corral-hpc/corral/gpu"
 	"github.com/corral-hpc/corral/jobspec"
 )
@@ -20,85 +17,60 @@ import (
 // state file holds. Finished jobs stay for PipelineConfig.AcctRetention
 // and are then purged from both.
 
-// handleAcct serves GET /v1/acct?user=&id=&state=&start=&end= (values of
-// one parameter ORed, parameters ANDed). Users see their own jobs only.
-func (s *Server) handleAcct(w http.ResponseWriter, r *http.Request, caller peer) {
-	var f api.AcctFilter
-	for key, vals := range r.URL.Query() {
-		if !slices.Contains([]string{"user", "id", "state", "start", "end"}, key) {
-			writeError(w, fault.Errorf(fault.Invalid, "unknown query parameter %q (valid: user, id, state, start, end)", key))
-			return
-		}
-		for _, v := range splitList(vals) {
-			if err := addAcctFilter(&f, key, v); err != nil {
-				writeError(w, err)
-				return
-			}
-		}
-	}
+// history is the history f names that caller may see: their own jobs',
+// or every job's for operators and up and with SharedView=YES. Its
+// records are made as they are sent, a chunk of items at a time (next).
+func (s *Server) history(caller peer, f api.AcctFilter) (*acctHistory, error) {
 	if s.gate.SeesAll(caller.caller()) {
-		caller = peer{} // operators and up, and everyone with SharedView=YES, see every job's history
+		caller = peer{} // every job's history
 	}
 	if caller.UID != 0 {
 		me := s.users.name(caller.UID)
 		for _, u := range f.Users {
 			if u != me {
-				writeError(w, fault.Errorf(fault.Forbidden, "you may only see your own jobs' history (you are %s, not %s)", me, u))
-				return
+				return nil, fault.Errorf(fault.Forbidden, "you may only see your own jobs' history (you are %s, not %s)", me, u)
 			}
 		}
 	}
 	s.mu.RLock()
 	items := s.q.history(&f, caller)
 	s.mu.RUnlock()
-	s.writeAcct(w, sortAcct(items), &f, caller)
+	return &acctHistory{mu: &s.mu, items: sortAcct(items), f: f, caller: caller}, nil
 }
 
-func addAcctFilter(f *api.AcctFilter, key, v string) error {
-	switch key {
-	case "user":
-		f.Users = append(f.Users, v)
-	case "id":
-		id, task, err := api.ParseJobRef(v)
-		if err != nil {
-			return fault.Errorf(fault.Invalid, "%v", err)
-		}
-		if task != nil {
-			f.Tasks = append(f.Tasks, api.TaskRef{JobID: id, Task: *task})
-		} else {
-			f.IDs = append(f.IDs, id)
-		}
-	case "state":
-		st, err := parseAcctState(v)
-		if err != nil {
-			return fault.Errorf(fault.Invalid, "%v", err)
-		}
-		f.States = append(f.States, st)
-	case "start", "end":
-		t, err := time.Parse(time.RFC3339, v)
-		if err != nil {
-			return fault.Errorf(fault.Invalid, "invalid %s=%q: use an RFC 3339 time such as 2026-01-20T12:34:00Z", key, v)
-		}
-		if key == "start" {
-			f.Start = t
-		} else {
-			f.End = t
-		}
-	}
-	return nil
+// acctHistory is a planned history: the items, by pointer, whose records
+// are made under the read lock a chunk of items at a time, so the
+// working set is one chunk, not the history.
+type acctHistory struct {
+	mu     *lockorder.RWMutex[lockorder.Server] // Server.mu
+	items  []acctItem
+	f      api.AcctFilter
+	caller peer // UID 0: every user's
+	at     int  // next item
+	recs   []api.AcctRecord
 }
 
-// parseAcctState is api.ParseJobState plus REQUEUED (RQ), the state of a
-// requeued run.
-func parseAcctState(s string) (api.JobState, error) {
-	if strings.EqualFold(s, string(api.StateRequeued)) || strings.EqualFold(s, api.StateRequeued.Short()) {
-		return api.StateRequeued, nil
+// done reports whether every record has been handed out.
+func (h *acctHistory) done() bool { return h.at >= len(h.items) }
+
+// next is the records of the next chunk of items that match the filter,
+// by job ID then run; valid until the next call.
+func (h *acctHistory) next() []api.AcctRecord {
+	h.recs = h.recs[:0]
+	end := min(h.at+listChunk, len(h.items))
+	h.mu.RLock()
+	for _, it := range h.items[h.at:end] {
+		switch {
+		case it.job != nil:
+			h.recs = append(h.recs, acctRecords(it.job)...)
+		case it.rem.remJob() != nil && it.rem.remJob().State.Terminal(): // not purged since
+			h.recs = append(h.recs, remRecord(it.rem))
+		}
 	}
-	st, err := api.ParseJobState(s)
-	if err != nil {
-		return "", err
-	}
-	return st, nil
+	h.mu.RUnlock()
+	h.at = end
+	h.recs = slices.DeleteFunc(h.recs, func(r api.AcctRecord) bool { return !acctMatches(&r, &h.f, h.caller) })
+	return h.recs
 }
 
 // acctItem is one source of history records: a job (its runs) or an
@@ -172,50 +144,6 @@ func isRem(it acctItem) int {
 	return 0
 }
 
-// writeAcct sends the records of items that match f as a JSON array, by
-// job ID then run, the bytes json.Marshal of the whole list would give.
-// The records are made under the read lock a chunk of items at a time,
-// as writeListing does, so the working set is one chunk, not the history.
-func (s *Server) writeAcct(w http.ResponseWriter, items []acctItem, f *api.AcctFilter, caller peer) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	bw := bufio.NewWriterSize(w, 256<<10)
-	bw.WriteByte('[')
-	var recs []api.AcctRecord
-	first := true
-	for start := 0; start < len(items); start += listChunk {
-		recs = recs[:0]
-		s.mu.RLock()
-		for _, it := range items[start:min(start+listChunk, len(items))] {
-			switch {
-			case it.job != nil:
-				recs = append(recs, acctRecords(it.job)...)
-			case it.rem.remJob() != nil && it.rem.remJob().State.Terminal(): // not purged since
-				recs = append(recs, remRecord(it.rem))
-			}
-		}
-		s.mu.RUnlock()
-		for i := range recs {
-			if !acctMatches(&recs[i], f, caller) {
-				continue
-			}
-			b, err := json.Marshal(&recs[i])
-			if err != nil {
-				return // an api value always encodes
-			}
-			if !first {
-				bw.WriteByte(',')
-			}
-			first = false
-			if _, err := bw.Write(b); err != nil {
-				return // the client is gone
-			}
-		}
-	}
-	bw.WriteString("]\n")
-	bw.Flush()
-}
-
 func acctMatches(r *api.AcctRecord, f *api.AcctFilter, caller peer) bool {
 	began := r.SubmitTime
 	if r.StartTime != nil {
@@ -246,7 +174,7 @@ func acctRecords(j *api.Job) []api.AcctRecord {
 			r.StartTime = &start
 		}
 		r.MaxRSSBytes, r.TotalCPUUsec = run.PeakMemBytes, run.CPUTimeUsec
-		out = append(out, withGPUTime(withTimes(r), run.GPUs)) // gpus.go
+		out = append(out, withGPUTime(withTimes(r), run.GPUs))
 	}
 	if !j.State.Terminal() || j.EndTime == nil {
 		return out

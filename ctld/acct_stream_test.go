@@ -126,7 +126,7 @@ func TestAcctStreamSameBytes(t *testing.T) {
 		{"nothing", "?id=999999", api.AcctFilter{IDs: []uint64{999999}}, peer{}},
 	} {
 		rec := httptest.NewRecorder()
-		s.handleAcct(rec, httptest.NewRequest(http.MethodGet, "/v1/acct"+tt.query, nil), tt.caller)
+		acctEndpoint{s}.history(rec, httptest.NewRequest(http.MethodGet, "/v1/acct"+tt.query, nil), tt.caller)
 		want := bufferedAcct(s, tt.f, tt.caller)
 		if rec.Code != 200 || rec.Body.String() != string(want) {
 			t.Errorf("%s: %d, %d bytes, want the buffered answer's %d bytes:\n%.300s\nwant\n%.300s", tt.name, rec.Code, rec.Body.Len(), len(want), rec.Body.String(), want)
@@ -168,7 +168,7 @@ func BenchmarkAcct50k(b *testing.B) {
 		serve func(h *heapSampler)
 	}{
 		{"streamed", func(h *heapSampler) {
-			s.handleAcct(h, httptest.NewRequest(http.MethodGet, "/v1/acct", nil), peer{})
+			acctEndpoint{s}.history(h, httptest.NewRequest(http.MethodGet, "/v1/acct", nil), peer{})
 		}},
 		{"buffered", func(h *heapSampler) {
 			h.Write(bufferedAcct(s, api.AcctFilter{}, peer{}))

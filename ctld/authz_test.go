@@ -182,7 +182,7 @@ func TestMatrixCoversEveryRoute(t *testing.T) {
 	}
 }
 
-// userPlaneRoutesInSource finds mux.HandleFunc("PATTERN", s.withCaller(...))
+// userPlaneRoutesInSource finds mux.HandleFunc("PATTERN", withCaller(...))
 // calls in the package's non-test files.
 func userPlaneRoutesInSource(t *testing.T) []string {
 	t.Helper()
@@ -229,7 +229,7 @@ func userPlaneRoutesInSource(t *testing.T) []string {
 			if !ok {
 				return true
 			}
-			if sel, ok := inner.Fun.(*ast.SelectorExpr); !ok || sel.Sel.Name != "withCaller" {
+			if id, ok := inner.Fun.(*ast.Ident); !ok || id.Name != "withCaller" {
 				return true
 			}
 			p, ok := stringValue(call.Args[0], consts)

@@ -1,8 +1,7 @@
 package ctld
 
 import (
-	"net/http"
-	"strconv"
+	"io"
 	"time"
 
 	"github.com/corral-hpc/corral/ctld/fault"
@@ -12,33 +11,21 @@ import (
 // the state file (admins only; `corral admin backup FILE`).
 const BackupPath = "/v1/admin/backup"
 
-// BackupBytesTrailer carries the copy's length after its last byte: a
-// client that read fewer bytes, or no trailer, holds a truncated copy.
-const BackupBytesTrailer = "Corral-Backup-Bytes"
-
-// adminRoutes registers the administrators' state-file routes.
-func (s *Server) adminRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("GET "+BackupPath, s.withCaller(s.handleBackup))
-}
-
-// handleBackup streams the state file from one read transaction
-// (store.Backup): submits go on meanwhile, and the copy is exactly the
-// state as of its start, a valid file ctld starts from as it is.
-func (s *Server) handleBackup(w http.ResponseWriter, r *http.Request, caller peer) {
+// backup writes the state file to the writer open gives, from one read
+// transaction (store.Backup): submits go on meanwhile, and the copy is
+// exactly the state as of its start, a valid file ctld starts from as it
+// is. open is called only once the caller is known to be an
+// administrator; backup returns the bytes written.
+func (s *Server) backup(caller peer, open func() io.Writer) (int64, error) {
 	if !s.gate.IsAdmin(caller.caller()) {
-		writeError(w, fault.Errorf(fault.Forbidden, "backup: only administrators may copy the state file"))
-		return
+		return 0, fault.Errorf(fault.Forbidden, "backup: only administrators may copy the state file")
 	}
 	start := time.Now()
-	w.Header().Set("Content-Type", "application/octet-stream")
-	w.Header().Set("Trailer", BackupBytesTrailer)
-	w.WriteHeader(http.StatusOK)
-	n, err := s.store.Backup(w)
+	n, err := s.store.Backup(open())
 	if err != nil {
-		// The status is sent; withholding the trailer tells the client.
 		s.log.Printf("backup for uid %d failed after %d bytes: %v", caller.UID, n, err)
-		return
+		return n, err
 	}
-	w.Header().Set(BackupBytesTrailer, strconv.FormatInt(n, 10))
 	s.log.Printf("backup for uid %d: %d bytes in %s", caller.UID, n, time.Since(start).Round(time.Millisecond))
+	return n, nil
 }

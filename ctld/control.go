@@ -2,7 +2,6 @@ package ctld
 
 import (
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -18,30 +17,6 @@ import (
 // on their own jobs, root on any. A request names jobs as users do: an
 // array job ID acts on every task of it (its pending remainder included),
 // 123_4 on one task, which then gets a job of its own.
-
-func (s *Server) handleControl(action string) callerHandler {
-	return func(w http.ResponseWriter, r *http.Request, caller peer) {
-		var req api.JobsRequest
-		if err := decodeBody(r.Body, &req, true); err != nil {
-			writeError(w, err)
-			return
-		}
-		if len(req.IDs)+len(req.Tasks) == 0 {
-			writeError(w, fault.Errorf(fault.Invalid, "nothing to %s: give job IDs", action))
-			return
-		}
-		if err := tooManyRefs(action, len(req.IDs)+len(req.Tasks), "jobs"); err != nil {
-			writeError(w, err)
-			return
-		}
-		resp, err := s.control(caller, action, req)
-		if err != nil {
-			writeError(w, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, resp)
-	}
-}
 
 // jobRef is one job a request names.
 type jobRef struct {
@@ -79,6 +54,12 @@ func (op *controlOp) add(j *job, next store.JobRecord) {
 
 // control holds, releases or requeues the named jobs.
 func (s *Server) control(caller peer, action string, req api.JobsRequest) (api.JobsResponse, error) {
+	if len(req.IDs)+len(req.Tasks) == 0 {
+		return api.JobsResponse{}, fault.Errorf(fault.Invalid, "nothing to %s: give job IDs", action)
+	}
+	if err := tooManyRefs(action, len(req.IDs)+len(req.Tasks), "jobs"); err != nil {
+		return api.JobsResponse{}, err
+	}
 	resp := api.JobsResponse{Done: []string{}}
 	errs := newRefusals[string]() // the first 100 listed, all counted
 	op := &controlOp{seen: make(map[uint64]bool)}
@@ -219,18 +200,4 @@ func (s *Server) requeueOnNodeFail(j *job) bool {
 		return *r
 	}
 	return s.cfg.Pipeline.RequeueOnNodeFail
-}
-
-func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, caller peer) {
-	var req api.UpdateRequest
-	if err := decodeBody(r.Body, &req, true); err != nil {
-		writeError(w, err)
-		return
-	}
-	resp, err := s.update(caller, req)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, resp)
 }

@@ -2,7 +2,6 @@ package ctld
 
 import (
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -36,35 +35,6 @@ const (
 	opDown   nodeOp = "down"
 	opResume nodeOp = "resume"
 )
-
-func (s *Server) nodeAdminRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("POST /v1/nodes/drain", s.withCaller(s.handleNodeOp(opDrain)))
-	mux.HandleFunc("POST /v1/nodes/down", s.withCaller(s.handleNodeOp(opDown)))
-	mux.HandleFunc("POST /v1/nodes/resume", s.withCaller(s.handleNodeOp(opResume)))
-}
-
-func (s *Server) handleNodeOp(op nodeOp) callerHandler {
-	return func(w http.ResponseWriter, r *http.Request, caller peer) {
-		var req api.DrainRequest // ResumeRequest is the same without a reason
-		if op == opResume {
-			var rr api.ResumeRequest
-			if err := decodeBody(r.Body, &rr, true); err != nil {
-				writeError(w, err)
-				return
-			}
-			req.Nodes = rr.Nodes
-		} else if err := decodeBody(r.Body, &req, true); err != nil {
-			writeError(w, err)
-			return
-		}
-		resp, err := s.changeNodes(op, req.Nodes, strings.TrimSpace(req.Reason), caller)
-		if err != nil {
-			writeError(w, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, resp)
-	}
-}
 
 // changeNodes applies op to the named nodes, all or none: an unknown node
 // or a bad reason refuses the whole request. It returns the nodes whose

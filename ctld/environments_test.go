@@ -206,21 +206,21 @@ func TestAdminOnly(t *testing.T) {
 		target string
 		body   any
 	}{
-		{"set policy", tc.srv.handleSetPolicy, "POST", "/v1/policies", api.Policy{Kind: "user", Name: "x", Limits: api.Limits{MaxCPUs: 1}}},
-		{"pull", tc.srv.handleImageOp, "POST", "/v1/images", api.ImageRequest{Op: api.ImagePull, Ref: "busybox:1"}},
-		{"usage of all", tc.srv.handleUsage, "GET", "/v1/usage?all=1", nil},
-		{"usage of root", tc.srv.handleUsage, "GET", "/v1/usage?user=root", nil},
-		{"root's log", tc.srv.handleLog, "GET", "/v1/jobs/" + formatID(id) + "/log", nil},
+		{"set policy", policiesEndpoint{tc.srv}.set, "POST", "/v1/policies", api.Policy{Kind: "user", Name: "x", Limits: api.Limits{MaxCPUs: 1}}},
+		{"pull", imagesEndpoint{tc.srv}.op, "POST", "/v1/images", api.ImageRequest{Op: api.ImagePull, Ref: "busybox:1"}},
+		{"usage of all", policiesEndpoint{tc.srv}.usage, "GET", "/v1/usage?all=1", nil},
+		{"usage of root", policiesEndpoint{tc.srv}.usage, "GET", "/v1/usage?user=root", nil},
+		{"root's log", jobsEndpoint{tc.srv}.log, "GET", "/v1/jobs/" + formatID(id) + "/log", nil},
 	} {
 		if code, body := call(c.h, c.method, c.target, c.body, alice); code != http.StatusForbidden {
 			t.Errorf("%s as uid 4242: %d %s", c.name, code, body)
 		}
 	}
 	// Root reads a pending job's (empty) log; its own usage is allowed to anyone.
-	if code, body := call(tc.srv.handleLog, "GET", "/v1/jobs/"+formatID(id)+"/log", nil, peer{}); code != http.StatusOK || !strings.Contains(body, `"state":"PENDING"`) {
+	if code, body := call(jobsEndpoint{tc.srv}.log, "GET", "/v1/jobs/"+formatID(id)+"/log", nil, peer{}); code != http.StatusOK || !strings.Contains(body, `"state":"PENDING"`) {
 		t.Errorf("root's own log: %d %s", code, body)
 	}
-	if code, _ := call(tc.srv.handleUsage, "GET", "/v1/usage", nil, alice); code != http.StatusOK {
+	if code, _ := call(policiesEndpoint{tc.srv}.usage, "GET", "/v1/usage", nil, alice); code != http.StatusOK {
 		t.Errorf("own usage: %d", code)
 	}
 }
@@ -250,31 +250,31 @@ func TestVisibility(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			tc := MustServer(t, withPartitions(c.conf))
 			id := formatID(tc.submit(script("roots")))
-			code, body := get(tc, tc.srv.handleListJobs, "/v1/jobs", "", bin)
+			code, body := get(tc, jobsEndpoint{tc.srv}.list, "/v1/jobs", "", bin)
 			if sees := strings.Contains(body, `"name":"roots"`); code != 200 || sees != c.binSeesRoot {
 				t.Errorf("bin lists root's job: %v (%d), want %v", sees, code, c.binSeesRoot)
 			}
-			if code, _ := get(tc, tc.srv.handleGetJob, "/v1/jobs/"+id, id, bin); (code == 200) != c.binSeesRoot {
+			if code, _ := get(tc, jobsEndpoint{tc.srv}.get, "/v1/jobs/"+id, id, bin); (code == 200) != c.binSeesRoot {
 				t.Errorf("bin shows root's job: %d", code)
 			}
 			tc.client.Cancel(context.Background(), api.CancelRequest{IDs: []uint64{mustID(t, id)}})
 			tc.waitJob(mustID(t, id), "cancelled", inState(api.StateCancelled))
-			code, body = get(tc, tc.srv.handleAcct, "/v1/acct", "", bin)
+			code, body = get(tc, acctEndpoint{tc.srv}.history, "/v1/acct", "", bin)
 			if sees := strings.Contains(body, `"roots"`); code != 200 || sees != c.binSeesRoot {
 				t.Errorf("bin's accounting shows root's job: %v (%d %s), want %v", sees, code, body, c.binSeesRoot)
 			}
-			if code, body := get(tc, tc.srv.handleAcct, "/v1/acct", "", daemon); code != 200 || !strings.Contains(body, `"roots"`) && c.name == "private" {
+			if code, body := get(tc, acctEndpoint{tc.srv}.history, "/v1/acct", "", daemon); code != 200 || !strings.Contains(body, `"roots"`) && c.name == "private" {
 				t.Errorf("the admin's accounting: %d %s", code, body)
 			}
-			if code, _ := get(tc, tc.srv.handleLog, "/v1/jobs/"+id+"/log", id, bin); code != http.StatusForbidden {
+			if code, _ := get(tc, jobsEndpoint{tc.srv}.log, "/v1/jobs/"+id+"/log", id, bin); code != http.StatusForbidden {
 				t.Errorf("bin reads root's log: %d (logs are owner or admin only)", code)
 			}
 			if c.name == "private" {
-				if code, body := get(tc, tc.srv.handleListJobs, "/v1/jobs?all=1", "", daemon); code != 200 || !strings.Contains(body, `"name":"roots"`) {
+				if code, body := get(tc, jobsEndpoint{tc.srv}.list, "/v1/jobs?all=1", "", daemon); code != 200 || !strings.Contains(body, `"name":"roots"`) {
 					t.Errorf("the configured admin does not see root's job: %d %s", code, body)
 				}
 				// The job never ran: not found, rather than forbidden.
-				if code, body := get(tc, tc.srv.handleLog, "/v1/jobs/"+id+"/log", id, daemon); code != http.StatusNotFound || !strings.Contains(body, "never ran") {
+				if code, body := get(tc, jobsEndpoint{tc.srv}.log, "/v1/jobs/"+id+"/log", id, daemon); code != http.StatusNotFound || !strings.Contains(body, "never ran") {
 					t.Errorf("the configured admin reading root's log: %d %s", code, body)
 				}
 			}

@@ -1,82 +1,123 @@
 package ctld
 
 import (
-	"bufio"
 	"cmp"
-	"encoding/json"
-	"net/http"
-	"net/url"
 	"slices"
-	"strings"
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/ctld/fault"
+	"github.com/corral-hpc/corral/ctld/internal/lockorder"
 )
 
-// jobView is how much of each job a listing sends (GET /v1/jobs?view=):
-//   - full (the default): the whole api.Job;
-//   - summary: every field but the spec (script, environment) and the
-//     history, which are most of a record's bytes; what `corral queue
-//     --json` prints (`corral show job --json` has everything);
-//   - brief: only what the `corral queue` table shows (api.JobBrief), about a
-//     fifth of the bytes, so the commonest big listing is cheap.
-type jobView int
-
-const (
-	viewFull jobView = iota
-	viewSummary
-	viewBrief
-)
-
-// ViewBrief and ViewSummary are the view parameter's values.
-const (
-	ViewBrief   = "brief"
-	ViewSummary = "summary"
-)
-
-// listView reads and removes the view parameter.
-func listView(q url.Values) (jobView, error) {
-	vals, ok := q["view"]
-	if !ok {
-		return viewFull, nil
-	}
-	delete(q, "view")
-	if len(vals) == 1 {
-		switch vals[0] {
-		case ViewBrief:
-			return viewBrief, nil
-		case ViewSummary:
-			return viewSummary, nil
-		case "full":
-			return viewFull, nil
+// jobMatcher is which jobs a listing with filter f shows, and whether
+// finished ones can be among them.
+func jobMatcher(f api.JobFilter) (match func(*api.Job) bool, includeFinished bool) {
+	includeFinished = f.All || len(f.IDs)+len(f.Tasks) > 0 || slices.ContainsFunc(f.States, api.JobState.Terminal)
+	match = func(j *api.Job) bool {
+		if len(f.Users) > 0 && !slices.Contains(f.Users, j.User) {
+			return false
 		}
+		if len(f.States) > 0 && !slices.Contains(f.States, j.State) {
+			return false
+		}
+		if len(f.States) == 0 && !includeFinished && j.State.Terminal() {
+			return false
+		}
+		return true
 	}
-	return viewFull, fault.Errorf(fault.Invalid, "invalid view=%q: use brief, summary or full", strings.Join(vals, ","))
+	return match, includeFinished
 }
 
-// summaryJob is api.Job without its spec and history: the outer fields
-// shadow the embedded ones and, nil, are left out.
-type summaryJob struct {
-	*api.Job
-	Spec    *struct{} `json:"spec,omitempty"`
-	History *struct{} `json:"history,omitempty"`
+// list picks the jobs a listing shows, and the array entries (views). The
+// caller holds Server.mu (read is enough).
+func (q *queue) list(f api.JobFilter, match func(*api.Job) bool, includeFinished bool) (picked []*api.Job, views []api.Job) {
+	// Pointers are collected; the jobs are copied a chunk at a time as
+	// they are sent: copying, appending and sorting 100,000 api.Job values
+	// took seconds and a copy of every job in memory.
+	switch {
+	case len(f.IDs)+len(f.Tasks) > 0:
+		for _, id := range f.IDs {
+			if j := q.job(id); j != nil && match(&j.rec.Job) {
+				picked = append(picked, &j.rec.Job)
+			}
+		}
+	case includeFinished:
+		n := len(q.jobs)
+		picked = make([]*api.Job, 0, n)
+		for _, j := range q.jobs {
+			if match(&j.rec.Job) {
+				picked = append(picked, &j.rec.Job)
+			}
+		}
+	default:
+		n := len(q.active)
+		picked = make([]*api.Job, 0, n)
+		for _, j := range q.active {
+			if match(&j.rec.Job) {
+				picked = append(picked, &j.rec.Job)
+			}
+		}
+	}
+	return picked, q.appendArrayViews(nil, f, includeFinished, match)
+}
+
+func compareIDs(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// listJobs plans the listing of what f names that caller may see: their
+// own jobs, or everyone's for operators and up and with SharedView=YES.
+func (s *Server) listJobs(caller peer, f api.JobFilter) *listing {
+	match, includeFinished := jobMatcher(f)
+	all, uid := s.gate.SeesAll(caller.caller()), caller.UID
+	s.mu.RLock()
+	picked, views := s.q.list(f, match, includeFinished)
+	s.mu.RUnlock()
+	return newListing(&s.mu, picked, views, match, func(j *api.Job) bool { return all || j.UID == uid })
+}
+
+// jobView is one job, by its ID or as an array task 123_4 (a task that
+// has not started is shown as it would run), if caller may see it.
+func (s *Server) jobView(caller peer, ref jobRef) (api.Job, error) {
+	s.mu.RLock()
+	out, msg := s.q.view(ref)
+	s.mu.RUnlock()
+	if msg != "" {
+		return api.Job{}, fault.Errorf(fault.NotFound, "%s", msg)
+	}
+	if !s.gate.MayView(caller.caller(), out.UID) {
+		return api.Job{}, fault.Errorf(fault.Forbidden, "job %s belongs to %s: you may see only your own jobs", ref, out.User)
+	}
+	return out, nil
 }
 
 // listing is a planned job listing: the matching records, by pointer, and
 // the array views (copies: they are built, not stored), each in ID order
-// and each ID once. Records are read, under the read lock, only as they
-// are sent (writeListing), a chunk at a time: a listing of 100,000 jobs
-// no longer holds a copy of every job (a kilobyte each) nor blocks
-// changes while it is encoded.
+// and each ID once. Records are copied, under the read lock, only as they
+// are sent, a chunk at a time (next): a listing of 100,000 jobs no longer
+// holds a copy of every job (a kilobyte each) nor blocks changes while it
+// is encoded.
 type listing struct {
-	recs  []*api.Job
-	views []api.Job
-	match func(*api.Job) bool // checked again on each copy: records change
+	mu      *lockorder.RWMutex[lockorder.Server] // Server.mu, read while records are copied
+	recs    []*api.Job
+	views   []api.Job
+	match   func(*api.Job) bool // checked again on each copy: records change
+	visible func(*api.Job) bool // the caller may see the job
+	rec     int                 // next record to copy
+	view    int                 // next view to send
+	copies  []api.Job           // the chunk of records next copied
+	out     []*api.Job          // what next hands out
 }
 
 func byID(a, b *api.Job) int { return cmp.Compare(a.ID, b.ID) }
 
-func newListing(recs []*api.Job, views []api.Job, match func(*api.Job) bool) listing {
+func newListing(mu *lockorder.RWMutex[lockorder.Server], recs []*api.Job, views []api.Job, match, visible func(*api.Job) bool) *listing {
 	slices.SortFunc(recs, byID)
 	recs = slices.CompactFunc(recs, func(a, b *api.Job) bool { return a.ID == b.ID })
 	slices.SortFunc(views, func(a, b api.Job) int { return byID(&a, &b) })
@@ -86,64 +127,46 @@ func newListing(recs []*api.Job, views []api.Job, match func(*api.Job) bool) lis
 		_, found := slices.BinarySearchFunc(recs, v.ID, func(r *api.Job, id uint64) int { return cmp.Compare(r.ID, id) })
 		return found
 	})
-	return listing{recs: recs, views: views, match: match}
+	return &listing{mu: mu, recs: recs, views: views, match: match, visible: visible}
 }
 
-// listChunk is how many records writeListing copies per read lock.
+// listChunk is how many records a listing copies per read lock.
 const listChunk = 1024
 
-// writeListing sends l as a JSON array of api.Job (or of api.JobBrief), in ID
-// order, keeping only the jobs caller may see (all of them, or their own:
-// Gate.SeesAll).
-func (s *Server) writeListing(w http.ResponseWriter, caller peer, l listing, view jobView) {
-	all := s.gate.SeesAll(caller.caller())
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	bw := bufio.NewWriterSize(w, 256<<10)
-	enc := json.NewEncoder(bw)
-	bw.WriteByte('[')
-	first := true
-	emit := func(j *api.Job) error {
-		if !all && j.UID != caller.UID {
-			return nil
-		}
-		if !first {
-			bw.WriteByte(',')
-		}
-		first = false
-		switch view {
-		case viewBrief:
-			b := api.BriefOf(j)
-			return enc.Encode(&b)
-		case viewSummary:
-			return enc.Encode(summaryJob{Job: j})
-		}
-		return enc.Encode(j)
-	}
-	buf := make([]api.Job, 0, min(listChunk, len(l.recs)))
-	v := 0
-	for start := 0; start < len(l.recs); start += listChunk {
-		buf = buf[:0]
-		s.mu.RLock()
-		for _, r := range l.recs[start:min(start+listChunk, len(l.recs))] {
-			if l.match(r) {
-				buf = append(buf, *r)
-			}
-		}
-		s.mu.RUnlock()
-		for i := range buf {
-			for ; v < len(l.views) && l.views[v].ID < buf[i].ID; v++ {
-				emit(&l.views[v])
-			}
-			// An api value always encodes: an error is the client gone.
-			if emit(&buf[i]) != nil {
-				return
-			}
+// done reports whether every job of l has been handed out.
+func (l *listing) done() bool { return l.rec >= len(l.recs) && l.view >= len(l.views) }
+
+// next is the next chunk of l's jobs the caller may see, in ID order: up
+// to listChunk records, copied under the read lock, with the array views
+// between them, and the views left once the records are out. The jobs
+// are valid until the next call.
+func (l *listing) next() []*api.Job {
+	l.copies = l.copies[:0]
+	end := min(l.rec+listChunk, len(l.recs))
+	l.mu.RLock()
+	for _, r := range l.recs[l.rec:end] {
+		if l.match(r) {
+			l.copies = append(l.copies, *r)
 		}
 	}
-	for ; v < len(l.views); v++ {
-		emit(&l.views[v])
+	l.mu.RUnlock()
+	l.rec = end
+	l.out = l.out[:0]
+	add := func(j *api.Job) {
+		if l.visible(j) {
+			l.out = append(l.out, j)
+		}
 	}
-	bw.WriteString("]\n")
-	bw.Flush()
+	for i := range l.copies {
+		for ; l.view < len(l.views) && l.views[l.view].ID < l.copies[i].ID; l.view++ {
+			add(&l.views[l.view])
+		}
+		add(&l.copies[i])
+	}
+	if l.rec >= len(l.recs) {
+		for ; l.view < len(l.views); l.view++ {
+			add(&l.views[l.view])
+		}
+	}
+	return l.out
 }

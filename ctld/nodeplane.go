@@ -14,18 +14,19 @@ import (
 // nodeHandler routes the node plane. Every request must carry a valid
 // signature (api.Verify) over its exact body; anything else is answered
 // 401 before any handler runs.
-func (s *Server) nodeHandler() http.Handler {
+func nodeHandler(s *Server) http.Handler {
+	nodes := nodePlaneEndpoint{s}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/node/register", s.handleRegister)
-	mux.HandleFunc("POST /v1/node/events", s.handleEvents)
+	mux.HandleFunc("POST /v1/node/register", nodes.register)
+	mux.HandleFunc("POST /v1/node/events", nodes.events)
 	mux.HandleFunc("POST /v1/node/cert", s.tls.handleNodeCert)
 	mux.HandleFunc("/", notFound)
-	return s.verified(mux)
+	return verified(s.key, mux)
 }
 
-// verified reads the body (bounded), checks the signature and hands the
-// handler a fresh reader over the verified bytes.
-func (s *Server) verified(next http.Handler) http.Handler {
+// verified reads the body (bounded), checks the signature with key and
+// hands the handler a fresh reader over the verified bytes.
+func verified(key []byte, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxNodeBody))
 		if err != nil {
@@ -37,7 +38,7 @@ func (s *Server) verified(next http.Handler) http.Handler {
 			writeError(w, fault.Errorf(fault.Invalid, "reading request body: %v", err))
 			return
 		}
-		if err := api.Verify(r, s.key, body, time.Now()); err != nil {
+		if err := api.Verify(r, key, body, time.Now()); err != nil {
 			writeError(w, fault.Errorf(fault.Unauthenticated, "node plane: %v", err))
 			return
 		}
@@ -46,9 +47,12 @@ func (s *Server) verified(next http.Handler) http.Handler {
 	})
 }
 
-// Node-plane bodies are decoded leniently (unknown fields ignored) so
-// nodes and controller can be upgraded one at a time.
-func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
+// nodePlaneEndpoint serves the node daemons: registration and job
+// events. Node-plane bodies are decoded leniently (unknown fields
+// ignored) so nodes and controller can be upgraded one at a time.
+type nodePlaneEndpoint struct{ srv *Server }
+
+func (e nodePlaneEndpoint) register(w http.ResponseWriter, r *http.Request) {
 	var req api.RegisterRequest
 	if err := decodeBody(r.Body, &req, false); err != nil {
 		writeError(w, err)
@@ -58,7 +62,7 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 		writeError(w, fault.Errorf(fault.Invalid, "%v", err))
 		return
 	}
-	resp, err := s.register(req)
+	resp, err := e.srv.register(req)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -66,13 +70,13 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, resp)
 }
 
-func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
+func (e nodePlaneEndpoint) events(w http.ResponseWriter, r *http.Request) {
 	var req api.EventsRequest
 	if err := decodeBody(r.Body, &req, false); err != nil {
 		writeError(w, err)
 		return
 	}
-	if err := s.applyEvents(req.Events); err != nil {
+	if err := e.srv.applyEvents(req.Events); err != nil {
 		// 500: the node keeps the events and sends them again.
 		writeError(w, err)
 		return

@@ -2,7 +2,6 @@ package ctld
 
 import (
 	"fmt"
-	"net/http"
 	"sync"
 	"sync/atomic"
 
@@ -111,17 +110,6 @@ func containsID(ids []uint64, id uint64) bool {
 		}
 	}
 	return false
-}
-
-// pipelineRoutes adds the pipeline endpoints to the user plane.
-func (s *Server) pipelineRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("POST /v1/jobs/test", s.withCaller(s.handleTestSubmit))
-	mux.HandleFunc("POST /v1/jobs/hold", s.withCaller(s.handleControl("hold")))
-	mux.HandleFunc("POST /v1/jobs/release", s.withCaller(s.handleControl("release")))
-	mux.HandleFunc("POST /v1/jobs/requeue", s.withCaller(s.handleControl("requeue")))
-	mux.HandleFunc("POST /v1/jobs/update", s.withCaller(s.handleUpdate))
-	mux.HandleFunc("GET /v1/jobs/{id}/wait", s.withCaller(s.handleWait))
-	mux.HandleFunc("GET /v1/acct", s.withCaller(s.handleAcct))
 }
 
 func describeRef(id uint64, task *int) string {

@@ -1,7 +1,6 @@
 package ctld
 
 import (
-	"net/http"
 	"sort"
 
 	"github.com/corral-hpc/corral/api"
@@ -76,50 +75,34 @@ func (s *Server) policyTallyLocked(pending bool) *policy.Tally {
 	return t
 }
 
-// ---- user plane ----
-
-func (s *Server) handlePolicies(w http.ResponseWriter, r *http.Request, _ peer) {
-	writeJSON(w, http.StatusOK, s.policies.List())
-}
-
-func (s *Server) handleSetPolicy(w http.ResponseWriter, r *http.Request, caller peer) {
-	var p api.Policy
-	if err := decodeBody(r.Body, &p, true); err != nil {
-		writeError(w, err)
-		return
-	}
+// setPolicy sets one user's or account's limits (admins only).
+func (s *Server) setPolicy(caller peer, p api.Policy) error {
 	if !s.gate.IsAdmin(caller.caller()) {
-		writeError(w, fault.Errorf(fault.Forbidden, "only an administrator may change policies"))
-		return
+		return fault.Errorf(fault.Forbidden, "only an administrator may change policies")
 	}
 	if err := policy.Validate(p); err != nil {
-		writeError(w, fault.Errorf(fault.Invalid, "%v", err))
-		return
+		return fault.Errorf(fault.Invalid, "%v", err)
 	}
 	if err := s.policies.Put(p); err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	s.log.Printf("policy %s %s set to %+v by uid %d", p.Kind, p.Name, p.Limits, caller.UID)
 	s.Kick() // a raised limit may let jobs start
-	writeJSON(w, http.StatusOK, struct{}{})
+	return nil
 }
 
-// handleUsage serves GET /v1/usage[?user=NAME|all=1]: every partition's
-// allocated and total resources, and the caller's (or, for admins, the
-// named user's or everyone's) running resources against their policy.
-func (s *Server) handleUsage(w http.ResponseWriter, r *http.Request, caller peer) {
-	who := r.URL.Query().Get("user")
-	all := r.URL.Query().Get("all") == "1"
+// usageFor is every partition's allocated and total resources, and the
+// caller's (or, for operators and up, the named user's or, with all,
+// everyone's) running resources against their policy.
+func (s *Server) usageFor(caller peer, who string, all bool) (api.Usage, error) {
 	me := s.users.name(caller.UID)
 	if (all || who != "" && who != me) && !s.gate.IsOperator(caller.caller()) {
-		writeError(w, fault.Errorf(fault.Forbidden, "only an operator or administrator may see other users' usage"))
-		return
+		return api.Usage{}, fault.Errorf(fault.Forbidden, "only an operator or administrator may see other users' usage")
 	}
 	if who == "" {
 		who = me
 	}
-	writeJSON(w, http.StatusOK, s.usage(who, all))
+	return s.usage(who, all), nil
 }
 
 // usage reads the partitions from the node view (the numbers of `corral

@@ -16,7 +16,7 @@ func withRate(rate float64, burst int) func(*Config) {
 // requests still succeed, and root is never limited.
 func TestRateLimitIsolatesUsers(t *testing.T) {
 	tc := MustServer(t, withRate(5, 20))
-	h := tc.srv.userHandler()
+	h := userHandler(tc.srv)
 	call := func(uid uint32) *httptest.ResponseRecorder {
 		req := httptest.NewRequest("GET", "/v1/jobs", nil)
 		req = req.WithContext(withPeer(req.Context(), peer{UID: uid, GID: uid}))

@@ -301,10 +301,10 @@ func (s *Server) Run(ctx context.Context) error {
 }
 
 func (s *Server) run(ctx context.Context) error {
-	userSrv := s.ln.newHTTPServer(s.userHandler(), localConnContext)
+	userSrv := s.ln.newHTTPServer(userHandler(s), localConnContext)
 	userSrv.RegisterOnShutdown(s.pipe.shutdown) // ends long polls
 	// The TCP port: node plane and remote users with a credential.
-	nodeSrv := s.ln.newHTTPServer(s.tcpHandler(), remoteConnContext)
+	nodeSrv := s.ln.newHTTPServer(tcpHandler(s), remoteConnContext)
 	nodeSrv.RegisterOnShutdown(s.pipe.shutdown) // remote users' long polls too
 	serveErr := make(chan error, 2)
 	go func() { serveErr <- userSrv.Serve(s.ln.user) }()

@@ -5,10 +5,25 @@ import (
 	"time"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/jobspec"
 )
 
 // testOnlyID names the job a test-only submit plans; no real job has it.
 const testOnlyID = math.MaxUint64
+
+// testSubmit is a submit with --test-only: every check a submit gets,
+// then a planning pass with the job added; nothing is stored.
+func (s *Server) testSubmit(caller peer, req api.SubmitRequest) (api.TestSubmitResponse, error) {
+	rec, err := s.checkSubmit(caller, req)
+	if err != nil {
+		return api.TestSubmitResponse{}, err
+	}
+	job := rec.Job
+	if a := job.Spec.Array; a != nil {
+		job.ArrayTasks = jobspec.FormatArray(*a)
+	}
+	return s.planTest(job), nil
+}
 
 // planTest asks the planner when job would start, as if it were queued
 // now: the snapshot a cycle would build, with the job added. It holds

@@ -33,7 +33,7 @@ func callAs(t testing.TB, tc *testCluster, uid uint32, method, path string, body
 	req := httptest.NewRequest(method, path, &buf)
 	req = req.WithContext(withPeer(req.Context(), peer{UID: uid, GID: uid}))
 	rec := httptest.NewRecorder()
-	tc.srv.userHandler().ServeHTTP(rec, req)
+	userHandler(tc.srv).ServeHTTP(rec, req)
 	return rec.Code, rec.Body.Bytes()
 }
 
@@ -222,7 +222,7 @@ func TestRoutesAndErrors(t *testing.T) {
 	// Without peer credentials (not the Unix socket) or a remote
 	// credential nothing is served: 401, as docs/security.md says.
 	rec := httptest.NewRecorder()
-	tc.srv.userHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/v1/ping", nil))
+	userHandler(tc.srv).ServeHTTP(rec, httptest.NewRequest("GET", "/v1/ping", nil))
 	if rec.Code != http.StatusUnauthorized {
 		t.Fatalf("no identity: %d %s", rec.Code, rec.Body)
 	}

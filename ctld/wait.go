@@ -1,13 +1,12 @@
 package ctld
 
 import (
-	"net/http"
+	"context"
 	"strconv"
 	"time"
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/ctld/fault"
-	"github.com/corral-hpc/corral/jobspec"
 )
 
 // Long polls: GET /v1/jobs/{id}/wait answers when the job ends or when
@@ -17,32 +16,16 @@ const (
 	maxWaitTimeout     = 5 * time.Minute
 )
 
-// handleWait serves GET /v1/jobs/{id}/wait?timeout_s=N.
-func (s *Server) handleWait(w http.ResponseWriter, r *http.Request, caller peer) {
-	raw := r.PathValue("id")
-	id, task, err := api.ParseJobRef(raw)
-	if err != nil {
-		writeError(w, fault.Errorf(fault.Invalid, "%v", err))
-		return
-	}
-	timeout := defaultWaitTimeout
-	if v := r.URL.Query().Get("timeout_s"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			writeError(w, fault.Errorf(fault.Invalid, "invalid timeout_s=%q: use whole seconds", v))
-			return
-		}
-		timeout = min(time.Duration(n)*time.Second, maxWaitTimeout)
-	}
+// wait answers where the job ref names stands once it ends, or when
+// timeout passes, the controller stops or ctx ends, whichever is first.
+func (s *Server) wait(ctx context.Context, caller peer, ref jobRef, timeout time.Duration) (api.WaitResponse, error) {
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
-	ref := jobRef{id: id, task: task}
 	s.mu.RLock()
 	view, msg := s.q.view(ref)
 	s.mu.RUnlock()
 	if msg == "" && !s.gate.MayView(caller.caller(), view.UID) {
-		writeError(w, fault.Errorf(fault.Forbidden, "job %s belongs to %s: you may see only your own jobs", raw, view.User))
-		return
+		return api.WaitResponse{}, fault.Errorf(fault.Forbidden, "job %s belongs to %s: you may see only your own jobs", ref, view.User)
 	}
 	for {
 		s.mu.RLock()
@@ -50,23 +33,19 @@ func (s *Server) handleWait(w http.ResponseWriter, r *http.Request, caller peer)
 		ended := s.pipe.ended
 		s.mu.RUnlock()
 		if msg != "" {
-			writeError(w, fault.Errorf(fault.NotFound, "%s", msg))
-			return
+			return api.WaitResponse{}, fault.Errorf(fault.NotFound, "%s", msg)
 		}
 		if resp.Done {
-			writeJSON(w, http.StatusOK, resp)
-			return
+			return resp, nil
 		}
 		select {
 		case <-ended:
 		case <-timer.C:
-			writeJSON(w, http.StatusOK, resp)
-			return
+			return resp, nil
 		case <-s.pipe.stop:
-			writeJSON(w, http.StatusOK, resp)
-			return
-		case <-r.Context().Done():
-			return
+			return resp, nil
+		case <-ctx.Done():
+			return resp, ctx.Err()
 		}
 	}
 }
@@ -86,26 +65,6 @@ func exitStatus(j *api.Job) int {
 		return *j.ExitCode
 	}
 	return 1
-}
-
-// handleTestSubmit serves POST /v1/jobs/test: every check a submit gets,
-// then a planning pass with the job added; nothing is stored.
-func (s *Server) handleTestSubmit(w http.ResponseWriter, r *http.Request, caller peer) {
-	var req api.SubmitRequest
-	if err := decodeBody(r.Body, &req, true); err != nil {
-		writeError(w, err)
-		return
-	}
-	rec, err := s.checkSubmit(caller, req)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	job := rec.Job
-	if a := job.Spec.Array; a != nil {
-		job.ArrayTasks = jobspec.FormatArray(*a)
-	}
-	writeJSON(w, http.StatusOK, s.planTest(job))
 }
 
 func (q *queue) arrayWait(a *arrayJob) api.WaitResponse {
