@@ -6,10 +6,19 @@
 // their identity comes from the socket's peer credentials, never from a
 // request body. Node daemons reach it over HTTP/JSON on TCP, every request
 // signed with the cluster key (api.Sign/api.Verify). That TCP port is TLS
-// from a CA ctld creates (clusterTLS) and also serves the user plane to remote
-// users with a noded-issued credential (credential.go). Every user-plane
-// call passes one gate: identity, then package ctld/authz's per-uid rate
-// limit, the route's role and its bound; docs/security.md has the matrix.
+// from a CA ctld creates (clusterTLS) and also serves the user plane to
+// remote users with a noded-issued credential (tcpHandler). Every
+// user-plane call passes one gate: identity, then package ctld/authz's
+// per-uid rate limit, the route's role and its bound; docs/security.md
+// has the matrix.
+//
+// HTTP stays at the edge. userHandler and nodeHandler are the route
+// tables; each route belongs to the endpoint type of the resource it
+// serves (jobsEndpoint, nodesEndpoint, ..., one per *_endpoint.go file),
+// which decodes the request, calls one domain method on the Server and
+// encodes the answer. Domain methods check ownership with the authz Gate
+// and return fault kinds; no file both handles HTTP and touches the
+// queue, the nodes or the planner (TestLayout keeps it so).
 //
 // State lives in one bbolt file (package ctld/store) and, for speed, in
 // memory. The rule everywhere: a change is on disk before anything acts on
@@ -49,9 +58,9 @@
 // Priorities are package priority's multifactor ones, kept by package
 // ctld/fairshare: it charges every run into a usage ledger that the
 // controller saves in the store (usageLedger) and, after a restart,
-// re-charges from the job records what ran since the last save; prio.go
-// serves corral prio and corral share. The planner is the configuration's
-// (sched.Backfill, conservative unless set).
+// re-charges from the job records what ran since the last save;
+// priorityEndpoint serves corral prio and corral share. The planner is
+// the configuration's (sched.Backfill, conservative unless set).
 //
 // Locks, in the order a goroutine may take them (never an earlier one
 // while it holds a later one, nor one it holds already):
