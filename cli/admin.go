@@ -23,9 +23,9 @@ import (
 // state file of millions of jobs takes a while to stream.
 const backupTimeout = 30 * time.Minute
 
-// The controller's backup route and its length trailer (ctld/backup.go;
-// not imported, to keep the controller out of the CLI binary; the e2e
-// survival test runs the two together).
+// The controller's backup route and its length trailer (ctld.BackupPath
+// and ctld.BackupBytesTrailer; not imported, to keep the controller out
+// of the CLI binary; the e2e survival test runs the two together).
 const (
 	backupPath         = "/v1/admin/backup"
 	backupBytesTrailer = "Corral-Backup-Bytes"
