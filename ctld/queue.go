@@ -338,3 +338,12 @@ func (q *queue) allocation() map[string]sched.Resources {
 	}
 	return alloc
 }
+
+// pendingKey reports whether id is a pending job or an array job
+// with pending tasks in its remainder.
+func (q *queue) pendingKey(id uint64) bool {
+	if j := q.active[id]; j != nil && j.state() == api.StatePending {
+		return true
+	}
+	return q.arrays[id].pendingRem() != nil
+}

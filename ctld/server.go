@@ -208,7 +208,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.parts = newPartitions(file.Partitions)
 	s.gate = authz.NewGate(file.Access, s.users, authz.NewLimiter(cfg.RateLimit, cfg.RateBurst))
-	s.conns = newConnLimits(&cfg, func(uid uint32) bool { return s.gate.RoleOf(uid) >= authz.Admin })
+	s.conns = newConnLimits(&cfg, func(uid uint32) bool { return s.gate.IsAdmin(authz.Caller{UID: uid}) })
 	s.cfg.Pipeline.fromFile(file.Pipeline) // Config, then the file, then defaults
 	if s.fs, err = fairshare.New(file.Scheduling, usageRules); err != nil {
 		return nil, err
