@@ -136,3 +136,30 @@ func TestSrunDoubleInterrupt(t *testing.T) {
 		t.Fatalf("SIGUSR1 forwarded as %d", sig)
 	}
 }
+
+// TestSrunGivesUpOnNodesThatDoNotEnd: after killing the step srun waits
+// for the nodes' reports only so long.
+func TestSrunGivesUpOnNodesThatDoNotEnd(t *testing.T) {
+	defer func(d time.Duration) { srunKillTimeout = d }(srunKillTimeout)
+	srunKillTimeout = 50 * time.Millisecond
+	play := func(t *testing.T, n *fakeStepNode, l api.StepLaunch) {
+		rc := dial(t, l, l.IOToken, n.name)
+		if rc == nil {
+			return
+		}
+		if n.name == "n1" {
+			rc.exit(t, 0, stepio.ExitStatus{Code: 1})
+			rc.exit(t, 1, stepio.ExitStatus{})
+			rc.finish(t)
+			return
+		}
+		n.readUntil(rc, func(stepio.Frame) bool { return false }) // deaf to SIGKILL, until srun hangs up
+	}
+	n1, n2 := twoNodes(play)
+	fc := newFakeStepCluster(t, n1, n2)
+	code, _, stderr := fc.srun(t, "", inJob, "-K", "-i", "none", "work")
+	if code != 1 || !strings.HasSuffix(stderr, "srun: Terminating StepId=5.2\nsrun: error: Timed out waiting for job step to complete\n") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+	<-n2.played // srun closed the connection
+}

@@ -26,6 +26,9 @@ var (
 	srunConnectTimeout = time.Minute
 	// srunHelloTimeout is how long a connection has to present its Hello.
 	srunHelloTimeout = 10 * time.Second
+	// srunKillTimeout is how long srun waits for the nodes to report
+	// after it killed the step before it gives up on them.
+	srunKillTimeout = time.Minute
 )
 
 // srunForwarded are the signals srun passes on to every task.
@@ -55,6 +58,7 @@ type stepSession struct {
 	lastInt    time.Time
 	sent       []byte // signals forwarded so far, replayed to a node that connects late
 	waitExpiry <-chan time.Time
+	killExpiry <-chan time.Time // set once the step is being killed
 }
 
 // stepNode is one node of the step.
@@ -166,6 +170,13 @@ func (s *stepSession) run(ctx context.Context) int {
 			s.waitExpiry = nil
 			fmt.Fprintf(s.env.stderr, "srun: error: First task exited %ds ago\n", int(s.cfg.wait/time.Second))
 			s.terminate()
+		case <-s.killExpiry:
+			fmt.Fprintln(s.env.stderr, "srun: error: Timed out waiting for job step to complete")
+			for _, n := range s.order {
+				if !n.finished {
+					s.lose(n)
+				}
+			}
 		}
 	}
 	for _, n := range s.order {
@@ -400,6 +411,7 @@ func (s *stepSession) terminate() {
 		return
 	}
 	s.killing = true
+	s.killExpiry = time.After(srunKillTimeout)
 	fmt.Fprintf(s.env.stderr, "srun: Terminating StepId=%d.%d\n", s.jobID, s.stepID)
 	s.forward(byte(syscall.SIGKILL))
 }
