@@ -1,8 +1,11 @@
 package jobspec
 
 import (
+	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/corral-hpc/corral/api"
 )
 
 // PatternVars are the values an output pattern may refer to.
@@ -130,4 +133,27 @@ func (v PatternVars) field(c byte) (num, text string, ok bool) {
 		return "", v.Node, true
 	}
 	return "", "", false
+}
+
+// JobOutputPath is where a job's output (or error, or input) goes, as far
+// as it is known now: pattern ("" is DefaultOutput) expanded and made
+// absolute against the job's work directory. %N stays as written until
+// the job has a node.
+func JobOutputPath(j *api.Job, pattern string) string {
+	if pattern == "" {
+		pattern = DefaultOutput
+	}
+	node := "%N"
+	if len(j.Nodes) > 0 {
+		node = j.Nodes[0]
+	}
+	v := PatternVars{JobID: j.ID, Name: j.Name, User: j.User, Node: node, Restarts: j.Restarts}
+	if j.ArrayTaskID != nil {
+		v.ArrayJobID, v.ArrayTaskID = j.ArrayJobID, *j.ArrayTaskID
+	}
+	p := ExpandPattern(pattern, v)
+	if !filepath.IsAbs(p) && j.Spec.WorkDir != "" {
+		p = filepath.Join(j.Spec.WorkDir, p)
+	}
+	return p
 }

@@ -1,0 +1,247 @@
+package slurmfmt
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/jobspec"
+)
+
+// writeRecord prints scontrol's key=value layout: the first line as is,
+// the others indented three spaces, each pair followed by a space
+// (scontrol's lines end in one).
+func writeRecord(w io.Writer, lines [][]string) error {
+	var b strings.Builder
+	for i, l := range lines {
+		if i > 0 {
+			b.WriteString("   ")
+		}
+		for _, kv := range l {
+			b.WriteString(printable(kv))
+			b.WriteByte(' ')
+		}
+		b.WriteByte('\n')
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func kv(key string, value any) string { return fmt.Sprintf("%s=%v", key, value) }
+
+// JobRecord prints j as `scontrol show job` does. Fields corral does not
+// keep print as Slurm prints an unset value.
+func JobRecord(w io.Writer, j *api.Job, e *Env) error {
+	exit := "0:0"
+	if j.ExitCode != nil {
+		exit = fmt.Sprintf("%d:%d", *j.ExitCode, j.Signal)
+	}
+	limitText := "UNLIMITED"
+	if j.TimeLimit > 0 {
+		limitText = Clock(j.TimeLimit)
+	}
+	requeue := 1
+	if j.Spec.Requeue != nil && !*j.Spec.Requeue {
+		requeue = 0
+	}
+	nodes := jobNodes(j)
+	tasks := max(j.Spec.Ntasks, 1)
+	cpt := max(j.Spec.CPUsPerTask, 1)
+	stdout := jobspec.JobOutputPath(j, j.Spec.Output)
+	stderr := stdout
+	if j.Spec.Error != "" {
+		stderr = jobspec.JobOutputPath(j, j.Spec.Error)
+	}
+	stdin := "/dev/null"
+	if j.Spec.Input != "" {
+		stdin = jobspec.JobOutputPath(j, j.Spec.Input)
+	}
+	dep := "(null)"
+	if j.Spec.Dependency != nil {
+		dep = jobspec.FormatDependency(j.Spec.Dependency)
+	}
+	start := j.StartTime
+	if start == nil {
+		start = j.PlannedStart
+	}
+	user := fmt.Sprintf("%s(%d)", j.User, j.UID)
+	group := fmt.Sprintf("%s(%d)", e.groupName(j.GID), j.GID)
+	lines := [][]string{
+		{kv("JobId", j.ID), kv("JobName", j.Name)},
+	}
+	if j.ArrayJobID != 0 {
+		lines[0] = []string{kv("JobId", j.ID), kv("ArrayJobId", j.ArrayJobID), kv("ArrayTaskId", ArrayTask(j, "(null)")), kv("JobName", j.Name)}
+	}
+	lines = append(lines,
+		[]string{kv("UserId", user), kv("GroupId", group), kv("MCS_label", "N/A")},
+		[]string{kv("Priority", j.Priority), kv("Nice", j.Spec.Nice), kv("Account", orNull(j.Spec.Account)), kv("QOS", orNull(j.Spec.QOS))},
+		[]string{kv("JobState", StateLong(j)), kv("Reason", reason(j)), kv("Dependency", dep)},
+		[]string{kv("Requeue", requeue), kv("Restarts", j.Restarts), kv("BatchFlag", 1), kv("Reboot", 0), kv("ExitCode", exit)},
+		[]string{kv("RunTime", Clock(int64(j.Elapsed(e.Now)/time.Second))), kv("TimeLimit", limitText), kv("TimeMin", "N/A")},
+		[]string{kv("SubmitTime", e.stamp(&j.SubmitTime, "Unknown")), kv("EligibleTime", e.stamp(eligible(j), "Unknown"))},
+		[]string{kv("StartTime", e.stamp(start, "Unknown")), kv("EndTime", e.stamp(jobEnd(j), "Unknown")), kv("Deadline", "N/A")},
+		[]string{kv("Partition", j.Partition), kv("AllocNode:Sid", "(null)")},
+		[]string{kv("ReqNodeList", "(null)"), kv("ExcNodeList", "(null)")},
+		[]string{kv("NodeList", orNull(nodeList(j.Nodes)))},
+		[]string{kv("BatchHost", orNull(firstNode(j)))},
+		[]string{kv("NumNodes", nodes), kv("NumCPUs", j.CPUs*nodes), kv("NumTasks", tasks), kv("CPUs/Task", cpt), kv("ReqB:S:C:T", "0:0:*:*")},
+		[]string{kv("TRES", tres(j, nodes))},
+		[]string{kv("MinCPUsNode", j.CPUs), kv("MinMemoryNode", MemMB(j.MemBytes)), kv("MinTmpDiskNode", 0)},
+		[]string{kv("Features", orNull(j.Spec.Constraint)), kv("DelayBoot", "00:00:00")},
+		[]string{kv("OverSubscribe", overSubscribe(j)), kv("Contiguous", 0), kv("Licenses", "(null)"), kv("Network", "(null)")},
+		[]string{kv("Command", "(null)")},
+		[]string{kv("WorkDir", orNull(j.Spec.WorkDir))},
+	)
+	if j.Spec.Comment != "" {
+		lines = append(lines, []string{kv("Comment", j.Spec.Comment)})
+	}
+	lines = append(lines,
+		[]string{kv("StdErr", stderr)},
+		[]string{kv("StdIn", stdin)},
+		[]string{kv("StdOut", stdout)},
+	)
+	if g := gresPerNode(j); g != "N/A" {
+		lines = append(lines, []string{kv("TresPerNode", g)})
+	}
+	return writeRecord(w, lines)
+}
+
+func eligible(j *api.Job) *time.Time {
+	if j.Spec.Begin != nil && j.Spec.Begin.After(j.SubmitTime) {
+		return j.Spec.Begin
+	}
+	return &j.SubmitTime
+}
+
+// jobEnd is when the job ended or, running with a limit, will end.
+func jobEnd(j *api.Job) *time.Time {
+	if j.EndTime != nil || j.StartTime == nil || j.TimeLimit <= 0 {
+		return j.EndTime
+	}
+	end := j.StartTime.Add(time.Duration(j.TimeLimit) * time.Second)
+	return &end
+}
+
+func firstNode(j *api.Job) string {
+	if len(j.Nodes) > 0 {
+		return j.Nodes[0]
+	}
+	return ""
+}
+
+func overSubscribe(j *api.Job) string {
+	switch j.Spec.Exclusive {
+	case "":
+		return "OK"
+	case "user":
+		return "USER"
+	case "mcs":
+		return "MCS"
+	}
+	return "NO"
+}
+
+// tres is the job's trackable resources in Slurm's cpu=,mem=,node=
+// form (memory for all its nodes).
+func tres(j *api.Job, nodes int) string {
+	parts := []string{"cpu=" + strconv.Itoa(j.CPUs*nodes)}
+	if j.MemBytes > 0 {
+		parts = append(parts, "mem="+MemMB(j.MemBytes*int64(nodes)))
+	}
+	parts = append(parts, "node="+strconv.Itoa(nodes), "billing="+strconv.Itoa(j.CPUs*nodes))
+	if j.GPUs > 0 {
+		parts = append(parts, "gres/gpu="+strconv.Itoa(j.GPUs*nodes))
+	}
+	return strings.Join(parts, ",")
+}
+
+// NodeRecord prints n as `scontrol show node` does.
+func NodeRecord(w io.Writer, n *api.Node, e *Env) error {
+	state := string(n.State)
+	lines := [][]string{
+		{kv("NodeName", n.Name), kv("Arch", "(null)"), kv("CoresPerSocket", 1)},
+		{kv("CPUAlloc", n.AllocCPUs), kv("CPUEfctv", n.CPUs), kv("CPUTot", n.CPUs), kv("CPULoad", "N/A")},
+		{kv("AvailableFeatures", "(null)")},
+		{kv("ActiveFeatures", "(null)")},
+		{kv("Gres", nodeGres(n))},
+		{kv("NodeAddr", orNull(n.Addr)), kv("NodeHostName", n.Name)},
+		{kv("RealMemory", n.MemBytes>>20), kv("AllocMem", n.AllocMemBytes>>20), kv("FreeMem", "N/A"), kv("Sockets", n.CPUs), kv("Boards", 1)},
+		{kv("State", state), kv("ThreadsPerCore", 1), kv("TmpDisk", 0), kv("Weight", 1), kv("Owner", "N/A"), kv("MCS_label", "N/A")},
+		{kv("Partitions", orNull(strings.Join(n.Partitions, ",")))},
+		{kv("LastBusyTime", e.stamp(&n.LastHeartbeat, "None"))},
+		{kv("CfgTRES", fmt.Sprintf("cpu=%d,mem=%s,billing=%d", n.CPUs, MemMB(n.MemBytes), n.CPUs))},
+		{kv("AllocTRES", allocTRES(n))},
+	}
+	if n.Reason != "" {
+		reason := n.Reason
+		if n.DrainedSince != nil {
+			reason += " [" + e.stamp(n.DrainedSince, "") + "]"
+		}
+		lines = append(lines, []string{kv("Reason", reason)})
+	}
+	return writeRecord(w, lines)
+}
+
+func nodeGres(n *api.Node) string {
+	if len(n.GPUs) == 0 {
+		return "(null)"
+	}
+	return "gpu:" + strconv.Itoa(len(n.GPUs))
+}
+
+func allocTRES(n *api.Node) string {
+	if n.AllocCPUs == 0 && n.AllocMemBytes == 0 {
+		return ""
+	}
+	return fmt.Sprintf("cpu=%d,mem=%s", n.AllocCPUs, MemMB(n.AllocMemBytes))
+}
+
+// PartitionRecord prints p as `scontrol show partition` does; nodes are
+// the cluster's nodes, for its totals.
+func PartitionRecord(w io.Writer, p *api.Partition, nodes []api.Node) error {
+	members := PartitionNodes(p, nodes)
+	names := make([]string, len(members))
+	cpus := 0
+	for i, n := range members {
+		names[i] = n.Name
+		cpus += n.CPUs
+	}
+	yesNo := map[bool]string{true: "YES", false: "NO"}
+	defTime := "NONE"
+	if p.DefaultTime > 0 {
+		defTime = Clock(p.DefaultTime)
+	}
+	defMem := "UNLIMITED"
+	if p.DefaultMemPerCPU > 0 {
+		defMem = strconv.FormatInt(p.DefaultMemPerCPU>>20, 10)
+	}
+	lines := [][]string{
+		{kv("PartitionName", p.Name)},
+		{kv("AllowGroups", "ALL"), kv("AllowAccounts", "ALL"), kv("AllowQos", "ALL")},
+		{kv("AllocNodes", "ALL"), kv("Default", yesNo[p.Default]), kv("QoS", "N/A")},
+		{kv("DefaultTime", defTime), kv("DisableRootJobs", "NO"), kv("ExclusiveUser", "NO"), kv("GraceTime", 0), kv("Hidden", "NO")},
+		{kv("MaxNodes", "UNLIMITED"), kv("MaxTime", limit(p.MaxTime, Clock)), kv("MinNodes", 0), kv("LLN", "NO"), kv("MaxCPUsPerNode", "UNLIMITED")},
+		{kv("Nodes", orNull(nodeList(names)))},
+		{kv("PriorityJobFactor", 1), kv("PriorityTier", 1), kv("RootOnly", "NO"), kv("ReqResv", "NO"), kv("OverSubscribe", "NO")},
+		{kv("OverTimeLimit", "NONE"), kv("PreemptMode", "OFF")},
+		{kv("State", "UP"), kv("TotalCPUs", cpus), kv("TotalNodes", len(members)), kv("SelectTypeParameters", "NONE")},
+		{kv("JobDefaults", "(null)")},
+		{kv("DefMemPerCPU", defMem), kv("MaxMemPerNode", "UNLIMITED")},
+	}
+	return writeRecord(w, lines)
+}
+
+// PartitionNodes are the nodes of p among nodes, in their order.
+func PartitionNodes(p *api.Partition, nodes []api.Node) []api.Node {
+	var out []api.Node
+	for _, n := range nodes {
+		if p.AllNodes || slices.Contains(p.Nodes, n.Name) || slices.Contains(n.Partitions, p.Name) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
