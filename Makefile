@@ -15,7 +15,17 @@ CGO     := CGO_ENABLED=1
 # (e2e/cluster_test.go builds both with the same tag).
 TAGS    := seccomp
 
-.PHONY: all build test demo bench deps vet fmt clean
+# The Slurm names (docs/slurm.md): links to bin/corral, which behaves as
+# the command it is called by. PATH=$PWD/bin/slurm:$PATH is all a user
+# needs on a dev cluster.
+SLURM_CMDS := sbatch squeue scancel sacct sinfo scontrol sprio sshare sstat srun salloc
+# make install PREFIX=/usr/local [SLURM_NAMES=1] [DESTDIR=...]: corral and
+# the daemons into $(PREFIX)/bin and $(PREFIX)/sbin; with SLURM_NAMES=1
+# also the Slurm names beside corral, for sites that replace Slurm.
+PREFIX  ?= /usr/local
+SLURM_NAMES ?=
+
+.PHONY: all build test demo bench deps vet fmt clean install
 
 all: build
 
@@ -26,6 +36,17 @@ build: deps
 	$(NOCGO) $(GO) build -o $(BIN)/corral-init ./cmd/corral-init
 	$(CGO) $(GO) build -tags $(TAGS) -o $(BIN)/corral-noded ./cmd/corral-noded
 	$(CGO) $(GO) build -tags $(TAGS) -o $(BIN)/corral-shim ./cmd/corral-shim
+	@mkdir -p $(BIN)/slurm
+	@for c in $(SLURM_CMDS); do ln -sfn ../corral $(BIN)/slurm/$$c; done
+
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin
+	install -m 0755 $(BIN)/corral $(DESTDIR)$(PREFIX)/bin/corral
+	install -m 0755 $(BIN)/corral-ctld $(BIN)/corral-noded $(BIN)/corral-shim $(BIN)/corral-init $(DESTDIR)$(PREFIX)/sbin/
+	@if [ -n "$(SLURM_NAMES)" ] && [ "$(SLURM_NAMES)" != 0 ]; then \
+		for c in $(SLURM_CMDS); do ln -sfn corral $(DESTDIR)$(PREFIX)/bin/$$c; done; \
+		echo "installed the Slurm names in $(DESTDIR)$(PREFIX)/bin: $(SLURM_CMDS)"; \
+	fi
 
 # Installs what the project needs from Debian's packages (idempotent; skips
 # what is already there).

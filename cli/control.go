@@ -99,42 +99,9 @@ func update(c *ucli.Context) error {
 	if len(args) < 2 {
 		return usageErrorf("give a job ID and at least one KEY=VALUE (TimeLimit, Nice, Name)")
 	}
-	first := args[0]
-	if k, v, ok := strings.Cut(first, "="); ok && strings.EqualFold(k, "JobId") {
-		first = v
-	}
-	id, task, err := api.ParseJobRef(first)
+	req, err := parseUpdate(args)
 	if err != nil {
 		return usageError{err}
-	}
-	req := api.UpdateRequest{ID: id, Task: task}
-	for _, a := range args[1:] {
-		k, v, ok := strings.Cut(a, "=")
-		if !ok {
-			return usageErrorf("%q is not KEY=VALUE (keys: TimeLimit, Nice, Name)", a)
-		}
-		switch strings.ToLower(k) {
-		case "timelimit":
-			n, err := jobspec.ParseTimeLimit(v)
-			if err != nil {
-				return usageErrorf("invalid TimeLimit=%s: use M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED", v)
-			}
-			req.TimeLimit = &n
-		case "nice":
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				return usageErrorf("invalid Nice=%s: give a whole number", v)
-			}
-			req.Nice = &n
-		case "name", "jobname":
-			if v == "" {
-				return usageErrorf("Name must not be empty")
-			}
-			name := v
-			req.Name = &name
-		default:
-			return usageErrorf("unknown key %s (keys: TimeLimit, Nice, Name)", k)
-		}
 	}
 	ctx, cancel := requestContext(c)
 	defer cancel()
@@ -143,6 +110,50 @@ func update(c *ucli.Context) error {
 		return err
 	}
 	return printJobErrors(c, "update", resp.Errors, resp.ErrorCount)
+}
+
+// parseUpdate reads `ID KEY=VALUE...` (or JobId=ID KEY=VALUE...), the
+// arguments of corral update and scontrol update.
+func parseUpdate(args []string) (api.UpdateRequest, error) {
+	var req api.UpdateRequest
+	first := args[0]
+	if k, v, ok := strings.Cut(first, "="); ok && strings.EqualFold(k, "JobId") {
+		first = v
+	}
+	id, task, err := api.ParseJobRef(first)
+	if err != nil {
+		return req, err
+	}
+	req = api.UpdateRequest{ID: id, Task: task}
+	for _, a := range args[1:] {
+		k, v, ok := strings.Cut(a, "=")
+		if !ok {
+			return req, fmt.Errorf("%q is not KEY=VALUE (keys: TimeLimit, Nice, Name)", a)
+		}
+		switch strings.ToLower(k) {
+		case "timelimit":
+			n, err := jobspec.ParseTimeLimit(v)
+			if err != nil {
+				return req, fmt.Errorf("invalid TimeLimit=%s: use M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED", v)
+			}
+			req.TimeLimit = &n
+		case "nice":
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return req, fmt.Errorf("invalid Nice=%s: give a whole number", v)
+			}
+			req.Nice = &n
+		case "name", "jobname":
+			if v == "" {
+				return req, slurmError("Name must not be empty")
+			}
+			name := v
+			req.Name = &name
+		default:
+			return req, fmt.Errorf("unknown key %s (keys: TimeLimit, Nice, Name)", k)
+		}
+	}
+	return req, nil
 }
 
 // printUnlisted says how many refusals the controller counted but did

@@ -77,30 +77,13 @@ func queue(c *ucli.Context) error {
 // jobFilter turns the filter options into the API's filter.
 func jobFilter(c *ucli.Context) (api.JobFilter, error) {
 	var f api.JobFilter
-	users := commaList(c.StringSlice("user"))
-	if c.Bool("me") {
-		me, err := currentUser()
-		if err != nil {
-			return f, err
-		}
-		users = append(users, me)
+	var err error
+	if f.Users, err = withMe(commaList(c.StringSlice("user")), c.Bool("me")); err != nil {
+		return f, err
 	}
-	f.Users = dedupe(users)
-	for _, s := range commaList(c.StringSlice("states")) {
-		if strings.EqualFold(s, "all") {
-			f.All = true
-			continue
-		}
-		st, err := api.ParseJobState(s)
-		if err != nil {
-			return f, usageError{err}
-		}
-		f.States = append(f.States, st)
-		// Finished jobs are only listed on request; asking for a
-		// finished state is such a request.
-		f.All = f.All || st.Terminal()
+	if err := addStates(&f, commaList(c.StringSlice("states"))); err != nil {
+		return f, usageError{err}
 	}
-	f.States = dedupeStates(f.States)
 	ids, tasks, err := parseJobRefs(commaList(c.StringSlice("jobs")))
 	if err != nil {
 		return f, err
@@ -135,6 +118,38 @@ func reasonText(r api.Reason) string {
 		return string(api.ReasonNone)
 	}
 	return string(r)
+}
+
+// withMe is users, plus the caller with me, each once.
+func withMe(users []string, me bool) ([]string, error) {
+	if me {
+		name, err := currentUser()
+		if err != nil {
+			return nil, err
+		}
+		users = append(users, name)
+	}
+	return dedupe(users), nil
+}
+
+// addStates adds the states named (names, short codes or "all") to f.
+// Finished jobs are only listed on request; asking for a finished state
+// is such a request.
+func addStates(f *api.JobFilter, words []string) error {
+	for _, s := range words {
+		if strings.EqualFold(s, "all") {
+			f.All = true
+			continue
+		}
+		st, err := api.ParseJobState(s)
+		if err != nil {
+			return err
+		}
+		f.States = append(f.States, st)
+		f.All = f.All || st.Terminal()
+	}
+	f.States = dedupeStates(f.States)
+	return nil
 }
 
 // commaList flattens repeated, comma-separated option values.

@@ -38,6 +38,11 @@ func caPath(c *ucli.Context) string {
 			return cc.String("ca")
 		}
 	}
+	return envCAPath()
+}
+
+// envCAPath is $CORRAL_CA, else the installed CA.
+func envCAPath() string {
 	if p := os.Getenv(CAEnv); p != "" {
 		return p
 	}
@@ -47,8 +52,12 @@ func caPath(c *ucli.Context) string {
 // remoteClient is the TCP client for base. A setup error (a bad URL, no
 // CA) comes back from the first request, as one line.
 func remoteClient(c *ucli.Context, base string) *api.Client {
+	return remoteClientWith(base, caPath(c))
+}
+
+func remoteClientWith(base, ca string) *api.Client {
 	cl, err := func() (*api.Client, error) {
-		pool, err := api.LoadCAPool(caPath(c))
+		pool, err := api.LoadCAPool(ca)
 		if err != nil {
 			return nil, err
 		}

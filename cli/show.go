@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/jobspec"
+	"github.com/corral-hpc/corral/slurmfmt"
 )
 
 func showCommand() *ucli.Command {
@@ -84,10 +84,10 @@ func writeJobDetails(w io.Writer, j *api.Job, now time.Time) error {
 		}
 		history = append(history, entry)
 	}
-	stdout := outputPath(j, j.Spec.Output)
+	stdout := jobspec.JobOutputPath(j, j.Spec.Output)
 	stderr := stdout
 	if j.Spec.Error != "" {
-		stderr = outputPath(j, j.Spec.Error)
+		stderr = jobspec.JobOutputPath(j, j.Spec.Error)
 	}
 	lines := [][]string{
 		{kv("JobId", j.ID), kv("JobName", j.Name)},
@@ -153,41 +153,12 @@ func formatTime(t *time.Time, loc *time.Location) string {
 	return t.In(loc).Format("2006-01-02T15:04:05")
 }
 
-// outputPath is where a job's output goes, as far as it is known now: the
-// pattern expanded and made absolute. %N stays as written until the job
-// has a node.
-func outputPath(j *api.Job, pattern string) string {
-	if pattern == "" {
-		pattern = jobspec.DefaultOutput
-	}
-	node := "%N"
-	if len(j.Nodes) > 0 {
-		node = j.Nodes[0]
-	}
-	v := jobspec.PatternVars{JobID: j.ID, Name: j.Name, User: j.User, Node: node, Restarts: j.Restarts}
-	if j.ArrayTaskID != nil {
-		v.ArrayJobID, v.ArrayTaskID = j.ArrayJobID, *j.ArrayTaskID
-	}
-	p := jobspec.ExpandPattern(pattern, v)
-	if !filepath.IsAbs(p) && j.Spec.WorkDir != "" {
-		p = filepath.Join(j.Spec.WorkDir, p)
-	}
-	return p
-}
-
 // pipelineLines are the show lines for arrays, dependencies, holds,
 // begin times, nice and requeues; none for a job that uses none of them.
 func pipelineLines(j *api.Job, loc *time.Location) [][]string {
 	var lines [][]string
 	if j.ArrayJobID != 0 {
-		task := "(null)"
-		switch {
-		case j.ArrayTasks != "":
-			task = j.ArrayTasks
-		case j.ArrayTaskID != nil:
-			task = strconv.Itoa(*j.ArrayTaskID)
-		}
-		line := []string{kv("ArrayJobId", j.ArrayJobID), kv("ArrayTaskId", task)}
+		line := []string{kv("ArrayJobId", j.ArrayJobID), kv("ArrayTaskId", slurmfmt.ArrayTask(j, "(null)"))}
 		if a := j.Spec.Array; a != nil {
 			line = append(line, kv("Array", jobspec.FormatArray(*a)))
 		}

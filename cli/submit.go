@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
+	"time"
 
 	ucli "github.com/urfave/cli/v2"
 
@@ -29,14 +30,27 @@ func submitCommand() *ucli.Command {
 	}
 }
 
+// personalityKey, in the App's Metadata, names the Slurm command the app
+// runs as ("sbatch" for submit); absent for corral's own commands.
+const personalityKey = "slurm-personality"
+
+// sbatchDefaults are sbatch's where corral submit's differ: its output
+// file names, and the script read from standard input when none is named.
+var sbatchDefaults = jobspec.Defaults{Output: "slurm-%j.out", ArrayOutput: "slurm-%A_%a.out", StdinScript: true}
+
 func submit(c *ucli.Context) error {
-	req, err := jobspec.Parse(c.Args().Slice(), scriptReader(c.App.Reader))
+	prog, defaults := "corral submit", jobspec.Defaults{}
+	sbatch := c.App.Metadata[personalityKey] == "sbatch"
+	if sbatch {
+		prog, defaults = "sbatch", sbatchDefaults
+	}
+	req, err := jobspec.ParseWithDefaults(c.Args().Slice(), scriptReader(c.App.Reader), os.LookupEnv, time.Now(), defaults)
 	if err != nil {
 		return usageError{err}
 	}
 	if req.Help {
-		fmt.Fprintf(out(c), "usage: corral submit [options] SCRIPT [ARGS...]\n"+
-			"       corral submit [options] --wrap \"COMMAND\"\n\n"+
+		fmt.Fprintf(out(c), "usage: "+prog+" [options] SCRIPT [ARGS...]\n"+
+			"       "+prog+" [options] --wrap \"COMMAND\"\n\n"+
 			"Options may also be given in #SBATCH or #CORRAL lines at the top of the\n"+
 			"script, and in sbatch's input variables (SBATCH_PARTITION, SBATCH_TIMELIMIT,\n"+
 			"... see docs/cli.md). The command line beats the variables, which beat\n"+
@@ -44,7 +58,11 @@ func submit(c *ucli.Context) error {
 		return nil
 	}
 	if req.Version {
-		fmt.Fprintf(out(c), "corral %s\n", buildVersion())
+		if sbatch {
+			fmt.Fprintf(out(c), "slurm %s (corral %s)\n", SlurmVersion, buildVersion())
+		} else {
+			fmt.Fprintf(out(c), "corral %s\n", buildVersion())
+		}
 		return nil
 	}
 	if req.TestOnly && req.Wait {
@@ -52,7 +70,7 @@ func submit(c *ucli.Context) error {
 	}
 	if !req.Quiet {
 		for _, w := range req.Warnings {
-			fmt.Fprintf(c.App.ErrWriter, "corral submit: warning: %s\n", w)
+			fmt.Fprintf(c.App.ErrWriter, "%s: warning: %s\n", prog, w)
 		}
 	}
 

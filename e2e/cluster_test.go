@@ -319,7 +319,13 @@ func (c *Cluster) Corral(args ...string) Result {
 
 func runCorral(t testing.TB, socket, dir string, args ...string) Result {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(binDir, "corral"), args...)
+	return runBinary(t, filepath.Join(binDir, "corral"), socket, dir, args...)
+}
+
+// runBinary runs the command at path against the controller at socket.
+func runBinary(t testing.TB, path, socket, dir string, args ...string) Result {
+	t.Helper()
+	cmd := exec.Command(path, args...)
 	cmd.Env = append(os.Environ(), api.SocketEnv+"="+socket)
 	cmd.Dir = dir
 	var out, errb bytes.Buffer
@@ -329,7 +335,7 @@ func runCorral(t testing.TB, socket, dir string, args ...string) Result {
 	if err != nil {
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) {
-			t.Fatalf("running corral %v: %v", args, err)
+			t.Fatalf("running %s %v: %v", filepath.Base(path), args, err)
 		}
 		code = ee.ExitCode()
 	}

@@ -1,6 +1,7 @@
 package jobspec
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -111,6 +112,23 @@ func ParseAt(args []string, read ReadFunc, now time.Time) (*Request, error) {
 // Every error is one line naming the option (and the script line or the
 // variable) at fault.
 func ParseWith(args []string, read ReadFunc, env LookupFunc, now time.Time) (*Request, error) {
+	return ParseWithDefaults(args, read, env, now, Defaults{})
+}
+
+// Defaults are what a submission gets where it says nothing; corral
+// submit's and sbatch's differ.
+type Defaults struct {
+	// Output and ArrayOutput are the output patterns of a job and an
+	// array job without -o; "" means DefaultOutput and DefaultArrayOutput.
+	Output, ArrayOutput string
+	// StdinScript: without a script or --wrap, the script is read from
+	// standard input ("-"), as sbatch reads it.
+	StdinScript bool
+}
+
+// ParseWithDefaults is ParseWith with other defaults than corral
+// submit's.
+func ParseWithDefaults(args []string, read ReadFunc, env LookupFunc, now time.Time, d Defaults) (*Request, error) {
 	cmdline, rest, err := parseOptions(args, true)
 	if err != nil {
 		return nil, err
@@ -140,9 +158,12 @@ func ParseWith(args []string, read ReadFunc, env LookupFunc, now time.Time) (*Re
 			return nil, err
 		}
 		r.Spec.Name = "wrap"
-	case len(rest) == 0:
+	case len(rest) == 0 && !d.StdinScript:
 		return nil, errors.New(`missing script: give a script file or --wrap "COMMAND"`)
 	default:
+		if len(rest) == 0 {
+			rest = []string{"-"}
+		}
 		path := rest[0]
 		if script, err = readScript(path, read); err != nil {
 			return nil, err
@@ -205,9 +226,9 @@ func ParseWith(args []string, read ReadFunc, env LookupFunc, now time.Time) (*Re
 	r.Spec.Script = script
 	r.st = nil
 	if r.Spec.Output == "" {
-		r.Spec.Output = DefaultOutput
+		r.Spec.Output = cmp.Or(d.Output, DefaultOutput)
 		if r.Spec.Array != nil {
-			r.Spec.Output = DefaultArrayOutput
+			r.Spec.Output = cmp.Or(d.ArrayOutput, DefaultArrayOutput)
 		}
 	}
 	return r, nil

@@ -1,0 +1,337 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/hostlist"
+	"github.com/corral-hpc/corral/slurmfmt"
+	"github.com/corral-hpc/corral/slurmopt"
+)
+
+const scontrolUsage = `Usage: scontrol [OPTIONS] COMMAND [ARGUMENTS]
+Commands corral answers:
+  show job [ID]             every job's record, or one's (also: show jobid)
+  show node [NAME]          every node's record, or one's
+  show partition [NAME]     every partition's record, or one's
+  show hostnames [LIST]     one host name per line (LIST: $SLURM_JOB_NODELIST)
+  show hostlist LIST        the hostlist expression of names (also hostlistsorted)
+  hold ID...                keep pending jobs from starting
+  release ID...             let held jobs start
+  requeue ID...             put jobs back to pending
+  update JobId=ID KEY=VALUE...  TimeLimit=, Nice=, Name= (JobName=)
+  ping                      is the controller up
+  version                   version
+Options:
+  -d, --details   accepted (records already show what corral has)
+  -o, --oneliner  one line per record
+  -Q, --quiet     no error messages for refused jobs
+  -V, --version   version
+      --help      this help
+See docs/slurm.md for what corral has and lacks.
+`
+
+func scontrolCommand() *slurmCommand {
+	return &slurmCommand{
+		usage: scontrolUsage,
+		opts: withCommon(
+			slurmopt.Option{Short: 'a', Long: "all"},
+			slurmopt.Option{Short: 'd', Long: "details"},
+			slurmopt.Option{Short: 'o', Long: "oneliner"},
+			slurmopt.Option{Short: 'Q', Long: "quiet"},
+			slurmopt.Option{Short: 'v', Long: "verbose"},
+			slurmopt.Option{Long: "json"},
+		),
+		run: scontrol,
+	}
+}
+
+func scontrol(s *slurmRun, r *slurmopt.Result) error {
+	if r.Has("json") {
+		return errors.New("--json is not supported by corral's scontrol: use corral show job ID --json")
+	}
+	if len(r.Args) == 0 {
+		return slurmUsagef("no command given (interactive scontrol is not supported)")
+	}
+	cmd, args := strings.ToLower(r.Args[0]), r.Args[1:]
+	switch cmd {
+	case "show":
+		return scontrolShow(s, r, args)
+	case "hold", "release", "requeue":
+		return scontrolControl(s, r, cmd, args)
+	case "update":
+		return scontrolUpdate(s, r, args)
+	case "ping":
+		return scontrolPing(s)
+	case "version":
+		_, err := fmt.Fprintf(s.stdout, "slurm %s (corral %s)\n", SlurmVersion, buildVersion())
+		return err
+	}
+	return fmt.Errorf("invalid command: %s (corral's scontrol answers show, hold, release, requeue, update, ping and version)", r.Args[0])
+}
+
+func scontrolShow(s *slurmRun, r *slurmopt.Result, args []string) error {
+	if len(args) == 0 {
+		return slurmUsagef("show what? (job, node, partition, hostnames, hostlist)")
+	}
+	entity, rest := strings.ToLower(args[0]), args[1:]
+	if len(rest) > 1 {
+		return slurmUsagef("too many arguments for show %s", entity)
+	}
+	name := ""
+	if len(rest) == 1 {
+		name = rest[0]
+	}
+	oneliner := r.Has("oneliner")
+	switch entity {
+	case "hostnames":
+		return showHostnames(s, name)
+	case "hostlist", "hostlistsorted":
+		if name == "" {
+			return slurmUsagef("show %s needs a list of host names", entity)
+		}
+		names, err := hostlist.Expand(name)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(s.stdout, hostlist.Compress(names))
+		return err
+	case "job", "jobs", "jobid":
+		return showJobs(s, name, oneliner)
+	case "node", "nodes":
+		return showNodes(s, name, oneliner)
+	case "partition", "partitions":
+		return showPartitions(s, name, oneliner)
+	}
+	return fmt.Errorf("invalid entity: %s for keyword: show (corral shows job, node, partition, hostnames and hostlist)", args[0])
+}
+
+// showHostnames prints each name of list (default $SLURM_JOB_NODELIST)
+// on its own line.
+func showHostnames(s *slurmRun, list string) error {
+	if list == "" {
+		list = os.Getenv("SLURM_JOB_NODELIST")
+		if list == "" {
+			return errors.New("host list is empty (give one or set SLURM_JOB_NODELIST)")
+		}
+	}
+	names, err := hostlist.Expand(list)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		fmt.Fprintln(s.stdout, n)
+	}
+	return nil
+}
+
+// recordWriter collects one record so that --oneliner can join its lines.
+type recordWriter struct{ strings.Builder }
+
+func (s *slurmRun) emitRecord(first bool, oneliner bool, write func(*recordWriter) error) error {
+	var rec recordWriter
+	if err := write(&rec); err != nil {
+		return err
+	}
+	text := rec.String()
+	if oneliner {
+		text = strings.Join(strings.Fields(text), " ") + "\n"
+	} else if !first {
+		s.stdout.WriteByte('\n') // records are separated by a blank line
+	}
+	_, err := s.stdout.WriteString(text)
+	return err
+}
+
+func showJobs(s *slurmRun, ref string, oneliner bool) error {
+	ctx, cancel := s.requestContext()
+	defer cancel()
+	var jobs []api.Job
+	if ref != "" {
+		id, task, err := api.ParseJobRef(ref)
+		if err != nil {
+			return err
+		}
+		j, err := s.client().JobRef(ctx, refText(id, task))
+		var se *api.StatusError
+		if errors.As(err, &se) && se.Code == http.StatusNotFound {
+			return slurmError("Invalid job id specified")
+		}
+		if err != nil {
+			return err
+		}
+		jobs = []api.Job{*j}
+	} else {
+		var err error
+		if jobs, err = s.client().Jobs(ctx, api.JobFilter{}); err != nil {
+			return err
+		}
+		if len(jobs) == 0 {
+			_, err := fmt.Fprintln(s.stdout, "No jobs in the system")
+			return err
+		}
+		sort.Slice(jobs, func(a, b int) bool { return jobs[a].ID < jobs[b].ID })
+	}
+	env := &slurmfmt.Env{Now: time.Now(), Group: groupName}
+	for i := range jobs {
+		if err := s.emitRecord(i == 0, oneliner, func(w *recordWriter) error { return slurmfmt.JobRecord(w, &jobs[i], env) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func showNodes(s *slurmRun, name string, oneliner bool) error {
+	ctx, cancel := s.requestContext()
+	defer cancel()
+	nodes, err := s.client().Nodes(ctx)
+	if err != nil {
+		return err
+	}
+	sort.Slice(nodes, func(a, b int) bool { return hostlist.Less(nodes[a].Name, nodes[b].Name) })
+	if name != "" {
+		want, err := hostlist.Expand(name)
+		if err != nil {
+			return err
+		}
+		var picked []api.Node
+		for _, n := range nodes {
+			if slices.Contains(want, n.Name) {
+				picked = append(picked, n)
+			}
+		}
+		if len(picked) == 0 {
+			return slurmErrorf("Node %s not found", name)
+		}
+		nodes = picked
+	}
+	env := &slurmfmt.Env{Now: time.Now()}
+	for i := range nodes {
+		if err := s.emitRecord(i == 0, oneliner, func(w *recordWriter) error { return slurmfmt.NodeRecord(w, &nodes[i], env) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func showPartitions(s *slurmRun, name string, oneliner bool) error {
+	ctx, cancel := s.requestContext()
+	defer cancel()
+	parts, nodes, err := partitionsAndNodes(ctx, s.client())
+	if err != nil {
+		return err
+	}
+	if name != "" {
+		var picked []api.Partition
+		for _, p := range parts {
+			if p.Name == name {
+				picked = append(picked, p)
+			}
+		}
+		if len(picked) == 0 {
+			return slurmErrorf("Partition %s not found", name)
+		}
+		parts = picked
+	}
+	for i := range parts {
+		if err := s.emitRecord(i == 0, oneliner, func(w *recordWriter) error { return slurmfmt.PartitionRecord(w, &parts[i], nodes) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// partitionsAndNodes fetches both, in name order.
+func partitionsAndNodes(ctx context.Context, cl *api.Client) ([]api.Partition, []api.Node, error) {
+	parts, err := cl.Partitions(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	nodes, err := cl.Nodes(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	sort.Slice(nodes, func(a, b int) bool { return hostlist.Less(nodes[a].Name, nodes[b].Name) })
+	return parts, nodes, nil
+}
+
+// scontrolControl is hold, release and requeue: job IDs, apart or in
+// comma lists.
+func scontrolControl(s *slurmRun, r *slurmopt.Result, action string, args []string) error {
+	if len(args) == 0 {
+		return slurmUsagef("%s needs job IDs", action)
+	}
+	ids, tasks, err := slurmJobRefs(args)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := s.requestContext()
+	defer cancel()
+	resp, err := s.client().Control(ctx, action, api.JobsRequest{IDs: ids, Tasks: tasks})
+	if err != nil {
+		return err
+	}
+	return s.jobErrors(r.Has("quiet"), resp.Errors, resp.ErrorCount)
+}
+
+func scontrolUpdate(s *slurmRun, r *slurmopt.Result, args []string) error {
+	if len(args) < 2 {
+		return slurmUsagef("update needs JobId=ID and at least one KEY=VALUE")
+	}
+	if k, _, _ := strings.Cut(args[0], "="); !strings.EqualFold(k, "JobId") {
+		return fmt.Errorf("corral's scontrol updates jobs only (JobId=ID KEY=VALUE...); nodes: corral nodes drain|down|resume")
+	}
+	req, err := parseUpdate(args) // control.go
+	if err != nil {
+		return err
+	}
+	ctx, cancel := s.requestContext()
+	defer cancel()
+	resp, err := s.client().Update(ctx, req)
+	if err != nil {
+		return err
+	}
+	return s.jobErrors(r.Has("quiet"), resp.Errors, resp.ErrorCount)
+}
+
+// jobErrors prints the controller's refusals, one line each, in ID
+// order, and fails the command when there was any.
+func (s *slurmRun) jobErrors(quiet bool, errs map[string]string, total int) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	if !quiet {
+		refs := make([]string, 0, len(errs))
+		for ref := range errs {
+			refs = append(refs, ref)
+		}
+		sort.Slice(refs, func(a, b int) bool { return refLess(refs[a], refs[b]) })
+		for _, ref := range refs {
+			fmt.Fprintf(s.stderr, "%s: error: job %s: %s\n", s.prog, ref, oneLine(errs[ref]))
+		}
+		if total > len(errs) {
+			fmt.Fprintf(s.stderr, "%s: error: %d more jobs refused (not listed)\n", s.prog, total-len(errs))
+		}
+	}
+	return exitStatus(1)
+}
+
+func scontrolPing(s *slurmRun) error {
+	ctx, cancel := s.requestContext()
+	defer cancel()
+	where := s.client().Socket
+	if err := s.client().Do(ctx, http.MethodGet, "/v1/ping", nil, nil); err != nil {
+		fmt.Fprintf(s.stdout, "Slurmctld(primary) at %s is DOWN\n", where)
+		return exitStatus(1)
+	}
+	_, err := fmt.Fprintf(s.stdout, "Slurmctld(primary) at %s is UP\n", where)
+	return err
+}

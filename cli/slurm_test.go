@@ -1,0 +1,235 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+)
+
+// slurm runs the Slurm command name against this fake controller.
+func (f *fakeCtld) slurm(t *testing.T, stdin, name string, args ...string) result {
+	t.Helper()
+	t.Setenv(api.SocketEnv, f.socket)
+	t.Setenv(api.CtldEnv, "")
+	var o, e bytes.Buffer
+	code := RunSlurm(context.Background(), name, args, strings.NewReader(stdin), &o, &e)
+	return result{o.String(), e.String(), code}
+}
+
+func TestSlurmNames(t *testing.T) {
+	want := []string{"sacct", "salloc", "sbatch", "scancel", "scontrol", "sinfo", "sprio", "squeue", "srun", "sshare", "sstat"}
+	got := SlurmNames()
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("SlurmNames() = %v, want %v", got, want)
+	}
+	if IsSlurmName("corral") || IsSlurmName("queue") || !IsSlurmName("squeue") {
+		t.Error("IsSlurmName answers wrongly")
+	}
+}
+
+func TestSlurmOptionErrors(t *testing.T) {
+	f := MustFakeCtld(t)
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		stderr string
+	}{
+		{"squeue", []string{"--foo"}, "squeue: unrecognized option '--foo'\nTry \"squeue --help\" for more information\n"},
+		{"squeue", []string{"-hz"}, "squeue: invalid option -- 'z'\nTry \"squeue --help\" for more information\n"},
+		{"squeue", []string{"-o"}, "squeue: option requires an argument -- 'o'\nTry \"squeue --help\" for more information\n"},
+		{"squeue", []string{"extra"}, "squeue: error: Unrecognized option: extra\nTry \"squeue --help\" for more information\n"},
+		{"scancel", nil, "scancel: error: No job identification provided\n"},
+		{"scancel", []string{"1-5"}, "scancel: error: invalid job id 1-5\n"},
+		{"scancel", []string{"-s", "USR1", "12"}, "scancel: error: --signal is not supported by corral: corral cannot signal a job without ending it yet\n"},
+		{"scontrol", []string{"frobnicate"}, "scontrol: error: invalid command: frobnicate (corral's scontrol answers show, hold, release, requeue, update, ping and version)\n"},
+		{"srun", []string{"hostname"}, "srun: error: srun is not supported by corral yet: job steps are not supported yet: run the work in a batch script (sbatch) instead\n"},
+	} {
+		r := f.slurm(t, "", tc.name, tc.args...)
+		if r.code != 1 || r.stderr != tc.stderr || r.stdout != "" {
+			t.Errorf("%s %q: exit %d, stdout %q, stderr %q; want exit 1, stderr %q", tc.name, tc.args, r.code, r.stdout, r.stderr, tc.stderr)
+		}
+	}
+	if n := len(f.Requests()); n != 0 {
+		t.Errorf("bad command lines reached the controller %d times", n)
+	}
+}
+
+func TestSlurmVersion(t *testing.T) {
+	f := MustFakeCtld(t)
+	for _, name := range []string{"squeue", "scancel", "srun"} {
+		r := f.slurm(t, "", name, "--version")
+		if r.code != 0 || !strings.HasPrefix(r.stdout, "slurm "+SlurmVersion+" ") {
+			t.Errorf("%s --version: exit %d, %q", name, r.code, r.stdout)
+		}
+	}
+}
+
+func TestSqueueFormats(t *testing.T) {
+	f := MustFakeCtld(t)
+	f.jobs = fixtureJobs(time.Now())[:3]
+	r := f.slurm(t, "", "squeue", "-h", "-o", "%i %t", "-S", "i")
+	if want := "3 R\n11 PD\n12 PD\n"; r.code != 0 || r.stdout != want {
+		t.Errorf("squeue -h -o '%%i %%t': exit %d stdout %q stderr %q, want %q", r.code, r.stdout, r.stderr, want)
+	}
+	if q := f.Requests()[0].Query; q.Get("view") != "brief" {
+		t.Errorf("squeue -o '%%i %%t' -S i asked for view %q, want brief", q.Get("view"))
+	}
+	// The default layout, in Slurm's default order (partition, state,
+	// priority): batch's pending jobs, then gpu's running one.
+	r = f.slurm(t, "", "squeue")
+	want := "" +
+		"             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n" +
+		"                11     batch      x?y      bob PD       0:00      1 (None)\n" +
+		"                12     batch     eval      bob PD       0:00      2 (Priority)\n" +
+		"                 3       gpu train bi    alice  R    1:01:05      2 dev[1-2]\n"
+	if r.code != 0 || r.stdout != want {
+		t.Errorf("squeue:\n%s(stderr %q)\nwant:\n%s", r.stdout, r.stderr, want)
+	}
+	r = f.slurm(t, "", "squeue", "--noheader", "--Format=JobID:4,Name:.10,Bogus", "-p", "gpu")
+	if r.code != 0 || r.stdout != "3    train big\n" || r.stderr != "squeue: error: Invalid job format specification: Bogus\n" {
+		t.Errorf("squeue -O: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestScontrolHostnames(t *testing.T) {
+	f := MustFakeCtld(t)
+	r := f.slurm(t, "", "scontrol", "show", "hostnames", "dev[1-3],gpu[08-10]")
+	if r.code != 0 || r.stdout != "dev1\ndev2\ndev3\ngpu08\ngpu09\ngpu10\n" {
+		t.Errorf("show hostnames: exit %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	t.Setenv("SLURM_JOB_NODELIST", "a[01-02]b")
+	var o, e bytes.Buffer
+	if code := RunSlurm(context.Background(), "scontrol", []string{"show", "hostnames"}, nil, &o, &e); code != 0 || o.String() != "a01b\na02b\n" {
+		t.Errorf("show hostnames from SLURM_JOB_NODELIST: exit %d %q %q", code, o.String(), e.String())
+	}
+	r = f.slurm(t, "", "scontrol", "show", "hostlist", "dev3,dev1,dev2,gpu1")
+	if r.code != 0 || r.stdout != "dev[1-3],gpu1\n" {
+		t.Errorf("show hostlist: exit %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	r = f.slurm(t, "", "scontrol", "show", "hostnames", "dev[3-1]")
+	if r.code != 1 || !strings.HasPrefix(r.stderr, "scontrol: error: ") {
+		t.Errorf("a backwards range: exit %d %q", r.code, r.stderr)
+	}
+}
+
+func TestScontrolShowJob(t *testing.T) {
+	f := MustFakeCtld(t)
+	f.jobs = fixtureJobs(time.Now())
+	r := f.slurm(t, "", "scontrol", "show", "job", "3")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "JobId=3 JobName=train big \n   UserId=") ||
+		!strings.Contains(r.stdout, "   NodeList=dev[1-2] \n") || !strings.Contains(r.stdout, "JobState=RUNNING ") {
+		t.Errorf("show job 3: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = f.slurm(t, "", "scontrol", "show", "job", "99")
+	if r.code != 1 || r.stderr != "scontrol: error: Invalid job id specified\n" {
+		t.Errorf("show job 99: exit %d %q", r.code, r.stderr)
+	}
+	r = f.slurm(t, "", "scontrol", "-o", "show", "job")
+	if lines := strings.Split(strings.TrimSpace(r.stdout), "\n"); r.code != 0 || len(lines) != 4 || !strings.HasPrefix(lines[0], "JobId=1 ") {
+		t.Errorf("scontrol -o show job: exit %d\n%s", r.code, r.stdout)
+	}
+	f.jobs = nil
+	if r = f.slurm(t, "", "scontrol", "show", "job"); r.stdout != "No jobs in the system\n" {
+		t.Errorf("show job with no jobs: %q", r.stdout)
+	}
+}
+
+func TestSbatch(t *testing.T) {
+	f := MustFakeCtld(t)
+	dir := t.TempDir()
+	t.Chdir(dir)
+	r := f.slurm(t, "", "sbatch", "--parsable", "--wrap", "sleep 30")
+	if r.code != 0 || r.stdout != "7\n" {
+		t.Fatalf("sbatch --parsable: exit %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	r = f.slurm(t, "#!/bin/sh\n#SBATCH -J fromstdin\necho hi\n", "sbatch", "-a", "1-2")
+	if r.code != 0 || r.stdout != "Submitted batch job 7\n" {
+		t.Fatalf("sbatch with the script on stdin: exit %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	reqs := f.Requests()
+	var wrap, stdin api.SubmitRequest
+	if err := json.Unmarshal(reqs[0].Body, &wrap); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(reqs[1].Body, &stdin); err != nil {
+		t.Fatal(err)
+	}
+	if wrap.Spec.Output != "slurm-%j.out" || stdin.Spec.Output != "slurm-%A_%a.out" || stdin.Spec.Name != "fromstdin" {
+		t.Errorf("sbatch defaults: outputs %q and %q, name %q", wrap.Spec.Output, stdin.Spec.Output, stdin.Spec.Name)
+	}
+	r = f.slurm(t, "", "sbatch", "--bogus-option", "x.sh")
+	if r.code != 1 || !strings.HasPrefix(r.stderr, "sbatch: error: ") {
+		t.Errorf("sbatch with a bad option: exit %d %q", r.code, r.stderr)
+	}
+	// corral submit keeps its own default.
+	if r := f.run("submit", "--parsable", "--wrap", "true"); r.code != 0 {
+		t.Fatalf("corral submit: %+v", r)
+	}
+	var plain api.SubmitRequest
+	reqs = f.Requests()
+	if err := json.Unmarshal(reqs[len(reqs)-1].Body, &plain); err != nil || plain.Spec.Output != "corral-%j.out" {
+		t.Errorf("corral submit's output %q (%v)", plain.Spec.Output, err)
+	}
+}
+
+func TestScancel(t *testing.T) {
+	f := MustFakeCtld(t)
+	f.jobs = fixtureJobs(time.Now())
+	r := f.slurm(t, "", "scancel", "12", "12_[1-2]", "-u", "bob")
+	if r.code != 0 {
+		t.Fatalf("scancel: exit %d %q", r.code, r.stderr)
+	}
+	var req api.CancelRequest
+	if err := json.Unmarshal(f.MustOneRequest(t).Body, &req); err != nil {
+		t.Fatal(err)
+	}
+	if len(req.IDs) != 1 || req.IDs[0] != 12 || len(req.Tasks) != 2 || req.User != "bob" {
+		t.Errorf("scancel sent %+v", req)
+	}
+	r = f.slurm(t, "", "scancel", "99")
+	if r.code != 1 || r.stderr != "scancel: error: Kill job error on job id 99: job 99 does not exist\n" {
+		t.Errorf("scancel 99: exit %d %q", r.code, r.stderr)
+	}
+	if r = f.slurm(t, "", "scancel", "-Q", "99"); r.code != 1 || r.stderr != "" {
+		t.Errorf("scancel -Q 99: exit %d %q", r.code, r.stderr)
+	}
+	// -p is filtered here: only gpu's job 3 is named to the controller.
+	before := len(f.Requests())
+	if r = f.slurm(t, "", "scancel", "-p", "gpu"); r.code != 0 {
+		t.Fatalf("scancel -p gpu: exit %d %q", r.code, r.stderr)
+	}
+	reqs := f.Requests()[before:]
+	if err := json.Unmarshal(reqs[len(reqs)-1].Body, &req); err != nil {
+		t.Fatal(err)
+	}
+	if len(req.IDs) != 1 || req.IDs[0] != 3 {
+		t.Errorf("scancel -p gpu cancelled %+v", req)
+	}
+}
+
+// TestMakefileLinksEverySlurmName keeps the Makefile's bin/slurm links
+// and the names corral answers to the same list.
+func TestMakefileLinksEverySlurmName(t *testing.T) {
+	data, err := os.ReadFile("../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "SLURM_CMDS :="); ok {
+			got := strings.Fields(rest)
+			slices.Sort(got)
+			if !slices.Equal(got, SlurmNames()) {
+				t.Errorf("Makefile SLURM_CMDS %v, corral answers to %v", got, SlurmNames())
+			}
+			return
+		}
+	}
+	t.Error("the Makefile has no SLURM_CMDS line")
+}

@@ -1,0 +1,312 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/hostlist"
+	"github.com/corral-hpc/corral/slurmfmt"
+	"github.com/corral-hpc/corral/slurmopt"
+)
+
+const squeueUsage = `Usage: squeue [OPTIONS]
+  -A, --account=accounts     accounts of jobs to view (comma list)
+  -a, --all                  accepted: corral shows every partition
+  -r, --array                one job array element per line
+  -h, --noheader             no headers on output
+  -i, --iterate=seconds      repeat the report every N seconds
+  -j, --jobs[=job_id]        job IDs to view (comma list; 12_3 is one task)
+  -l, --long                 long report
+      --me                   my jobs only
+  -n, --name=job_name(s)     job names to view (comma list)
+  -o, --format=format        format specification (%.18i %.9P ...)
+  -O, --Format=format        format by field names (JobID:10,State,...)
+  -p, --partition=partitions partitions to view (comma list)
+  -q, --qos=qos(s)           qos to view (comma list)
+  -S, --sort=fields          sort order (default P,t,-p)
+      --start                expected start times of pending jobs
+  -t, --states=states        job states to view (comma list, or all)
+  -u, --user=user_name(s)    users to view (comma list)
+  -w, --nodelist=hostlist    jobs on these nodes
+      --json                 the listing as JSON (corral's job records)
+  -V, --version              version
+      --help                 this help
+Options corral has no use for are accepted and ignored: --noconvert,
+--local, --federation, --sibling, -v. See docs/slurm.md.
+`
+
+func squeueCommand() *slurmCommand {
+	return &slurmCommand{
+		usage: squeueUsage,
+		opts: withCommon(
+			slurmopt.Option{Short: 'A', Long: "account", Arg: slurmopt.RequiredArg},
+			slurmopt.Option{Short: 'a', Long: "all"},
+			slurmopt.Option{Short: 'r', Long: "array"},
+			slurmopt.Option{Short: 'h', Long: "noheader"},
+			slurmopt.Option{Short: 'i', Long: "iterate", Arg: slurmopt.RequiredArg},
+			slurmopt.Option{Short: 'j', Long: "jobs", Arg: slurmopt.OptionalArg},
+			slurmopt.Option{Short: 'l', Long: "long"},
+			slurmopt.Option{Long: "me"},
+			slurmopt.Option{Short: 'n', Long: "name", Arg: slurmopt.RequiredArg},
+			slurmopt.Option{Short: 'o', Long: "format", Arg: slurmopt.RequiredArg},
+			slurmopt.Option{Short: 'O', Long: "Format", Arg: slurmopt.RequiredArg},
+			slurmopt.Option{Short: 'p', Long: "partition", Arg: slurmopt.RequiredArg},
+			slurmopt.Option{Short: 'q', Long: "qos", Arg: slurmopt.RequiredArg},
+			slurmopt.Option{Short: 'S', Long: "sort", Arg: slurmopt.RequiredArg},
+			slurmopt.Option{Long: "start"},
+			slurmopt.Option{Short: 's', Long: "steps", Arg: slurmopt.OptionalArg},
+			slurmopt.Option{Short: 't', Long: "states", Arg: slurmopt.RequiredArg},
+			slurmopt.Option{Short: 'u', Long: "user", Arg: slurmopt.RequiredArg},
+			slurmopt.Option{Short: 'w', Long: "nodelist", Arg: slurmopt.RequiredArg},
+			slurmopt.Option{Long: "json"},
+			slurmopt.Option{Long: "noconvert"}, slurmopt.Option{Long: "local"},
+			slurmopt.Option{Long: "federation"}, slurmopt.Option{Long: "sibling"},
+			slurmopt.Option{Short: 'v', Long: "verbose"},
+		),
+		run: squeue,
+	}
+}
+
+// squeueQuery is what one squeue run asks for.
+type squeueQuery struct {
+	filter     api.JobFilter
+	partitions []string
+	names      []string
+	accounts   []string
+	qos        []string
+	nodes      map[string]bool
+	layout     *slurmfmt.JobLayout
+	sort       string
+	start      bool
+	array      bool
+}
+
+func squeue(s *slurmRun, r *slurmopt.Result) error {
+	if len(r.Args) > 0 {
+		return slurmUsagef("Unrecognized option: %s", r.Args[0])
+	}
+	q, err := squeueParse(s, r)
+	if err != nil {
+		return err
+	}
+	if r.Has("steps") {
+		// corral has no job steps: the step listing is its header alone.
+		if !r.Has("noheader") {
+			fmt.Fprintln(s.stdout, "         STEPID     NAME PARTITION     USER      TIME NODELIST")
+		}
+		return nil
+	}
+	every := 0
+	if v, ok := r.Last("iterate"); ok {
+		if every, err = strconv.Atoi(v); err != nil || every <= 0 {
+			return slurmUsagef("invalid --iterate value: %s", v)
+		}
+	}
+	for {
+		if every > 0 {
+			fmt.Fprintln(s.stdout, time.Now().Format("Mon Jan 02 15:04:05 2006"))
+		}
+		if err := squeueOnce(s, r, q); err != nil {
+			return err
+		}
+		if every == 0 {
+			return nil
+		}
+		fmt.Fprintln(s.stdout)
+		if err := s.stdout.Flush(); err != nil {
+			return err
+		}
+		select {
+		case <-s.ctx.Done():
+			return nil
+		case <-time.After(time.Duration(every) * time.Second):
+		}
+	}
+}
+
+func squeueParse(s *slurmRun, r *slurmopt.Result) (*squeueQuery, error) {
+	q := &squeueQuery{start: r.Has("start"), array: r.Has("array")}
+	var err error
+	if q.filter.Users, err = withMe(commaList(r.All("user")), r.Has("me")); err != nil { // queue.go
+		return nil, err
+	}
+	if err := addStates(&q.filter, commaList(r.All("states"))); err != nil {
+		return nil, slurmErrorf("Invalid job state specified: %s", strings.TrimPrefix(err.Error(), "unknown job state "))
+	}
+	ids, tasks, err := slurmJobRefs(r.All("jobs"))
+	if err != nil {
+		return nil, err
+	}
+	q.filter.IDs, q.filter.Tasks = ids, tasks
+	if len(ids)+len(tasks) > 0 {
+		q.filter.All = q.filter.All || len(q.filter.States) == 0
+	}
+	q.partitions = commaList(r.All("partition"))
+	q.names = commaList(r.All("name"))
+	q.accounts = commaList(r.All("account"))
+	q.qos = commaList(r.All("qos"))
+	if list := r.All("nodelist"); len(list) > 0 {
+		q.nodes = map[string]bool{}
+		for _, expr := range list {
+			names, err := hostlist.Expand(expr)
+			if err != nil {
+				return nil, fmt.Errorf("invalid node list %s: %v", expr, err)
+			}
+			for _, n := range names {
+				q.nodes[n] = true
+			}
+		}
+	}
+
+	var fields []slurmfmt.Field
+	names := false
+	switch {
+	case r.Has("Format"):
+		v, _ := r.Last("Format")
+		fields, names = slurmfmt.ParseNames(v), true
+	case r.Has("format"):
+		v, _ := r.Last("format")
+		fields = slurmfmt.ParsePercent(v)
+	case q.start:
+		fields = slurmfmt.ParsePercent(slurmfmt.SqueueStart)
+	case r.Has("long"):
+		fields = slurmfmt.ParsePercent(slurmfmt.SqueueLong)
+	case os.Getenv("SQUEUE_FORMAT2") != "":
+		fields, names = slurmfmt.ParseNames(os.Getenv("SQUEUE_FORMAT2")), true
+	case os.Getenv("SQUEUE_FORMAT") != "":
+		fields = slurmfmt.ParsePercent(os.Getenv("SQUEUE_FORMAT"))
+	default:
+		fields = slurmfmt.ParsePercent(slurmfmt.SqueueDefault)
+	}
+	layout, unknown := slurmfmt.NewJobLayout(fields, names)
+	for _, u := range unknown {
+		fmt.Fprintf(s.stderr, "%s: error: Invalid job format specification: %s\n", s.prog, u)
+	}
+	q.layout = layout
+	q.sort = slurmfmt.SqueueSort
+	if v, ok := r.Last("sort"); ok {
+		q.sort = v
+	} else if v := os.Getenv("SQUEUE_SORT"); v != "" {
+		q.sort = v
+	}
+	return q, nil
+}
+
+// view is the listing view the query needs: the brief one unless a
+// field, a sort key or a filter needs more. Squeue's default order sorts
+// by priority, which only the summary view has.
+func (q *squeueQuery) view(json bool) string {
+	need := q.layout.Need
+	briefKeys := strings.IndexFunc(q.sort, func(c rune) bool { return !strings.ContainsRune("+-, iAjuPtTMDNr", c) }) < 0
+	if q.start || !briefKeys {
+		need = max(need, slurmfmt.NeedSummary)
+	}
+	if len(q.accounts)+len(q.qos) > 0 || q.array || json {
+		need = slurmfmt.NeedFull
+	}
+	switch need {
+	case slurmfmt.NeedBrief:
+		return "brief"
+	case slurmfmt.NeedSummary:
+		return "summary"
+	}
+	return "full"
+}
+
+func squeueOnce(s *slurmRun, r *slurmopt.Result, q *squeueQuery) error {
+	jobs, err := listJobsView(s, q.filter, q.view(r.Has("json")))
+	if err != nil {
+		return err
+	}
+	if q.array {
+		jobs = expandArrays(jobs) // jobref.go
+	}
+	jobs = slices.DeleteFunc(jobs, func(j api.Job) bool { return !q.keep(&j) })
+	now := time.Now()
+	if q.start {
+		jobs = slices.DeleteFunc(jobs, func(j api.Job) bool { return j.State != api.StatePending })
+		q.sort = "S"
+	}
+	if err := slurmfmt.SortJobs(jobs, q.sort, now); err != nil {
+		return slurmError(strings.Replace(err.Error(), "invalid sort", "Invalid sort", 1))
+	}
+	if r.Has("json") {
+		return writeJSON(s.stdout, jobs)
+	}
+	env := &slurmfmt.Env{Now: now, Group: groupName}
+	if !r.Has("noheader") {
+		s.stdout.WriteString(q.layout.Header())
+		s.stdout.WriteByte('\n')
+	}
+	for i := range jobs {
+		s.stdout.WriteString(q.layout.Row(&jobs[i], env))
+		s.stdout.WriteByte('\n')
+	}
+	return nil
+}
+
+// keep applies the filters the controller does not.
+func (q *squeueQuery) keep(j *api.Job) bool {
+	if len(q.partitions) > 0 && !slices.Contains(q.partitions, j.Partition) ||
+		len(q.names) > 0 && !slices.Contains(q.names, j.Name) ||
+		len(q.accounts) > 0 && !slices.Contains(q.accounts, j.Spec.Account) ||
+		len(q.qos) > 0 && !slices.Contains(q.qos, j.Spec.QOS) {
+		return false
+	}
+	if q.nodes != nil {
+		for _, n := range j.Nodes {
+			if q.nodes[n] {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
+
+// listJobsView lists jobs in view ("brief", "summary" or "full"),
+// falling back to the whole record from a controller that knows no
+// views.
+func listJobsView(s *slurmRun, f api.JobFilter, view string) ([]api.Job, error) {
+	ctx, cancel := s.requestContext()
+	defer cancel()
+	if view == "full" {
+		view = ""
+	}
+	raw, err := jobsRaw(ctx, s.client(), f, view) // queuefast.go
+	var se *api.StatusError
+	if view != "" && errors.As(err, &se) && se.Code == http.StatusBadRequest && strings.Contains(se.Message, "view") {
+		view = ""
+		raw, err = jobsRaw(ctx, s.client(), f, view)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if view == "brief" {
+		var briefs []api.JobBrief
+		if err := json.Unmarshal(raw, &briefs); err != nil {
+			return nil, err
+		}
+		jobs := make([]api.Job, len(briefs))
+		for i := range briefs {
+			jobs[i] = briefs[i].Job()
+		}
+		return jobs, nil
+	}
+	var jobs []api.Job
+	if err := json.Unmarshal(raw, &jobs); err != nil {
+		return nil, err
+	}
+	if jobs == nil {
+		jobs = []api.Job{}
+	}
+	return jobs, nil
+}

@@ -1,0 +1,81 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/cli"
+	"github.com/corral-hpc/corral/jobspec"
+)
+
+// slurmBin makes a directory of Slurm names linked to bin/corral, as
+// `make` makes bin/slurm.
+func slurmBin(t *testing.T) string {
+	dir := t.TempDir()
+	for _, name := range cli.SlurmNames() {
+		if err := os.Symlink(filepath.Join(binDir, "corral"), filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// slurmCmd runs a Slurm command of bin against c in dir.
+func (c *Cluster) slurmCmd(bin, dir, name string, args ...string) Result {
+	c.t.Helper()
+	return runBinary(c.t, filepath.Join(bin, name), c.Socket, dir, args...)
+}
+
+// TestSlurmNames drives a job through the commands a pipeline engine
+// uses, called by their Slurm names: sbatch, squeue, scancel, and the
+// lookups scripts make with scontrol.
+func TestSlurmNames(t *testing.T) {
+	c := StartCluster(t, ClusterOpts{})
+	bin, dir := slurmBin(t), jobDir(t)
+	must := func(r Result, what string) string {
+		t.Helper()
+		if r.Code != 0 {
+			t.Fatalf("%s: exit %d\nstdout: %s\nstderr: %s", what, r.Code, r.Stdout, r.Stderr)
+		}
+		return r.Stdout
+	}
+
+	out := must(c.slurmCmd(bin, dir, "sbatch", "--parsable", "--wrap", "sleep 30"), "sbatch --parsable")
+	id, err := strconv.ParseUint(strings.TrimSpace(out), 10, 64)
+	if err != nil {
+		t.Fatalf("sbatch --parsable printed %q, not a job ID", out)
+	}
+	line := must(c.slurmCmd(bin, dir, "squeue", "-h", "-o", "%i %t"), "squeue -h -o '%i %t'")
+	if line != strconv.FormatUint(id, 10)+" PD\n" && line != strconv.FormatUint(id, 10)+" R\n" {
+		t.Errorf("squeue -h -o '%%i %%t' printed %q, want job %d PD or R", line, id)
+	}
+	job := c.WaitState(id, api.StateRunning, 30*time.Second)
+	if got, want := jobspec.JobOutputPath(job, job.Spec.Output), filepath.Join(dir, "slurm-"+strconv.FormatUint(id, 10)+".out"); got != want {
+		t.Errorf("sbatch's default output is %s, want %s", got, want)
+	}
+	show := must(c.slurmCmd(bin, dir, "scontrol", "show", "job", strconv.FormatUint(id, 10)), "scontrol show job")
+	if !strings.HasPrefix(show, "JobId="+strconv.FormatUint(id, 10)+" JobName=wrap \n") || !strings.Contains(show, " JobState=RUNNING ") {
+		t.Errorf("scontrol show job:\n%s", show)
+	}
+	must(c.slurmCmd(bin, dir, "scancel", strconv.FormatUint(id, 10)), "scancel")
+	if j := c.WaitEnded(id, 30*time.Second); j.State != api.StateCancelled {
+		t.Errorf("job %d ended %s after scancel, want CANCELLED", id, j.State)
+	}
+	if out := must(c.slurmCmd(bin, dir, "squeue", "-h", "-o", "%i"), "squeue after the cancel"); out != "" {
+		t.Errorf("squeue still lists %q after the cancel", out)
+	}
+
+	names := must(c.slurmCmd(bin, dir, "scontrol", "show", "hostnames", "dev[1-3]"), "scontrol show hostnames")
+	if names != "dev1\ndev2\ndev3\n" {
+		t.Errorf("scontrol show hostnames 'dev[1-3]' printed %q", names)
+	}
+	r := c.slurmCmd(bin, dir, "squeue", "--bogus")
+	if r.Code != 1 || r.Stderr != "squeue: unrecognized option '--bogus'\nTry \"squeue --help\" for more information\n" {
+		t.Errorf("squeue --bogus: exit %d, stderr %q", r.Code, r.Stderr)
+	}
+}
