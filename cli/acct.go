@@ -94,36 +94,41 @@ func acctRef(r *api.AcctRecord) string {
 }
 
 func acctFilter(c *ucli.Context, now time.Time) (api.AcctFilter, error) {
-	var f api.AcctFilter
-	f.Users = dedupe(commaList(c.StringSlice("user")))
-	var err error
-	if f.IDs, f.Tasks, err = parseJobRefs(commaList(c.StringSlice("jobs"))); err != nil {
-		return f, err
+	ids, tasks, err := parseJobRefs(commaList(c.StringSlice("jobs")))
+	if err != nil {
+		return api.AcctFilter{}, err
 	}
-	for _, s := range commaList(c.StringSlice("state")) {
+	f := api.AcctFilter{Users: dedupe(commaList(c.StringSlice("user"))), IDs: ids, Tasks: tasks}
+	return f, acctStatesAndWindow(&f, commaList(c.StringSlice("state")), c.String("starttime"), c.String("endtime"), now)
+}
+
+// acctStatesAndWindow fills f's states and time window from option
+// values, as corral acct and sacct take them ("" for no bound).
+func acctStatesAndWindow(f *api.AcctFilter, states []string, start, end string, now time.Time) error {
+	for _, s := range states {
 		st, err := parseAcctState(s)
 		if err != nil {
-			return f, usageError{err}
+			return usageError{err}
 		}
 		f.States = append(f.States, st)
 	}
 	f.States = dedupeStates(f.States)
 	for _, o := range []struct {
-		name string
-		dst  *time.Time
-	}{{"starttime", &f.Start}, {"endtime", &f.End}} {
-		if v := c.String(o.name); v != "" {
-			t, err := parseAcctTime(v, now)
+		name, value string
+		dst         *time.Time
+	}{{"starttime", start, &f.Start}, {"endtime", end, &f.End}} {
+		if o.value != "" {
+			t, err := parseAcctTime(o.value, now)
 			if err != nil {
-				return f, usageErrorf("invalid --%s %q: %v", o.name, v, err)
+				return usageErrorf("invalid --%s %q: %v", o.name, o.value, err)
 			}
 			*o.dst = t
 		}
 	}
 	if !f.Start.IsZero() && !f.End.IsZero() && f.End.Before(f.Start) {
-		return f, usageErrorf("--endtime %s is before --starttime %s", f.End.Format(time.DateTime), f.Start.Format(time.DateTime))
+		return usageErrorf("--endtime %s is before --starttime %s", f.End.Format(time.DateTime), f.Start.Format(time.DateTime))
 	}
-	return f, nil
+	return nil
 }
 
 func parseAcctState(s string) (api.JobState, error) {

@@ -33,7 +33,7 @@ func slurmCommands() map[string]*slurmCommand {
 		"sbatch":   sbatchCommand(),
 		"squeue":   squeueCommand(),
 		"scancel":  scancelCommand(),
-		"sacct":    notYetCommand("sacct", "use corral acct"),
+		"sacct":    sacctCommand(),
 		"sinfo":    notYetCommand("sinfo", "use corral nodes"),
 		"scontrol": scontrolCommand(),
 		"sprio":    notYetCommand("sprio", "use corral prio"),

@@ -233,3 +233,41 @@ func TestMakefileLinksEverySlurmName(t *testing.T) {
 	}
 	t.Error("the Makefile has no SLURM_CMDS line")
 }
+
+func TestSacct(t *testing.T) {
+	f := MustFakeCtld(t)
+	now := time.Now()
+	jobs := fixtureJobs(now)
+	f.jobs = jobs[:3] // 12 and 11 pending, 3 running
+	end := now.Add(-time.Minute)
+	f.pipe.acct = []api.AcctRecord{{JobID: 2, Name: "old", Partition: "batch", User: "alice", State: api.StateCancelled,
+		ExitCode: 0, Signal: 15, SubmitTime: now.Add(-time.Hour), EndTime: end, NodeCount: 1, CPUs: 1}}
+	r := f.slurm(t, "", "sacct", "-P", "-n", "-X", "-o", "JobIDRaw,State")
+	if want := "2|CANCELLED\n3|RUNNING\n11|PENDING\n12|PENDING\n"; r.code != 0 || r.stdout != want {
+		t.Errorf("sacct -P -n -X -o JobIDRaw,State: exit %d %q %q, want %q", r.code, r.stdout, r.stderr, want)
+	}
+	var acctQuery, jobsQuery string
+	for _, req := range f.Requests() {
+		switch req.Path {
+		case "/v1/acct":
+			acctQuery = req.Query.Encode()
+		case "/v1/jobs":
+			jobsQuery = req.Query.Encode()
+		}
+	}
+	if !strings.Contains(acctQuery, "start=") || strings.Contains(jobsQuery, "all=") {
+		t.Errorf("sacct asked /v1/acct?%s and /v1/jobs?%s: want a start at midnight, and only queued jobs", acctQuery, jobsQuery)
+	}
+	r = f.slurm(t, "", "sacct", "-j", "3", "--name", "train big", "-p", "-o", "JobID,Timelimit,NodeList%20")
+	if want := "JobID|Timelimit|NodeList|\n3|UNLIMITED|dev[1-2]|\n"; r.code != 0 || r.stdout != want {
+		t.Errorf("sacct -j 3 -p: exit %d %q %q, want %q", r.code, r.stdout, r.stderr, want)
+	}
+	r = f.slurm(t, "", "sacct", "-o", "JobID,Bogus")
+	if r.code != 1 || r.stderr != "sacct: error: Invalid field requested: \"Bogus\"\n" {
+		t.Errorf("sacct -o Bogus: exit %d %q", r.code, r.stderr)
+	}
+	r = f.slurm(t, "", "sacct", "-S", "not-a-time")
+	if r.code != 1 || !strings.HasPrefix(r.stderr, "sacct: error: invalid --starttime") {
+		t.Errorf("sacct -S not-a-time: exit %d %q", r.code, r.stderr)
+	}
+}
