@@ -39,7 +39,7 @@ func slurmCommands() map[string]*slurmCommand {
 		"sprio":    notYetCommand("sprio", "use corral prio"),
 		"sshare":   notYetCommand("sshare", "use corral share"),
 		"sstat":    notYetCommand("sstat", "live statistics of job steps come with job steps; corral show job and sacct report a job's peak memory and CPU time once it ends"),
-		"srun":     notYetCommand("srun", "job steps are not supported yet: run the work in a batch script (sbatch) instead"),
+		"srun":     srunPersonality(),
 		"salloc":   notYetCommand("salloc", "interactive allocations are not supported yet: submit a batch script (sbatch) instead"),
 	}
 }
@@ -159,6 +159,19 @@ func runSlurm(s *slurmRun, cmd *slurmCommand, args []string) error {
 		return err
 	}
 	return cmd.run(s, r)
+}
+
+// srunPersonality is corral srun under srun's name; it reads its own
+// options and prints its own errors in Slurm's words.
+func srunPersonality() *slurmCommand {
+	return &slurmCommand{run: func(s *slurmRun, r *slurmopt.Result) error {
+		env := srunEnv{stdin: s.stdin, stdout: flushingWriter{s.stdout}, stderr: s.stderr, // srun.go
+			getenv: os.Getenv, environ: os.Environ, client: s.client}
+		if code := runSrun(s.ctx, env, r.Args); code != 0 {
+			return exitStatus(code)
+		}
+		return nil
+	}}
 }
 
 // notYetCommand answers for a Slurm command corral does not have yet.

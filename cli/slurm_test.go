@@ -49,7 +49,7 @@ func TestSlurmOptionErrors(t *testing.T) {
 		{"scancel", []string{"1-5"}, "scancel: error: invalid job id 1-5\n"},
 		{"scancel", []string{"-s", "USR1", "12"}, "scancel: error: --signal is not supported by corral: corral cannot signal a job without ending it yet\n"},
 		{"scontrol", []string{"frobnicate"}, "scontrol: error: invalid command: frobnicate (corral's scontrol answers show, hold, release, requeue, update, ping and version)\n"},
-		{"srun", []string{"hostname"}, "srun: error: srun is not supported by corral yet: job steps are not supported yet: run the work in a batch script (sbatch) instead\n"},
+		{"salloc", []string{"bash"}, "salloc: error: salloc is not supported by corral yet: interactive allocations are not supported yet: submit a batch script (sbatch) instead\n"},
 	} {
 		r := f.slurm(t, "", tc.name, tc.args...)
 		if r.code != 1 || r.stderr != tc.stderr || r.stdout != "" {
@@ -63,7 +63,7 @@ func TestSlurmOptionErrors(t *testing.T) {
 
 func TestSlurmVersion(t *testing.T) {
 	f := MustFakeCtld(t)
-	for _, name := range []string{"squeue", "scancel", "srun"} {
+	for _, name := range []string{"squeue", "scancel", "salloc"} {
 		r := f.slurm(t, "", name, "--version")
 		if r.code != 0 || !strings.HasPrefix(r.stdout, "slurm "+SlurmVersion+" ") {
 			t.Errorf("%s --version: exit %d, %q", name, r.code, r.stdout)
@@ -269,5 +269,18 @@ func TestSacct(t *testing.T) {
 	r = f.slurm(t, "", "sacct", "-S", "not-a-time")
 	if r.code != 1 || !strings.HasPrefix(r.stderr, "sacct: error: invalid --starttime") {
 		t.Errorf("sacct -S not-a-time: exit %d %q", r.code, r.stderr)
+	}
+}
+
+func TestSrunPersonality(t *testing.T) {
+	f := MustFakeCtld(t)
+	t.Setenv("SLURM_JOB_ID", "")
+	t.Setenv("SLURM_JOBID", "")
+	r := f.slurm(t, "", "srun", "hostname")
+	if r.code != 1 || !strings.HasPrefix(r.stderr, "srun: error: ") {
+		t.Errorf("srun outside an allocation: exit %d %q", r.code, r.stderr)
+	}
+	if r := f.slurm(t, "", "srun", "--bogus"); r.code != 1 || !strings.HasPrefix(r.stderr, "srun: unrecognized option '--bogus'") {
+		t.Errorf("srun --bogus: exit %d %q", r.code, r.stderr)
 	}
 }
