@@ -1,7 +1,9 @@
 // Command corral-shim supervises one job: corral-noded starts one per job
 // (`corral-shim <jobdir>`, in its own session, so it outlives a noded
 // restart) and it creates the job's container, enforces its time limit
-// and cancel, and writes its result (package noded/shim).
+// and cancel, and writes its result (package noded/shim). It is also a
+// job step's runner on a node (`corral-shim step <jobdir> <stepid>`),
+// which execs the step's tasks into the job's running container.
 //
 // libcontainer re-executes this same binary as `corral-shim init` inside
 // every new container, so every job starts it twice. It is a binary of its

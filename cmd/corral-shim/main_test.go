@@ -37,7 +37,8 @@ func runShim(t *testing.T, args ...string) (string, int) {
 }
 
 func TestUsage(t *testing.T) {
-	for _, args := range [][]string{nil, {"relative/dir"}, {"/a", "/b"}} {
+	for _, args := range [][]string{nil, {"relative/dir"}, {"/a", "/b"},
+		{"step"}, {"step", "/a"}, {"step", "relative", "0"}, {"step", "/a", "x"}, {"step", "/a", "0", "extra"}} {
 		out, code := runShim(t, args...)
 		if code != 2 || !strings.HasPrefix(out, "usage: corral-shim ") || strings.Count(out, "\n") != 1 {
 			t.Errorf("corral-shim %q: exit %d, %q; want exit 2 and one usage line", args, code, out)

@@ -19,6 +19,15 @@
 // writes the job's) and reports its end like any job (CANCELLED when
 // cancelled; ctld ignores extern ends it asked for).
 //
+// `corral-shim step <jobdir> <stepid>` is a step's runner on this node:
+// it reads launch.json and steps/<stepid>/step.json (StepJob), execs one
+// process per rank into the job's running container (the job's user,
+// namespaces and cgroup, no new privileges), connects to srun and relays
+// the tasks' I/O, signals and exits (package stepio), and writes the
+// step's result.json (StepResult). noded starts it detached, with the
+// same status pipe on fd 4 ("started <time>", then EndedLine); SIGTERM
+// cancels the step (SIGTERM to the tasks, SIGKILL after the kill wait).
+//
 // Job directory (<state>/jobs/<id>/):
 //
 //	launch.json  Job: the launch request plus what noded decided (written by noded)
@@ -28,6 +37,7 @@
 //	shim.log     the shim's own stdout and stderr
 //	script       the job script (mode 0755, owned by the user), bound at /.corral/script
 //	rootfs/      the container's root: a small tmpfs of mount points over the host view
+//	steps/<id>/  a step's step.json, runner.pid and result.json (StepJob)
 //
 // rootfs/ is gone before result.json appears; script is deleted just
 // after it (noded removes the whole directory once the shim exits). A noded

@@ -15,44 +15,26 @@ import (
 // startExtern starts a job in the extern role (a node of the allocation
 // that runs no script) and returns once its container holds; end cancels
 // it and returns its result, after checking it left nothing behind.
-func startExtern(t *testing.T, edit func(*shim.Job)) (tj *testJob, end func() *shim.Result) {
+func startExtern(t *testing.T) (tj *testJob, end func() *shim.Result) {
 	t.Helper()
-	tj = mustJob(t, "", func(j *shim.Job) {
-		j.Launch.Role = api.RoleExtern
-		if edit != nil {
-			edit(j)
-		}
-	})
-	cancel := make(chan struct{})
-	started := make(chan struct{})
-	done := make(chan *shim.Result, 1)
-	go func() {
-		done <- shim.Run(tj.dir, shim.Controls{Cancel: cancel, Started: func(time.Time) { close(started) }})
-	}()
+	tj = mustJob(t, "", func(j *shim.Job) { j.Launch.Role = api.RoleExtern })
+	started, end := tj.start(t)
 	select {
 	case <-started:
-	case r := <-done:
-		t.Fatalf("extern ended before it held: %+v", r)
+	case <-time.After(30 * time.Second):
+		end()
+		t.Fatal("the extern container never held")
 	}
-	var r *shim.Result
-	end = func() *shim.Result {
-		if r == nil {
-			close(cancel)
-			r = <-done
-			tj.mustBeClean(t)
-		}
-		return r
-	}
-	t.Cleanup(func() { end() })
 	return tj, end
 }
 
 // TestExternHoldsUntilCancelled: an extern node's container runs nothing
 // but holds until the job is stopped (steps exec into it), writes no
-// output file (the batch node writes the job's), and ends CANCELLED when
-// cancelled, leaving nothing behind.
+// output file (the batch node writes the job's), takes a step, and ends
+// CANCELLED when cancelled, leaving nothing behind (the step's orphan
+// included).
 func TestExternHoldsUntilCancelled(t *testing.T) {
-	tj, end := startExtern(t, nil)
+	tj, end := startExtern(t)
 	if _, err := container.Open(tj.job.RuncRoot, shim.ContainerID(tj.job.Launch.JobID)); err != nil {
 		t.Errorf("the extern container is not running: %v", err)
 	}
@@ -62,6 +44,17 @@ func TestExternHoldsUntilCancelled(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(tj.dir, shim.ScriptFile)); !os.IsNotExist(err) {
 		t.Errorf("an extern node wrote a script (%v)", err)
+	}
+	// A step runs in it; its task outlives the step (a background
+	// process, orphaned to corral-init) until the job ends.
+	srun := newFakeSrun(t, "tok", node)
+	mustStep(t, tj, 0, []int{0}, []string{"/bin/sh", "-c", `tr '\0' ' ' < /proc/1/cmdline; echo; sleep 1000 >/dev/null 2>&1 &`}, srun.ln.Addr().String())
+	cmd, _ := startRunner(t, tj.dir, 0)
+	srun.writer(t)
+	got := srun.collect(t, nil)
+	cmd.Wait()
+	if g := got[0]; g == nil || g.out != "/.corral/init --stdio-fds --hold \n" || g.exit == nil || g.exit.Code != 0 {
+		t.Errorf("step in the extern container: %+v, want corral-init --hold as its PID 1", g)
 	}
 	if r := end(); r.State != api.StateCancelled || r.Message != "" {
 		t.Errorf("extern ended %+v, want CANCELLED without a message", r)

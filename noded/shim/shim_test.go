@@ -25,8 +25,15 @@ var (
 	nextID   atomic.Uint64
 )
 
+// asShim makes the test binary corral-shim itself (shim.Main), for tests
+// that run it as noded does.
+const asShim = "CORRAL_SHIM_TEST_AS_MAIN"
+
 func TestMain(m *testing.M) {
 	containertest.DispatchInit()
+	if os.Getenv(asShim) == "1" {
+		os.Exit(shim.Main(os.Args[1:]))
+	}
 	code := func() int {
 		if os.Geteuid() == 0 {
 			p, cleanup, err := containertest.BuildInit()

@@ -1,0 +1,140 @@
+package shim
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"syscall"
+
+	"github.com/corral-hpc/corral/container"
+	"github.com/corral-hpc/corral/stepio"
+	"golang.org/x/sys/unix"
+)
+
+// task is one rank of the step running on this node.
+type task struct {
+	rank, local int
+	p           *container.Process
+	// stdin is the task's input (rank 0 only; its terminal when it has
+	// one), written by one goroutine at a time.
+	inMu  sync.Mutex
+	stdin *os.File
+	pty   bool
+}
+
+// startTasks execs one process per rank of this node into the job's
+// container, as the job's user. On an error it kills and reaps the ones
+// it started.
+func startTasks(ctr *container.Running, job *Job, s *StepJob) ([]*task, error) {
+	l := &job.Launch
+	cwd := s.Launch.Cwd
+	if cwd == "" {
+		cwd = l.WorkDir
+	}
+	var tasks []*task
+	for local, rank := range s.Ranks {
+		spec := &container.ExecSpec{
+			Args: s.Launch.Argv, Env: TaskEnv(job, s, rank, local), Cwd: cwd,
+			UID: int(l.UID), GID: int(l.GID), Groups: intGroups(l.Groups),
+		}
+		if rank == 0 {
+			spec.Stdin = true
+			spec.Terminal = s.Launch.Pty
+		}
+		p, err := ctr.Exec(spec)
+		if err != nil {
+			for _, t := range tasks {
+				t.signal(syscall.SIGKILL)
+				t.closeStdin()
+				_, _ = t.p.Wait()
+			}
+			return nil, fmt.Errorf("task %d: %w", rank, err)
+		}
+		t := &task{rank: rank, local: local, p: p, stdin: p.Stdin, pty: p.Console != nil}
+		if t.pty {
+			t.stdin = p.Console
+		}
+		tasks = append(tasks, t)
+	}
+	return tasks, nil
+}
+
+// signal sends sig to the task's process and every process below it, as
+// slurmstepd signals all of a step's processes: a shell's children get it
+// too. (The tasks share the job's cgroup with every other step, so the
+// process tree, not the cgroup, says what is the task's.)
+func (t *task) signal(sig syscall.Signal) {
+	procs, err := listProcs("/proc")
+	if err != nil {
+		_ = t.p.Signal(sig)
+		return
+	}
+	for _, pid := range treeOf(procs, t.p.Pid()) {
+		_ = syscall.Kill(pid, sig) // ESRCH: it ended meanwhile
+	}
+}
+
+// treeOf is root and its descendants, root first.
+func treeOf(procs []proc, root int) []int {
+	children := make(map[int][]int)
+	for _, p := range procs {
+		children[p.ppid] = append(children[p.ppid], p.pid)
+	}
+	out := []int{root}
+	for i := 0; i < len(out); i++ {
+		out = append(out, children[out[i]]...)
+	}
+	return out
+}
+
+// writeStdin passes srun's input on; an empty chunk is the end of input
+// (on a terminal: the end-of-file character, as a user's Ctrl-D).
+func (t *task) writeStdin(p []byte) {
+	t.inMu.Lock()
+	defer t.inMu.Unlock()
+	if t.stdin == nil {
+		return
+	}
+	if len(p) == 0 {
+		if t.pty {
+			_, _ = t.stdin.Write([]byte{4})
+			return
+		}
+		t.stdin.Close()
+		t.stdin = nil
+		return
+	}
+	if _, err := t.stdin.Write(p); err != nil && !t.pty { // the task closed its input
+		t.stdin.Close()
+		t.stdin = nil
+	}
+}
+
+// closeStdin ends the task's input (not a terminal's: that is its output too).
+func (t *task) closeStdin() {
+	t.inMu.Lock()
+	defer t.inMu.Unlock()
+	if t.stdin != nil && !t.pty {
+		t.stdin.Close()
+		t.stdin = nil
+	}
+}
+
+// resize sets the task's terminal size.
+func (t *task) resize(rows, cols uint16) {
+	if !t.pty {
+		return
+	}
+	_ = unix.IoctlSetWinsize(int(t.p.Console.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: rows, Col: cols})
+}
+
+// exitStatusOf is how a task ended, as srun reports it.
+func exitStatusOf(ps *os.ProcessState) stepio.ExitStatus {
+	if ps == nil {
+		return stepio.ExitStatus{Code: 1}
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return stepio.ExitStatus{Code: 128 + int(ws.Signal()), Signal: int(ws.Signal())}
+	}
+	return stepio.ExitStatus{Code: ps.ExitCode()}
+}

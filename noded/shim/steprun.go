@@ -1,0 +1,233 @@
+package shim
+
+import (
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/corral-hpc/corral/container"
+	"github.com/corral-hpc/corral/stepio"
+)
+
+// StepControls connect a step's runner to its supervisor.
+type StepControls struct {
+	// Cancel is closed to cancel the step: SIGTERM to the tasks, SIGKILL
+	// after the job's kill wait.
+	Cancel <-chan struct{}
+	// Started, if set, is called once the node's tasks run.
+	Started func(time.Time)
+}
+
+// RunStep runs step stepID of the job in jobDir on this node to its end
+// and returns its result; it does not write result.json (StepMain does).
+// Every failure becomes a result with a message, and srun hears of it
+// (the message on each task's stderr, then an Exit per task and Done).
+func RunStep(jobDir string, stepID int, ctl StepControls) *StepResult {
+	job, err := ReadJob(jobDir)
+	if err != nil {
+		return stepFailed(nil, "reading the job: %v", err)
+	}
+	s, err := ReadStepJob(StepDir(jobDir, stepID))
+	if err != nil {
+		return stepFailed(nil, "reading the step: %v", err)
+	}
+	rl := dialSrun(s)
+	defer rl.close()
+	if err := checkStep(job, s, stepID); err != nil {
+		return rl.fail(s.Ranks, "%v", err)
+	}
+	ctr, err := container.Open(job.RuncRoot, ContainerID(job.Launch.JobID))
+	if err != nil {
+		return rl.fail(s.Ranks, "%v", err)
+	}
+	if cancelled(ctl.Cancel) {
+		return rl.fail(s.Ranks, "cancelled before the tasks started")
+	}
+	tasks, err := startTasks(ctr, job, s)
+	if err != nil {
+		return rl.fail(s.Ranks, "%v", err)
+	}
+	if ctl.Started != nil {
+		ctl.Started(time.Now())
+	}
+	go rl.serveControl(tasks)
+	stopCancel := watchCancel(tasks, ctl.Cancel, job.KillWait())
+	defer stopCancel()
+
+	res := &StepResult{Tasks: make([]TaskResult, len(tasks))}
+	var mu sync.Mutex
+	var all sync.WaitGroup
+	for i, t := range tasks {
+		all.Add(1)
+		go func() {
+			defer all.Done()
+			st, ps := waitTask(rl, t)
+			rl.send(stepio.ExitFrame(uint32(t.rank), st))
+			mu.Lock()
+			defer mu.Unlock()
+			res.Tasks[i] = TaskResult{Rank: t.rank, ExitCode: st.Code, Signal: st.Signal}
+			if ps != nil {
+				if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+					res.CPUTimeUsec += tvUsec(ru.Utime) + tvUsec(ru.Stime)
+					res.PeakMemBytes = max(res.PeakMemBytes, ru.Maxrss<<10)
+				}
+			}
+		}()
+	}
+	all.Wait()
+	rl.send(stepio.Frame{Kind: stepio.Done, Task: stepio.AllTasks})
+	res.ExitCode, res.Signal = highest(res.Tasks)
+	return res
+}
+
+// waitTask relays the task's output until it ends and reaps it. Its
+// output may outlive it (a background process holding the pipe) by at
+// most outputGrace; then it is no longer read.
+func waitTask(rl *relay, t *task) (stepio.ExitStatus, *os.ProcessState) {
+	var copies sync.WaitGroup
+	outs := []*os.File{t.p.Stdout, t.p.Stderr}
+	kinds := []stepio.Kind{stepio.Stdout, stepio.Stderr}
+	if t.pty {
+		outs, kinds = []*os.File{t.p.Console}, []stepio.Kind{stepio.Stdout}
+	}
+	for i, f := range outs {
+		copies.Add(1)
+		go rl.copyOutput(f, kinds[i], t.rank, &copies)
+	}
+	ps, err := t.p.Wait()
+	if err != nil && ps == nil {
+		log.Printf("task %d: %v", t.rank, err)
+	}
+	copied := make(chan struct{})
+	go func() { copies.Wait(); close(copied) }()
+	select {
+	case <-copied:
+	case <-time.After(outputGrace):
+		for _, f := range outs {
+			f.Close() // ends the copy's read
+		}
+		<-copied
+	}
+	for _, f := range outs {
+		f.Close()
+	}
+	t.closeStdin()
+	return exitStatusOf(ps), ps
+}
+
+// watchCancel stops the tasks when cancel closes: SIGTERM, then after
+// killWait SIGKILL. stop ends the watch.
+func watchCancel(tasks []*task, cancel <-chan struct{}, killWait time.Duration) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-cancel:
+		case <-done:
+			return
+		}
+		for _, t := range tasks {
+			t.signal(syscall.SIGTERM)
+		}
+		kill := time.NewTimer(killWait)
+		defer kill.Stop()
+		select {
+		case <-kill.C:
+			for _, t := range tasks {
+				t.signal(syscall.SIGKILL)
+			}
+		case <-done:
+		}
+	}()
+	return func() { close(done) }
+}
+
+// checkStep refuses a step.json that is not for this job and step, or
+// whose tasks would run as another user than the job's.
+func checkStep(job *Job, s *StepJob, stepID int) error {
+	c := &s.Launch.Credential
+	switch {
+	case c.JobID != job.Launch.JobID || c.StepID != stepID:
+		return fmt.Errorf("step.json is for step %d.%d, not %d.%d", c.JobID, c.StepID, job.Launch.JobID, stepID)
+	case c.UID != job.Launch.UID:
+		return fmt.Errorf("the step's user %d is not the job's (%d)", c.UID, job.Launch.UID)
+	case len(s.Launch.Argv) == 0:
+		return fmt.Errorf("the step has no command")
+	case len(s.Ranks) == 0:
+		return fmt.Errorf("no task of the step runs on %s", s.Node)
+	}
+	return nil
+}
+
+// fail reports a step whose tasks could not run: the message on each
+// task's stderr, an Exit with code 1 per task, Done.
+func (r *relay) fail(ranks []int, format string, a ...any) *StepResult {
+	res := stepFailed(ranks, format, a...)
+	for _, rank := range ranks {
+		r.send(stepio.Frame{Kind: stepio.Stderr, Task: uint32(rank), Payload: []byte("corral: " + res.Message + "\n")})
+		r.send(stepio.ExitFrame(uint32(rank), stepio.ExitStatus{Code: 1}))
+	}
+	r.send(stepio.Frame{Kind: stepio.Done, Task: stepio.AllTasks})
+	return res
+}
+
+func stepFailed(ranks []int, format string, a ...any) *StepResult {
+	res := &StepResult{ExitCode: 1, Message: fmt.Sprintf(format, a...), Tasks: []TaskResult{}}
+	for _, rank := range ranks {
+		res.Tasks = append(res.Tasks, TaskResult{Rank: rank, ExitCode: 1})
+	}
+	return res
+}
+
+// highest is the highest exit code of the tasks and that task's signal.
+func highest(ts []TaskResult) (code, sig int) {
+	for _, t := range ts {
+		if t.ExitCode > code {
+			code, sig = t.ExitCode, t.Signal
+		}
+	}
+	return code, sig
+}
+
+func tvUsec(tv syscall.Timeval) int64 { return tv.Sec*1e6 + tv.Usec }
+
+// StepMain is `corral-shim step <jobdir> <stepid>`; it returns the exit
+// status: 0 once result.json is written.
+func StepMain(args []string) int {
+	container.KeepMainThread()
+	stepID, err := strconv.Atoi(safeArg(args, 1))
+	if len(args) != 2 || !filepath.IsAbs(args[0]) || err != nil {
+		fmt.Fprintln(os.Stderr, "usage: corral-shim step /ABSOLUTE/JOB/DIR STEPID (started by corral-noded, not by hand)")
+		return 2
+	}
+	jobDir := args[0]
+	dir := StepDir(jobDir, stepID)
+	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
+	log.SetPrefix("step " + filepath.Base(jobDir) + "." + strconv.Itoa(stepID) + ": ")
+	sup, err := startSupervisor(filepath.Join(dir, RunnerPidFile))
+	if err != nil {
+		log.Print(err)
+		return 1
+	}
+	res := RunStep(jobDir, stepID, StepControls{Cancel: sup.cancel, Started: sup.started})
+	if res.Message != "" {
+		log.Printf("step failed: %s", res.Message)
+	}
+	if err := WriteStepResult(dir, res); err != nil {
+		log.Printf("writing the result: %v", err)
+		return 1
+	}
+	sup.say("%s", EndedLine)
+	return 0
+}
+
+func safeArg(args []string, i int) string {
+	if i < len(args) {
+		return args[i]
+	}
+	return ""
+}

@@ -1,0 +1,76 @@
+package shim
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// supervisor is what a job's shim and a step's runner share with noded:
+// their PID on disk, cancel by SIGTERM or the control pipe, and the
+// status pipe.
+type supervisor struct {
+	cancel chan struct{}
+	once   sync.Once
+	status *os.File // nil when noded passed none
+}
+
+// startSupervisor records this process's PID in pidFile and starts
+// listening for a cancel.
+func startSupervisor(pidFile string) (*supervisor, error) {
+	if err := WriteFileAtomic(pidFile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
+		return nil, err
+	}
+	// In its own session the process gets no terminal signals; should one
+	// come anyway, or should noded's end of a pipe vanish, carry on.
+	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGPIPE)
+	s := &supervisor{cancel: make(chan struct{})}
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+	go func() {
+		<-term
+		s.stop()
+	}()
+	if ctl := inherited(ControlFD, "control"); ctl != nil {
+		go func() {
+			buf := make([]byte, 1)
+			for {
+				n, err := ctl.Read(buf)
+				if n == 1 && buf[0] == 'c' {
+					s.stop()
+				}
+				if err != nil {
+					return // noded went away: the work carries on
+				}
+			}
+		}()
+	}
+	s.status = inherited(StatusFD, "status")
+	return s, nil
+}
+
+func (s *supervisor) stop() { s.once.Do(func() { close(s.cancel) }) }
+
+// say writes a line on the status pipe, if there is one.
+func (s *supervisor) say(format string, a ...any) {
+	if s.status != nil {
+		fmt.Fprintf(s.status, format+"\n", a...)
+	}
+}
+
+func (s *supervisor) started(t time.Time) { s.say("started %s", t.Format(time.RFC3339Nano)) }
+
+// inherited returns fd as a file if the parent passed it.
+func inherited(fd int, name string) *os.File {
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
+		return nil
+	}
+	unix.CloseOnExec(fd)
+	return os.NewFile(uintptr(fd), name)
+}
