@@ -96,7 +96,7 @@ func (s *Server) cancel(caller peer, req api.CancelRequest) (api.CancelResponse,
 		batch := targets[:min(len(targets), cancelBatch)]
 		targets = targets[len(batch):]
 		changes, orders := s.cancelOrdersLocked(batch, now)
-		if err = s.commitAllLocked(changes, rems); err != nil {
+		if err = s.q.commit(changes, rems); err != nil {
 			break
 		}
 		signals = append(signals, orders...)

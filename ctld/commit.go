@@ -91,11 +91,12 @@ func (q *queue) submit(rec *store.JobRecord, mu sync.Locker) (uint64, error) {
 // commit persists the changes and the remainder changes rems in one
 // transaction, together with the remainders that tasks in changes leave,
 // and, only once they are on disk, installs them: q.observe sees each
-// change first. On error nothing changes. ended reports whether a job or
-// an array's pending tasks ended. The caller holds Server.mu for writing.
-func (q *queue) commit(changes []change, rems []remChange) (ended bool, err error) {
+// change first. On error nothing changes. When a job or an array's
+// pending tasks ended, q.ended is called once. The caller holds
+// Server.mu for writing.
+func (q *queue) commit(changes []change, rems []remChange) error {
 	if len(changes) == 0 && len(rems) == 0 {
-		return false, nil
+		return nil
 	}
 	recs := make([]*store.JobRecord, len(changes))
 	for i := range changes {
@@ -103,8 +104,9 @@ func (q *queue) commit(changes []change, rems []remChange) (ended bool, err erro
 	}
 	rems = q.remaindersAfter(changes, rems)
 	if err := q.persist(recs, rems); err != nil {
-		return false, err
+		return err
 	}
+	ended := false
 	for _, c := range changes {
 		q.observe(c)
 		q.trackLive(c)
@@ -131,7 +133,10 @@ func (q *queue) commit(changes []change, rems []remChange) (ended bool, err erro
 			ended = true
 		}
 	}
-	return ended, nil
+	if ended {
+		q.ended()
+	}
+	return nil
 }
 
 // persist writes a commit: job records alone in the common case, with
@@ -202,21 +207,4 @@ func (q *queue) purge(old func(*api.Job) bool, keep map[uint64]bool) (jobs, rema
 		}
 	}
 	return len(u.DeleteJobs), len(u.DeleteArrays), nil
-}
-
-// commitLocked persists the changes in one transaction and, only once they
-// are on disk, installs them in memory. On error nothing changes. The
-// caller holds s.mu for writing.
-func (s *Server) commitLocked(changes []change) error {
-	return s.commitAllLocked(changes, nil)
-}
-
-// commitAllLocked is commitLocked that also writes array remainders (the
-// queue's commit); waiters wake when it ended something.
-func (s *Server) commitAllLocked(changes []change, rems []remChange) error {
-	ended, err := s.q.commit(changes, rems)
-	if ended {
-		s.pipe.wakeWaiters()
-	}
-	return err
 }

@@ -76,7 +76,7 @@ func (s *Server) control(caller peer, action string, req api.JobsRequest) (api.J
 			resp.Done = append(resp.Done, ref.String())
 		}
 	}
-	err := s.commitAllLocked(op.changes, op.rems)
+	err := s.q.commit(op.changes, op.rems)
 	s.mu.Unlock()
 	if err != nil {
 		return api.JobsResponse{}, err

@@ -155,7 +155,7 @@ func (s *Server) killInvalidDepsLocked(kills []killOrder, now time.Time) {
 	if len(changes)+len(rems) == 0 {
 		return
 	}
-	if err := s.commitAllLocked(changes, rems); err != nil {
+	if err := s.q.commit(changes, rems); err != nil {
 		s.log.Printf("cancelling %d jobs whose dependency can never be satisfied: %v", len(changes)+len(rems), err)
 		return
 	}

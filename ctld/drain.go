@@ -86,7 +86,7 @@ func (s *Server) changeNodes(op nodeOp, exprs []string, reason string, caller pe
 		}
 	}
 	lost := s.lostOnLocked(s.nodes.setDrain(recs), now, func(name string) string { return downedMessage(s.nodes.get(name)) })
-	err := s.commitLocked(lost)
+	err := s.q.commit(lost, nil)
 	s.mu.Unlock()
 	if len(resp.Nodes) > 0 {
 		s.log.Printf("%s nodes %s by uid %d%s", op, strings.Join(resp.Nodes, ","), caller.UID, suffixIf(": "+reason, reason != ""))

@@ -52,7 +52,7 @@ func (s *Server) applyEvents(events []api.JobEvent) error {
 			ignored = append(ignored, ev)
 		}
 	}
-	err := s.commitLocked(changes)
+	err := s.q.commit(changes, nil)
 	s.mu.Unlock()
 	if err != nil {
 		return err

@@ -47,7 +47,7 @@ func (s *Server) launchFailedLocked(j *job, l launchOrder, err error, now time.T
 		s.log.Printf("job %d: launch on %s failed: %v; recording that: %v", l.id, l.node, err, lerr)
 		return
 	}
-	if err := s.commitLocked([]change{{j, next}}); err != nil {
+	if err := s.q.commit([]change{{j, next}}, nil); err != nil {
 		s.log.Printf("job %d: %s; recording that failed: %v", l.id, msg, err)
 		return
 	}

@@ -19,8 +19,7 @@ import (
 //     http.ServeMux (a node client's http.MethodPost or a status code is
 //     not handling);
 //   - queue: the jobs' state: the Server's queue (a .q selector), the
-//     queue's own methods, a commit (commitLocked, commitAllLocked) or a
-//     lifecycle event;
+//     queue's own methods (its commit among them) or a lifecycle event;
 //   - nodes: node tracking: the Server's node registry (a .nodes
 //     selector) or the registry's own methods;
 //   - scheduling: the planner, the cycle lock or the snapshot builder;
@@ -48,7 +47,6 @@ const (
 
 var (
 	httpTypes    = []string{"ResponseWriter", "Request", "Handler", "HandlerFunc", "ServeMux", "NewServeMux"}
-	queueCalls   = []string{"commitLocked", "commitAllLocked"}
 	schedMarkers = []string{"planner", "cycleMu", "snapshots"}
 	roleNames    = []string{"User", "Operator", "Admin", "Root", "Role"}
 	roleTests    = []string{"RoleOf", "AtLeast", "atLeast"}
@@ -108,10 +106,6 @@ func concernsOf(f *ast.File) map[concern]bool {
 				if inner, ok := n.X.(*ast.SelectorExpr); ok && inner.Sel.Name == "mu" && isServer(inner.X) {
 					out[cStateMu] = true
 				}
-			}
-		case *ast.Ident:
-			if slices.Contains(queueCalls, n.Name) {
-				out[cQueue] = true
 			}
 		}
 		return true

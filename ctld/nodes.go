@@ -64,7 +64,7 @@ func (s *Server) register(req api.RegisterRequest) (api.RegisterResponse, error)
 	cameUp := s.nodes.registered(n, rec, req.Running, now)
 	freed := s.pipe.reported(req.Name, req.Running)
 	kill, lost := s.reconcileLocked(n, req.Running, now)
-	err := s.commitLocked(lost)
+	err := s.q.commit(lost, nil)
 	s.mu.Unlock()
 	if err != nil {
 		return resp, err
@@ -209,7 +209,7 @@ func (s *Server) sweepNodes(now time.Time) {
 	s.mu.Lock()
 	down, silent := s.nodes.markSilent(now, s.cfg.NodeTimeout)
 	lost := s.lostOnLocked(silent, now, func(name string) string { return "node " + name + " is not responding" })
-	err := s.commitLocked(lost)
+	err := s.q.commit(lost, nil)
 	s.mu.Unlock()
 	sort.Strings(down)
 	for _, name := range down {

@@ -33,6 +33,9 @@ type queue struct {
 	// observe sees every change once it is on disk, before it is
 	// installed: the Server's bookkeeping that follows jobs.
 	observe func(change)
+	// ended is called after a commit that ended a job or an array's
+	// pending tasks: it wakes those waiting for an end.
+	ended func()
 }
 
 func newQueue() *queue {

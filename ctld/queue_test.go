@@ -21,6 +21,7 @@ type queueFixture struct {
 	path  string
 	plain uint64
 	base  uint64
+	ends  int // commits that ended something (queue.ended calls)
 }
 
 func newQueueFixture(t *testing.T) *queueFixture {
@@ -33,6 +34,7 @@ func newQueueFixture(t *testing.T) *queueFixture {
 	t.Cleanup(func() { st.Close() })
 	f := &queueFixture{t: t, q: newQueue(), path: path}
 	f.q.store, f.q.observe = st, func(change) {}
+	f.q.ended = func() { f.ends++ }
 	var mu sync.Mutex
 	f.plain = f.submit(&mu, nil)
 	f.base = f.submit(&mu, &api.JobArray{Ranges: []api.ArrayRange{{First: 1, Last: 7, Step: 2}}})
@@ -61,7 +63,9 @@ func (f *queueFixture) cancel(ref jobRef) (ended bool, err error) {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	return f.q.commit([]change{{jobs[0], next}}, nil)
+	ends := f.ends
+	err = f.q.commit([]change{{jobs[0], next}}, nil)
+	return f.ends > ends, err
 }
 
 // stored is the remainder of the array as the store has it, nil if none.

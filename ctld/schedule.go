@@ -185,7 +185,7 @@ func (s *Server) applyLocked(snap sched.Snapshot, notes cycleNotes, plan sched.P
 		}
 		changes = append(changes, change{j, next})
 	}
-	if err := s.commitLocked(changes); err != nil {
+	if err := s.q.commit(changes, nil); err != nil {
 		s.log.Printf("starting %d jobs: %v (they stay pending)", len(changes), err)
 		return nil
 	}

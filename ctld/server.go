@@ -238,6 +238,7 @@ func New(cfg Config) (*Server, error) {
 		s.pipe.observe(c)
 		s.fs.ChargeEnd(&c.j.rec.Job, &c.next.Job, time.Now())
 	}
+	s.q.ended = s.pipe.wakeWaiters
 	if s.key, s.tls, err = loadIdentity(&s.cfg, ran); err != nil { // before load: known nodes get clients pinned to the CA
 		s.store.Close()
 		return nil, err

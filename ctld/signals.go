@@ -64,7 +64,7 @@ func (s *Server) endUnreachable(id uint64, nodeName string, sigErr error, by str
 		return false // shutting down: the signal was cut short, not refused
 	}
 	msg := "cancelled; node " + nodeName + " could not be signalled: " + sigErr.Error()
-	if err := s.commitLocked(s.cancelledLocked(nil, j, msg, time.Now())); err != nil {
+	if err := s.q.commit(s.cancelledLocked(nil, j, msg, time.Now()), nil); err != nil {
 		s.log.Printf("cancel job %d: %v", id, err)
 		return false
 	}
@@ -91,7 +91,7 @@ func (s *Server) signalRequeue(o signalOrder, by string) {
 	}
 	next, cerr := step(j.rec, lifecycle.Event{Kind: lifecycle.Requeue, Message: "node " + o.node + " could not be signalled: " + err.Error()}, time.Now())
 	if cerr == nil {
-		cerr = s.commitLocked([]change{{j, next}})
+		cerr = s.q.commit([]change{{j, next}}, nil)
 	}
 	if cerr != nil {
 		s.log.Printf("requeue job %d: %v", o.id, cerr)

@@ -67,7 +67,7 @@ func (s *Server) update(caller peer, req api.UpdateRequest) (api.JobsResponse, e
 	}
 	var err error
 	if msg == "" {
-		err = s.commitAllLocked(changes, rems)
+		err = s.q.commit(changes, rems)
 	}
 	s.mu.Unlock()
 	if err != nil {
