@@ -284,3 +284,146 @@ func (tj *testJob) start(t *testing.T) (started <-chan struct{}, end func() *shi
 	t.Cleanup(func() { end() })
 	return up, end
 }
+
+// TestStepCancelAndLostSrun: SIGTERM to the runner cancels the step (a
+// task that ignores SIGTERM is killed after the kill wait, and says so
+// in its exit); a signal is not held up behind input the task does not
+// read; a command that cannot run fails the step with the reason; a step
+// whose srun goes away runs its tasks to the end all the same.
+func TestStepCancelAndLostSrun(t *testing.T) {
+	tj, end := startJob(t, `touch "$CORRAL_SUBMIT_DIR/ready"; exec sleep 1000`)
+	defer end()
+
+	t.Run("cancel", func(t *testing.T) {
+		srun := newFakeSrun(t, "tok", node)
+		mustStep(t, tj, 1, []int{0}, []string{"/bin/sh", "-c", `trap '' TERM; echo ignoring; while :; do sleep 0.1; done`}, srun.ln.Addr().String())
+		cmd, _ := startRunner(t, tj.dir, 1)
+		srun.writer(t)
+		got := srun.collect(t, func(f stepio.Frame) {
+			if f.Kind == stepio.Stdout && strings.Contains(string(f.Payload), "ignoring") {
+				cmd.Process.Signal(syscall.SIGTERM)
+			}
+		})
+		cmd.Wait()
+		if g := got[0]; g == nil || g.exit == nil || *g.exit != (stepio.ExitStatus{Code: 137, Signal: 9}) {
+			t.Errorf("cancelled task: %+v, want killed by SIGKILL", g)
+		}
+		res, err := shim.ReadStepResult(shim.StepDir(tj.dir, 1))
+		if err != nil || res.ExitCode != 137 || res.Signal != 9 {
+			t.Errorf("result %+v (%v), want 137 and signal 9", res, err)
+		}
+	})
+
+	t.Run("signal past unread input", func(t *testing.T) {
+		srun := newFakeSrun(t, "tok", node)
+		mustStep(t, tj, 4, []int{0}, []string{"/bin/sh", "-c", `trap 'echo trapped; exit 0' TERM; echo ready; while :; do sleep 0.1; done`}, srun.ln.Addr().String())
+		cmd, _ := startRunner(t, tj.dir, 4)
+		w := srun.writer(t)
+		got := srun.collect(t, func(f stepio.Frame) {
+			if f.Kind == stepio.Stdout && strings.Contains(string(f.Payload), "ready") {
+				// More than the pipe holds, and more than one frame.
+				w.Write(stepio.Frame{Kind: stepio.Stdin, Task: 0, Payload: make([]byte, 300<<10)})
+				w.Write(stepio.Frame{Kind: stepio.Signal, Task: stepio.AllTasks, Payload: []byte{byte(syscall.SIGTERM)}})
+			}
+		})
+		cmd.Wait()
+		if g := got[0]; g == nil || !strings.Contains(g.out, "trapped") || g.exit == nil || g.exit.Code != 0 {
+			t.Errorf("task: %+v, want the signal to reach its trap although it reads no input", g)
+		}
+	})
+
+	t.Run("command not found", func(t *testing.T) {
+		srun := newFakeSrun(t, "tok", node)
+		mustStep(t, tj, 3, []int{0, 1}, []string{"no-such-command-here"}, srun.ln.Addr().String())
+		cmd, _ := startRunner(t, tj.dir, 3)
+		srun.writer(t)
+		got := srun.collect(t, nil)
+		cmd.Wait()
+		for _, rank := range []uint32{0, 1} {
+			if g := got[rank]; g == nil || !strings.Contains(g.err, "no-such-command-here") || g.exit == nil || g.exit.Code != 1 {
+				t.Errorf("task %d: srun heard %+v, want the reason and exit code 1", rank, g)
+			}
+		}
+		if res, err := shim.ReadStepResult(shim.StepDir(tj.dir, 3)); err != nil || res.ExitCode != 1 || res.Message == "" {
+			t.Errorf("result %+v (%v), want exit code 1 and the reason", res, err)
+		}
+	})
+
+	t.Run("srun lost", func(t *testing.T) {
+		srun := newFakeSrun(t, "tok", node)
+		mark := filepath.Join(tj.work, "finished")
+		mustStep(t, tj, 2, []int{0}, []string{"/bin/sh", "-c", `echo one; sleep 0.5; echo two; echo done > finished; exit 5`}, srun.ln.Addr().String())
+		cmd, _ := startRunner(t, tj.dir, 2)
+		srun.writer(t)
+		srun.c.Close() // srun is gone
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("runner: %v", err)
+		}
+		if b, err := os.ReadFile(mark); err != nil || string(b) != "done\n" {
+			t.Errorf("the task did not run to its end after srun went away: %q %v", b, err)
+		}
+		if res, err := shim.ReadStepResult(shim.StepDir(tj.dir, 2)); err != nil || res.ExitCode != 5 {
+			t.Errorf("result %+v (%v), want exit code 5", res, err)
+		}
+	})
+}
+
+// TestStepTerminal: with Pty, rank 0 runs on a terminal of the job's
+// container: it reads srun's input from it, its size follows Winsize
+// frames, and its output comes back as Stdout.
+func TestStepTerminal(t *testing.T) {
+	tj, end := startJob(t, `touch "$CORRAL_SUBMIT_DIR/ready"; exec sleep 1000`)
+	defer end()
+	srun := newFakeSrun(t, "tok", node)
+	mustStep(t, tj, 0, []int{0}, []string{"/bin/sh", "-c", `test -t 0 && test -t 1 && echo isatty; read l; stty size; echo "got $l"`}, srun.ln.Addr().String())
+	dir := shim.StepDir(tj.dir, 0)
+	s, err := shim.ReadStepJob(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Launch.Pty = true
+	if err := shim.WriteStepJob(dir, s); err != nil {
+		t.Fatal(err)
+	}
+	cmd, _ := startRunner(t, tj.dir, 0)
+	w := srun.writer(t)
+	sent := false
+	got := srun.collect(t, func(f stepio.Frame) {
+		if !sent && strings.Contains(string(f.Payload), "isatty") {
+			sent = true
+			w.Write(stepio.WinsizeFrame(0, 30, 100))
+			w.Write(stepio.Frame{Kind: stepio.Stdin, Task: 0, Payload: []byte("typed\n")})
+		}
+	})
+	cmd.Wait()
+	out := ""
+	if got[0] != nil {
+		out = strings.ReplaceAll(got[0].out, "\r", "")
+	}
+	if !strings.Contains(out, "isatty\n") || !strings.Contains(out, "30 100\ngot typed\n") || got[0].exit == nil || got[0].exit.Code != 0 {
+		t.Errorf("terminal task said %q (exit %v), want isatty, its size 30 100 and the typed line", out, exitOf(got[0]))
+	}
+}
+
+// TestStepWithoutContainer: a step for a job whose container is gone
+// fails at once: srun hears why on each task's stderr, an exit code 1
+// per task and Done; result.json says why.
+func TestStepWithoutContainer(t *testing.T) {
+	tj := mustJob(t, "true\n", nil) // never started
+	srun := newFakeSrun(t, "tok", node)
+	mustStep(t, tj, 0, []int{0, 1}, []string{"/bin/true"}, srun.ln.Addr().String())
+	cmd, _ := startRunner(t, tj.dir, 0)
+	srun.writer(t)
+	got := srun.collect(t, nil)
+	cmd.Wait()
+	for _, rank := range []uint32{0, 1} {
+		g := got[rank]
+		if g == nil || !strings.Contains(g.err, "not running") || g.exit == nil || g.exit.Code != 1 {
+			t.Errorf("task %d: srun heard %+v, want the reason and exit code 1", rank, g)
+		}
+	}
+	res, err := shim.ReadStepResult(shim.StepDir(tj.dir, 0))
+	if err != nil || res.ExitCode != 1 || !strings.Contains(res.Message, "not running") || len(res.Tasks) != 2 {
+		t.Errorf("result %+v (%v), want exit code 1 and the reason", res, err)
+	}
+}

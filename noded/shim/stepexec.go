@@ -3,7 +3,6 @@ package shim
 import (
 	"fmt"
 	"os"
-	"sync"
 	"syscall"
 
 	"github.com/corral-hpc/corral/container"
@@ -15,11 +14,8 @@ import (
 type task struct {
 	rank, local int
 	p           *container.Process
-	// stdin is the task's input (rank 0 only; its terminal when it has
-	// one), written by one goroutine at a time.
-	inMu  sync.Mutex
-	stdin *os.File
-	pty   bool
+	in          *taskInput // rank 0's input; nil for the others
+	pty         bool
 }
 
 // startTasks execs one process per rank of this node into the job's
@@ -50,9 +46,12 @@ func startTasks(ctr *container.Running, job *Job, s *StepJob) ([]*task, error) {
 			}
 			return nil, fmt.Errorf("task %d: %w", rank, err)
 		}
-		t := &task{rank: rank, local: local, p: p, stdin: p.Stdin, pty: p.Console != nil}
-		if t.pty {
-			t.stdin = p.Console
+		t := &task{rank: rank, local: local, p: p, pty: p.Console != nil}
+		switch {
+		case t.pty:
+			t.in = newTaskInput(p.Console, true)
+		case p.Stdin != nil:
+			t.in = newTaskInput(p.Stdin, false)
 		}
 		tasks = append(tasks, t)
 	}
@@ -87,36 +86,17 @@ func treeOf(procs []proc, root int) []int {
 	return out
 }
 
-// writeStdin passes srun's input on; an empty chunk is the end of input
-// (on a terminal: the end-of-file character, as a user's Ctrl-D).
+// writeStdin passes srun's input on; an empty chunk is the end of input.
 func (t *task) writeStdin(p []byte) {
-	t.inMu.Lock()
-	defer t.inMu.Unlock()
-	if t.stdin == nil {
-		return
-	}
-	if len(p) == 0 {
-		if t.pty {
-			_, _ = t.stdin.Write([]byte{4})
-			return
-		}
-		t.stdin.Close()
-		t.stdin = nil
-		return
-	}
-	if _, err := t.stdin.Write(p); err != nil && !t.pty { // the task closed its input
-		t.stdin.Close()
-		t.stdin = nil
+	if t.in != nil {
+		t.in.put(p)
 	}
 }
 
-// closeStdin ends the task's input (not a terminal's: that is its output too).
+// closeStdin ends the task's input.
 func (t *task) closeStdin() {
-	t.inMu.Lock()
-	defer t.inMu.Unlock()
-	if t.stdin != nil && !t.pty {
-		t.stdin.Close()
-		t.stdin = nil
+	if t.in != nil {
+		t.in.close()
 	}
 }
 
