@@ -13,7 +13,3 @@ var _ authz.Directory = (*accounts)(nil)
 // caller is p as package authz sees it: every ownership check the domain
 // methods make is a Gate method over it and a job's owner.
 func (p peer) caller() authz.Caller { return authz.Caller{UID: p.UID, Role: p.Role} }
-
-// atLeast reports whether p holds role r. UID 0 is root even on a peer
-// built before the gate ran.
-func (p peer) atLeast(r authz.Role) bool { return p.caller().AtLeast(r) }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/corral-hpc/corral/api"
-	"github.com/corral-hpc/corral/ctld/authz"
 	"github.com/corral-hpc/corral/ctld/fault"
 	"github.com/corral-hpc/corral/ctld/lifecycle"
 	"github.com/corral-hpc/corral/ctld/store"
@@ -129,7 +128,7 @@ func (s *Server) controlOneLocked(caller peer, action string, ref jobRef, jobs [
 		if !s.gate.MayAct(caller.caller(), r.UID) {
 			return fmt.Sprintf("job %s belongs to %s", ref, r.User)
 		}
-		job, err := lifecycle.Next(*r, holdEvent(caller, action), now)
+		job, err := lifecycle.Next(*r, holdEvent(s.gate.IsOperator(caller.caller()), action), now)
 		if err != nil {
 			return err.Error()
 		}
@@ -152,7 +151,7 @@ func (s *Server) controlJobLocked(caller peer, action string, j *job, op *contro
 	ref := api.JobRefText(job)
 	switch action {
 	case "hold", "release":
-		next, err := step(j.rec, holdEvent(caller, action), now)
+		next, err := step(j.rec, holdEvent(s.gate.IsOperator(caller.caller()), action), now)
 		if err != nil {
 			return nil, err.Error()
 		}
@@ -181,13 +180,14 @@ func (s *Server) controlJobLocked(caller peer, action string, j *job, op *contro
 	return nil, "unknown action " + action
 }
 
-// holdEvent is caller's hold or release as a lifecycle event.
-func holdEvent(caller peer, action string) lifecycle.Event {
+// holdEvent is a hold or release as a lifecycle event; byOperator (an
+// operator or above) makes a hold only operators may release.
+func holdEvent(byOperator bool, action string) lifecycle.Event {
 	kind := lifecycle.Hold
 	if action == "release" {
 		kind = lifecycle.Release
 	}
-	return lifecycle.Event{Kind: kind, ByOperator: caller.atLeast(authz.Operator)}
+	return lifecycle.Event{Kind: kind, ByOperator: byOperator}
 }
 
 // requeueOnNodeFail: a job whose node failed is requeued when it was being
