@@ -30,6 +30,7 @@ type fakeCtld struct {
 	requests []recorded
 	jobs     []api.Job
 	nodes    []api.Node
+	parts    []api.Partition // GET /v1/partitions
 	nextID   uint64
 	// submitStatus, if non-zero, rejects submits with that status and
 	// submitError as the message.
@@ -83,6 +84,11 @@ func MustFakeCtld(t *testing.T) *fakeCtld {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		reply(w, 200, f.nodes)
+	})
+	mux.HandleFunc("GET /v1/partitions", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		reply(w, 200, f.parts)
 	})
 	f.pipelineRoutes(mux)
 	f.schedulingRoutes(mux) // prio_test.go

@@ -112,9 +112,7 @@ func sacct(s *slurmRun, r *slurmopt.Result) error {
 		}
 		return writeJSON(s.stdout, recs)
 	}
-	st := slurmfmt.AcctStyle{NoHeader: r.Has("noheader"), Parsable: r.Has("parsable") || r.Has("parsable2"), NoEnding: r.Has("parsable2")}
-	st.Delimiter, _ = r.Last("delimiter")
-	return slurmfmt.WriteAcct(s.stdout, layout, rows, st, &slurmfmt.Env{Now: now, Group: groupName})
+	return slurmfmt.WriteAcct(s.stdout, layout, rows, accountingStyle(r), &slurmfmt.Env{Now: now, Group: groupName})
 }
 
 // sacctFilter is the history's filter: users, jobs, states and the time
@@ -196,6 +194,14 @@ func sacctKeep(r *slurmopt.Result, rows []slurmfmt.AcctRow) ([]slurmfmt.AcctRow,
 			len(accounts) > 0 && !slices.Contains(accounts, rec.Account) ||
 			len(nodes) > 0 && !slices.ContainsFunc(rec.Nodes, func(n string) bool { return slices.Contains(nodes, n) })
 	}), nil
+}
+
+// accountingStyle is the layout -n, -p, -P and --delimiter ask for, as
+// sacct and sshare take them.
+func accountingStyle(r *slurmopt.Result) slurmfmt.AcctStyle {
+	st := slurmfmt.AcctStyle{NoHeader: r.Has("noheader"), Parsable: r.Has("parsable") || r.Has("parsable2"), NoEnding: r.Has("parsable2")}
+	st.Delimiter, _ = r.Last("delimiter")
+	return st
 }
 
 // printFieldNames prints field names four to a line, as -e does.

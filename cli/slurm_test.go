@@ -284,3 +284,76 @@ func TestSrunPersonality(t *testing.T) {
 		t.Errorf("srun --bogus: exit %d %q", r.code, r.stderr)
 	}
 }
+
+func TestSinfo(t *testing.T) {
+	f := MustFakeCtld(t)
+	f.parts = []api.Partition{{Name: "batch", Default: true, AllNodes: true}, {Name: "gpu", Nodes: []string{"dev2"}, MaxTime: 7200}}
+	f.nodes = []api.Node{
+		{Name: "dev2", State: api.NodeMixed, CPUs: 4, AllocCPUs: 2, MemBytes: 8 << 30},
+		{Name: "dev1", State: api.NodeIdle, CPUs: 4, MemBytes: 8 << 30},
+		{Name: "dev3", State: api.NodeDown, CPUs: 4, MemBytes: 8 << 30, Reason: "not responding"},
+	}
+	r := f.slurm(t, "", "sinfo")
+	want := "" +
+		"PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\n" +
+		"batch*       up   infinite      1   idle dev1\n" +
+		"batch*       up   infinite      1    mix dev2\n" +
+		"batch*       up   infinite      1   down dev3\n" +
+		"gpu          up    2:00:00      1    mix dev2\n"
+	if r.code != 0 || r.stdout != want {
+		t.Errorf("sinfo: exit %d %q\n%s\nwant:\n%s", r.code, r.stderr, r.stdout, want)
+	}
+	if r := f.slurm(t, "", "sinfo", "-h", "-o", "%P"); r.stdout != "batch*\ngpu\n" {
+		t.Errorf("sinfo -h -o %%P: %q %q", r.stdout, r.stderr)
+	}
+	if r := f.slurm(t, "", "sinfo", "-h", "-N", "-o", "%N %t", "-t", "idle,mix", "-p", "batch"); r.stdout != "dev1 idle\ndev2 mix\n" {
+		t.Errorf("sinfo -N -t idle,mix -p batch: %q %q", r.stdout, r.stderr)
+	}
+	if r := f.slurm(t, "", "sinfo", "-R", "-h"); r.stdout != "not responding       Unknown             dev3\n" {
+		t.Errorf("sinfo -R: %q %q", r.stdout, r.stderr)
+	}
+}
+
+func TestSprioSshare(t *testing.T) {
+	f := MustFakeCtld(t)
+	f.prio = api.PrioResponse{Weights: api.PrioWeights{Age: 1000, JobSize: 0, Fairshare: 10000}, Jobs: []api.JobPrio{
+		{JobID: 5, Job: "5", Partition: "batch", User: "bob", Account: "ml", Priority: 5500, Nice: 0,
+			Age: api.PrioFactor{Value: 0.5, Weight: 1000, Part: 500}, Fairshare: api.PrioFactor{Value: 0.5, Weight: 10000, Part: 5000}},
+		{JobID: 4, Job: "4", Partition: "gpu", User: "al", Account: "ml", Priority: 100,
+			Age: api.PrioFactor{Value: 0.1, Weight: 1000, Part: 100}},
+	}}
+	r := f.slurm(t, "", "sprio")
+	want := "" +
+		"          JOBID PARTITION   PRIORITY        AGE  FAIRSHARE\n" +
+		"              4 gpu              100        100          0\n" +
+		"              5 batch           5500        500       5000\n"
+	if r.code != 0 || r.stdout != want {
+		t.Errorf("sprio:\n%s%s\nwant:\n%s", r.stdout, r.stderr, want)
+	}
+	if r := f.slurm(t, "", "sprio", "-h", "-o", "%i %u %f", "-p", "batch"); r.stdout != "5 bob 0.5000000\n" {
+		t.Errorf("sprio -h -o: %q %q", r.stdout, r.stderr)
+	}
+	if r := f.slurm(t, "", "sprio", "-w"); !strings.HasSuffix(r.stdout, "        Weights                            1000      10000\n") {
+		t.Errorf("sprio -w: %q", r.stdout)
+	}
+	fs := 0.25
+	f.share = api.ShareResponse{Rows: []api.ShareRow{
+		{Account: "root", NormShares: 1, RawUsage: 100, EffectvUsage: 1},
+		{Account: "ml", Depth: 1, RawShares: 1, NormShares: 1, RawUsage: 100, EffectvUsage: 1},
+		{Account: "ml", User: "bob", Depth: 1, RawShares: 1, NormShares: 1, RawUsage: 100, EffectvUsage: 1, FairShare: &fs},
+	}}
+	r = f.slurm(t, "", "sshare", "-P", "-n", "-U")
+	if r.code != 0 || r.stdout != " ml|bob|1|1.000000|100|1.000000|0.250000\n" {
+		t.Errorf("sshare -P -n -U: %q %q", r.stdout, r.stderr)
+	}
+	r = f.slurm(t, "", "sshare", "-o", "Account,FairShare%8")
+	want = "" +
+		"Account              FairShar \n" +
+		"-------------------- -------- \n" +
+		"root                          \n" +
+		" ml                           \n" +
+		" ml                  0.250000 \n"
+	if r.code != 0 || r.stdout != want {
+		t.Errorf("sshare -o:\n%s%s\nwant:\n%s", r.stdout, r.stderr, want)
+	}
+}

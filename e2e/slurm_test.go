@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -68,6 +69,22 @@ func TestSlurmNames(t *testing.T) {
 	}
 	if out := must(c.slurmCmd(bin, dir, "squeue", "-h", "-o", "%i"), "squeue after the cancel"); out != "" {
 		t.Errorf("squeue still lists %q after the cancel", out)
+	}
+
+	acct := must(c.slurmCmd(bin, dir, "sacct", "-P", "-n", "-X", "-o", "JobIDRaw,State"), "sacct -P -n -X -o JobIDRaw,State")
+	if want := strconv.FormatUint(id, 10) + "|CANCELLED\n"; acct != want {
+		t.Errorf("sacct -P -n -X -o JobIDRaw,State printed %q, want %q", acct, want)
+	}
+	parts, err := c.Client.Partitions(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ""
+	for _, p := range parts {
+		want += p.Name + map[bool]string{true: "*"}[p.Default] + "\n"
+	}
+	if got := must(c.slurmCmd(bin, dir, "sinfo", "-h", "-o", "%P"), "sinfo -h -o %P"); got != want {
+		t.Errorf("sinfo -h -o %%P printed %q, want %q", got, want)
 	}
 
 	names := must(c.slurmCmd(bin, dir, "scontrol", "show", "hostnames", "dev[1-3]"), "scontrol show hostnames")

@@ -13,6 +13,9 @@ type Field struct {
 	Width  int    // 0: as wide as the value
 	Right  bool   // right-justified ('.' in the format)
 	Suffix string // printed after the column, as written
+	// Fit ('#', in sinfo's default formats) sizes the column to its
+	// widest value; the caller sets Width.
+	Fit bool
 	// Literal is text before the first %, printed as it stands (Suffix).
 	Literal bool
 }
@@ -42,6 +45,9 @@ func ParsePercent(format string) []Field {
 			f.Right = true
 			i++
 		case '-':
+			i++
+		case '#':
+			f.Fit = true
 			i++
 		}
 		for i < len(tok) && tok[i] >= '0' && tok[i] <= '9' {

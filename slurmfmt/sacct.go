@@ -200,11 +200,37 @@ type AcctStyle struct {
 
 // WriteAcct prints rows as sacct does.
 func WriteAcct(w io.Writer, l *AcctLayout, rows []AcctRow, st AcctStyle, e *Env) error {
+	cols := make([]Column, len(l.Columns))
+	for i, c := range l.Columns {
+		cols[i] = Column{Name: c.field.name, Width: c.width}
+	}
+	values := make([][]string, len(rows))
+	for i := range rows {
+		values[i] = make([]string, len(l.Columns))
+		for k, c := range l.Columns {
+			values[i][k] = c.field.value(&rows[i], e)
+		}
+	}
+	return WriteColumns(w, cols, values, st)
+}
+
+// Column is one column of sacct's and sshare's layout: a name (its
+// header) and a width, negative for left-justified.
+type Column struct {
+	Name  string
+	Width int
+}
+
+// WriteColumns prints values under cols as Slurm's accounting commands
+// do: each cell cut (a '+' at its end) and padded to its width and
+// followed by a space, the header over a rule of dashes; or, parsable,
+// cells joined by the delimiter.
+func WriteColumns(w io.Writer, cols []Column, values [][]string, st AcctStyle) error {
 	var b strings.Builder
-	line := func(cell func(c AcctColumn) string) {
-		for i, c := range l.Columns {
-			b.WriteString(cell(c))
-			last := i == len(l.Columns)-1
+	line := func(cell func(k int, c Column) string) {
+		for k, c := range cols {
+			b.WriteString(cell(k, c))
+			last := k == len(cols)-1
 			switch {
 			case !st.Parsable:
 				b.WriteByte(' ')
@@ -214,20 +240,25 @@ func WriteAcct(w io.Writer, l *AcctLayout, rows []AcctRow, st AcctStyle, e *Env)
 		}
 		b.WriteByte('\n')
 	}
-	fixed := func(c AcctColumn, v string) string {
+	fixed := func(c Column, v string) string {
 		if st.Parsable {
 			return v
 		}
-		return acctCell(v, c.width)
+		return acctCell(v, c.Width)
 	}
 	if !st.NoHeader {
-		line(func(c AcctColumn) string { return fixed(c, c.field.name) })
+		line(func(_ int, c Column) string { // headers are cut, without the '+'
+			if st.Parsable {
+				return c.Name
+			}
+			return pad(c.Name, abs(c.Width), c.Width > 0)
+		})
 		if !st.Parsable {
-			line(func(c AcctColumn) string { return strings.Repeat("-", abs(c.width)) })
+			line(func(_ int, c Column) string { return strings.Repeat("-", abs(c.Width)) })
 		}
 	}
-	for i := range rows {
-		line(func(c AcctColumn) string { return fixed(c, printable(c.field.value(&rows[i], e))) })
+	for i := range values {
+		line(func(k int, c Column) string { return fixed(c, printable(values[i][k])) })
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

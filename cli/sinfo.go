@@ -1,0 +1,132 @@
+package cli
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/hostlist"
+	"github.com/corral-hpc/corral/slurmfmt"
+	"github.com/corral-hpc/corral/slurmopt"
+)
+
+const sinfoUsage = `Usage: sinfo [OPTIONS]
+  -d, --dead                only nodes that are down
+  -h, --noheader            no header line
+  -l, --long                long report
+  -n, --nodes=hostlist      only these nodes
+  -N, --Node                one line per node (and partition)
+  -o, --format=format       format specification (%P %a %l %D %t %N ...)
+  -O, --Format=format       format by field names (Partition,Nodes:10,...)
+  -p, --partition=list      only these partitions
+  -r, --responding          only nodes that are up
+  -R, --list-reasons        why nodes are down or drained
+  -s, --summarize           one line per partition, nodes as A/I/O/T
+  -t, --states=list         only nodes in these states (idle, mix, alloc, down, drain, ...)
+      --json                corral's partitions and nodes as JSON
+  -V, --version             version
+      --help                this help
+Accepted and ignored: -a, -e, -v, --local, --federation. See docs/slurm.md.
+`
+
+func sinfoCommand() *slurmCommand {
+	return &slurmCommand{
+		usage: sinfoUsage,
+		opts: withCommon(
+			slurmopt.Option{Short: 'a', Long: "all"},
+			slurmopt.Option{Short: 'd', Long: "dead"},
+			slurmopt.Option{Short: 'e', Long: "exact"},
+			slurmopt.Option{Short: 'h', Long: "noheader"},
+			slurmopt.Option{Short: 'l', Long: "long"},
+			slurmopt.Option{Short: 'n', Long: "nodes", Arg: slurmopt.RequiredArg},
+			slurmopt.Option{Short: 'N', Long: "Node"},
+			slurmopt.Option{Short: 'o', Long: "format", Arg: slurmopt.RequiredArg},
+			slurmopt.Option{Short: 'O', Long: "Format", Arg: slurmopt.RequiredArg},
+			slurmopt.Option{Short: 'p', Long: "partition", Arg: slurmopt.RequiredArg},
+			slurmopt.Option{Short: 'r', Long: "responding"},
+			slurmopt.Option{Short: 'R', Long: "list-reasons"},
+			slurmopt.Option{Short: 's', Long: "summarize"},
+			slurmopt.Option{Short: 't', Long: "states", Arg: slurmopt.RequiredArg},
+			slurmopt.Option{Long: "json"},
+			slurmopt.Option{Short: 'v', Long: "verbose"},
+			slurmopt.Option{Long: "local"}, slurmopt.Option{Long: "federation"},
+		),
+		run: sinfo,
+	}
+}
+
+func sinfo(s *slurmRun, r *slurmopt.Result) error {
+	if len(r.Args) > 0 {
+		return slurmUsagef("Unrecognized option: %s", r.Args[0])
+	}
+	format, names := slurmfmt.SinfoDefault, false
+	perNode := r.Has("Node")
+	switch {
+	case r.Has("Format"):
+		format, _ = r.Last("Format")
+		names = true
+	case r.Has("format"):
+		format, _ = r.Last("format")
+	case r.Has("list-reasons"):
+		format = slurmfmt.SinfoReasons
+	case r.Has("summarize"):
+		format = slurmfmt.SinfoSummarize
+	case perNode && r.Has("long"):
+		format = slurmfmt.SinfoNodesLong
+	case perNode:
+		format = slurmfmt.SinfoNodes
+	case r.Has("long"):
+		format = slurmfmt.SinfoLong
+	}
+	layout, unknown := slurmfmt.NewNodeLayout(format, names)
+	for _, u := range unknown {
+		fmt.Fprintf(s.stderr, "%s: error: Invalid node format specification: %s\n", s.prog, u)
+	}
+	ctx, cancel := s.requestContext()
+	defer cancel()
+	parts, nodes, err := partitionsAndNodes(ctx, s.client()) // scontrol.go
+	if err != nil {
+		return err
+	}
+	if want := commaList(r.All("partition")); len(want) > 0 {
+		parts = slices.DeleteFunc(parts, func(p api.Partition) bool { return !slices.Contains(want, p.Name) })
+	}
+	if nodes, err = sinfoNodes(r, nodes); err != nil {
+		return err
+	}
+	if r.Has("json") {
+		return writeJSON(s.stdout, map[string]any{"partitions": parts, "nodes": nodes})
+	}
+	env := &slurmfmt.Env{Now: time.Now()}
+	groups := layout.Group(parts, nodes, perNode, env)
+	if r.Has("list-reasons") {
+		groups = slices.DeleteFunc(groups, func(g slurmfmt.NodeGroup) bool { return g.Nodes[0].Reason == "" })
+	}
+	for _, line := range layout.Lines(groups, r.Has("noheader"), env) {
+		s.stdout.WriteString(line)
+		s.stdout.WriteByte('\n')
+	}
+	return nil
+}
+
+// sinfoNodes keeps the nodes that pass -n, -t, -d and -r.
+func sinfoNodes(r *slurmopt.Result, nodes []api.Node) ([]api.Node, error) {
+	var only []string
+	for _, expr := range r.All("nodes") {
+		names, err := hostlist.Expand(expr)
+		if err != nil {
+			return nil, fmt.Errorf("invalid node list %s: %v", expr, err)
+		}
+		only = append(only, names...)
+	}
+	states := commaList(r.All("states"))
+	return slices.DeleteFunc(nodes, func(n api.Node) bool {
+		if only != nil && !slices.Contains(only, n.Name) ||
+			r.Has("dead") && n.State != api.NodeDown ||
+			r.Has("responding") && n.State == api.NodeDown {
+			return true
+		}
+		return len(states) > 0 && !slices.ContainsFunc(states, func(st string) bool { return slurmfmt.NodeStateMatches(n.State, st) })
+	}), nil
+}

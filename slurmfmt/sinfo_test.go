@@ -1,0 +1,104 @@
+package slurmfmt
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/corral-hpc/corral/api"
+)
+
+func sinfoCluster() ([]api.Partition, []api.Node) {
+	parts := []api.Partition{
+		{Name: "debug", Default: true, AllNodes: true, MaxTime: 3600},
+		{Name: "gpu", Nodes: []string{"dev3"}, DefaultTime: 1800},
+	}
+	nodes := []api.Node{
+		{Name: "dev1", State: api.NodeIdle, CPUs: 2, MemBytes: 4 << 30},
+		{Name: "dev2", State: api.NodeMixed, CPUs: 2, AllocCPUs: 1, MemBytes: 4 << 30},
+		{Name: "dev3", State: api.NodeIdle, CPUs: 2, MemBytes: 4 << 30},
+		{Name: "dev4", State: api.NodeDrained, CPUs: 2, MemBytes: 4 << 30, Reason: "disk", DrainedSince: at("2026-03-04T09:00:00")},
+	}
+	return parts, nodes
+}
+
+func sinfoText(t *testing.T, format string, names, perNode, noHeader bool) string {
+	t.Helper()
+	parts, nodes := sinfoCluster()
+	l, unknown := NewNodeLayout(format, names)
+	if len(unknown) > 0 {
+		t.Fatalf("unknown fields %v in %q", unknown, format)
+	}
+	env := &Env{Now: testNow}
+	return strings.Join(l.Lines(l.Group(parts, nodes, perNode, env), noHeader, env), "\n") + "\n"
+}
+
+func TestSinfoDefault(t *testing.T) {
+	want := "" +
+		"PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\n" +
+		"debug*       up    1:00:00      2   idle dev[1,3]\n" +
+		"debug*       up    1:00:00      1    mix dev2\n" +
+		"debug*       up    1:00:00      1  drain dev4\n" +
+		"gpu          up   infinite      1   idle dev3\n"
+	if got := sinfoText(t, SinfoDefault, false, false, false); got != want {
+		t.Errorf("sinfo:\n%s\nwant:\n%s", got, want)
+	}
+	want = "" +
+		"NODELIST  NODES PARTITION STATE \n" +
+		"dev1          1 debug*    idle  \n" +
+		"dev2          1 debug*    mix   \n" +
+		"dev3          1 debug*    idle  \n" +
+		"dev3          1 gpu       idle  \n" +
+		"dev4          1 debug*    drain \n"
+	if got := sinfoText(t, SinfoNodes, false, true, false); got != want {
+		t.Errorf("sinfo -N:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestSinfoFields(t *testing.T) {
+	for _, tc := range []struct{ format, want string }{
+		{"%P", "debug*\ngpu\n"},
+		{"%R %D", "debug 4\ngpu 1\n"},
+		{"%a|%l|%L", "up|1:00:00|n/a\nup|infinite|30:00\n"},
+		{"%t %T", "idle idle\nmix mixed\ndrain drained\nidle idle\n"},
+		{"%C", "1/5/2/8\n0/2/0/2\n"},
+		{"%F %A", "1/2/1/4 1/2\n0/1/0/1 0/1\n"},
+		{"%c %m %e %G %f %O %s %z", "2 4096 N/A (null) (null) N/A 1-infinite 2:1:1\n2 4096 N/A (null) (null) N/A 1-infinite 2:1:1\n"},
+		{"%E|%H|%N", "none|Unknown|dev[1-3]\ndisk|2026-03-04T09:00:00|dev4\nnone|Unknown|dev3\n"},
+		{"%t %N", "idle dev[1,3]\nmix dev2\ndrain dev4\nidle dev3\n"},
+	} {
+		if got := sinfoText(t, tc.format, false, false, true); got != tc.want {
+			t.Errorf("sinfo -h -o %q:\n%s\nwant:\n%s", tc.format, got, tc.want)
+		}
+	}
+	// Fields that tell groups apart split them; counts and lists do not.
+	if got, want := sinfoText(t, "%P %D", false, false, true), "debug* 4\ngpu 1\n"; got != want {
+		t.Errorf("sinfo -o '%%P %%D': %q, want %q", got, want)
+	}
+	if got, want := sinfoText(t, "Partition:8,Nodes:.4", true, false, false), "PARTITIONODE\ndebug*     4\ngpu        1\n"; got != want {
+		t.Errorf("sinfo -O: %q, want %q", got, want)
+	}
+	for name, key := range nodeNames {
+		if _, ok := nodeFields[key]; !ok {
+			t.Errorf("-O %s maps to %%%s, which is no field", name, key)
+		}
+	}
+	if _, unknown := NewNodeLayout("%P %Q", false); len(unknown) != 1 || unknown[0] != "Q" {
+		t.Errorf("unknown sinfo letters %v, want [Q]", unknown)
+	}
+}
+
+func TestNodeStateMatches(t *testing.T) {
+	for _, tc := range []struct {
+		s    api.NodeState
+		name string
+		want bool
+	}{
+		{api.NodeIdle, "IDLE", true}, {api.NodeMixed, "mix", true}, {api.NodeMixed, "mixed", true},
+		{api.NodeAllocated, "alloc", true}, {api.NodeDraining, "drain", true}, {api.NodeDrained, "drain", true},
+		{api.NodeDraining, "drng", true}, {api.NodeIdle, "down", false},
+	} {
+		if got := NodeStateMatches(tc.s, tc.name); got != tc.want {
+			t.Errorf("NodeStateMatches(%s, %q) = %v", tc.s, tc.name, got)
+		}
+	}
+}

@@ -1,0 +1,124 @@
+package slurmfmt
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/corral-hpc/corral/api"
+)
+
+// prioField is one sprio field: header, value and, for -w, the weight.
+type prioField struct {
+	header string
+	value  func(j *api.JobPrio) string
+	weight func(w api.PrioWeights) int64 // nil: not a factor
+}
+
+func part(f func(*api.JobPrio) api.PrioFactor) func(*api.JobPrio) string {
+	return func(j *api.JobPrio) string { return strconv.FormatInt(f(j).Part, 10) }
+}
+
+func norm(f func(*api.JobPrio) api.PrioFactor) func(*api.JobPrio) string {
+	return func(j *api.JobPrio) string { return strconv.FormatFloat(f(j).Value, 'f', 7, 64) }
+}
+
+func age(j *api.JobPrio) api.PrioFactor       { return j.Age }
+func fairshare(j *api.JobPrio) api.PrioFactor { return j.Fairshare }
+func jobSize(j *api.JobPrio) api.PrioFactor   { return j.JobSize }
+
+// prioFields are sprio's -o letters corral can fill (sprio(1)).
+var prioFields = map[string]prioField{
+	"i": {"JOBID", func(j *api.JobPrio) string { return j.Job }, nil},
+	"r": {"PARTITION", func(j *api.JobPrio) string { return j.Partition }, nil},
+	"u": {"USER", func(j *api.JobPrio) string { return j.User }, nil},
+	"o": {"ACCOUNT", func(j *api.JobPrio) string { return j.Account }, nil},
+	"Y": {"PRIORITY", func(j *api.JobPrio) string { return strconv.FormatInt(j.Priority, 10) }, nil},
+	"y": {"PRIORITY", func(j *api.JobPrio) string {
+		return strconv.FormatFloat(float64(j.Priority)/float64(uint32(0xffffffff)), 'f', 7, 64)
+	}, nil},
+	"A": {"AGE", part(age), func(w api.PrioWeights) int64 { return w.Age }},
+	"a": {"AGE", norm(age), func(w api.PrioWeights) int64 { return w.Age }},
+	"F": {"FAIRSHARE", part(fairshare), func(w api.PrioWeights) int64 { return w.Fairshare }},
+	"f": {"FAIRSHARE", norm(fairshare), func(w api.PrioWeights) int64 { return w.Fairshare }},
+	"J": {"JOBSIZE", part(jobSize), func(w api.PrioWeights) int64 { return w.JobSize }},
+	"j": {"JOBSIZE", norm(jobSize), func(w api.PrioWeights) int64 { return w.JobSize }},
+	"N": {"NICE", func(j *api.JobPrio) string { return strconv.Itoa(j.Nice) }, nil},
+}
+
+// SprioFormat is sprio's default format for what corral has: the job,
+// its partition (and user with withUser), its priority and each factor
+// with a weight (sprio leaves the others out); long adds the account
+// and nice; normalized shows the factors in [0, 1].
+func SprioFormat(w api.PrioWeights, withUser, long, normalized bool) string {
+	f := "%.15i %9r"
+	if withUser || long {
+		f += " %.8u"
+	}
+	if long {
+		f += " %.10o"
+	}
+	if normalized {
+		f += " %.10y"
+	} else {
+		f += " %.10Y"
+	}
+	for _, k := range []string{"A", "F", "J"} {
+		if prioFields[k].weight(w) != 0 {
+			if normalized {
+				k = strings.ToLower(k)
+			}
+			f += " %.10" + k
+		}
+	}
+	if long {
+		f += " %.11N"
+	}
+	return f
+}
+
+// PrioLayout is a parsed sprio format.
+type PrioLayout struct {
+	Fields []Field
+	keys   []string
+}
+
+// NewPrioLayout resolves an sprio -o format; it returns the letters it
+// does not know.
+func NewPrioLayout(format string) (*PrioLayout, []string) {
+	l := &PrioLayout{}
+	var unknown []string
+	for _, f := range ParsePercent(format) {
+		if _, ok := prioFields[f.Key]; !f.Literal && !ok {
+			unknown = append(unknown, f.Key)
+			continue
+		}
+		l.Fields = append(l.Fields, f)
+		l.keys = append(l.keys, f.Key)
+	}
+	return l, unknown
+}
+
+// Header is the layout's header line.
+func (l *PrioLayout) Header() string {
+	return Line(l.Fields, func(i int) string { return prioFields[l.keys[i]].header })
+}
+
+// Row is one job's line.
+func (l *PrioLayout) Row(j *api.JobPrio) string {
+	return Line(l.Fields, func(i int) string { return printable(prioFields[l.keys[i]].value(j)) })
+}
+
+// Weights is sprio -w's line: "Weights" under the job column, each
+// factor's weight under its own, the rest empty.
+func (l *PrioLayout) Weights(w api.PrioWeights) string {
+	return Line(l.Fields, func(i int) string {
+		f := prioFields[l.keys[i]]
+		switch {
+		case l.keys[i] == "i":
+			return "Weights"
+		case f.weight != nil:
+			return strconv.FormatInt(f.weight(w), 10)
+		}
+		return ""
+	})
+}
