@@ -66,7 +66,9 @@ func runSrun(ctx context.Context, env srunEnv, args []string) int {
 		fmt.Fprintf(env.stderr, "srun: error: %v\n", err)
 		return 1
 	case cfg.version:
-		fmt.Fprintln(env.stdout, srunVersion)
+		// MPI launchers run srun --version to learn that they may
+		// bootstrap through it (docs/steps.md).
+		fmt.Fprintf(env.stdout, "slurm %s (corral %s)\n", SlurmVersion, buildVersion())
 		return 0
 	case cfg.help:
 		io.WriteString(env.stdout, srunUsage)

@@ -11,170 +11,42 @@ import (
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/hostlist"
 	"github.com/corral-hpc/corral/jobspec"
+	"github.com/corral-hpc/corral/slurmopt"
 )
-
-// srunVersion is what `srun --version` prints. MPI launchers (Open MPI's
-// and MPICH's) run it to decide how to bootstrap through srun and which
-// option spellings it takes; corral follows Slurm 22.05's srun, so it
-// says so.
-const srunVersion = "slurm 22.05.8"
-
-// optArg says whether a getopt option takes a value.
-type optArg int
-
-const (
-	noArg       optArg = iota
-	requiredArg        // -n 2, -n2, --ntasks 2, --ntasks=2
-	optionalArg        // only glued: -K1, --kill-on-bad-exit=1
-)
-
-// getoptOption is one option of a getopt_long table. name is how the
-// parsed result calls it: the long name, or the letter without one.
-type getoptOption struct {
-	short rune
-	long  string
-	arg   optArg
-}
-
-func (o getoptOption) name() string {
-	if o.long != "" {
-		return o.long
-	}
-	return string(o.short)
-}
-
-// optSet is one option as given, in command-line order.
-type optSet struct {
-	name     string
-	value    string
-	hasValue bool
-}
 
 // srunOptionTable is every option srun knows, supported or refused with
 // its own message: an option missing here is "unrecognized", as in Slurm.
-var srunOptionTable = []getoptOption{
-	{'N', "nodes", requiredArg},
-	{'n', "ntasks", requiredArg},
-	{0, "ntasks-per-node", requiredArg},
-	{'c', "cpus-per-task", requiredArg},
-	{'w', "nodelist", requiredArg},
-	{'x', "exclude", requiredArg},
-	{'r', "relative", requiredArg},
-	{0, "gpus-per-task", requiredArg},
-	{0, "mem", requiredArg},
-	{0, "overlap", noArg},
-	{0, "exact", noArg},
-	{0, "exclusive", optionalArg},
-	{'m', "distribution", requiredArg},
-	{'J', "job-name", requiredArg},
-	{'l', "label", noArg},
-	{'o', "output", requiredArg},
-	{'e', "error", requiredArg},
-	{'i', "input", requiredArg},
-	{'K', "kill-on-bad-exit", optionalArg},
-	{'W', "wait", requiredArg},
-	{0, "jobid", requiredArg},
-	{'u', "unbuffered", noArg},
-	{0, "mpi", requiredArg},
-	{0, "cpu-bind", requiredArg},
-	{0, "cpu_bind", requiredArg}, // the spelling before Slurm 17.11; launchers still send it
-	{0, "pty", noArg},
-	{'v', "verbose", noArg},
-	{'V', "version", noArg},
-	{'h', "help", noArg},
-	{0, "usage", noArg},
-}
-
-// getopt reads args (without the program name) as glibc's getopt_long
-// with a leading "+" does: options stop at the first word that is not
-// one (the command) or after "--"; short options bundle (-lK) and take a
-// value glued or from the next word; long options take "=value" or the
-// next word and may be shortened to a unique prefix.
-func getopt(table []getoptOption, args []string) ([]optSet, []string, error) {
-	var sets []optSet
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--":
-			return sets, args[i+1:], nil
-		case strings.HasPrefix(a, "--"):
-			name, value, hasValue := strings.Cut(a[2:], "=")
-			o, err := lookupLongOption(table, name)
-			if err != nil {
-				return nil, nil, err
-			}
-			switch {
-			case o.arg == noArg && hasValue:
-				return nil, nil, fmt.Errorf("option '--%s' doesn't allow an argument", o.long)
-			case o.arg == requiredArg && !hasValue:
-				if i+1 >= len(args) {
-					return nil, nil, fmt.Errorf("option '--%s' requires an argument", o.long)
-				}
-				i++
-				value, hasValue = args[i], true
-			}
-			sets = append(sets, optSet{o.name(), value, hasValue})
-		case len(a) > 1 && a[0] == '-':
-			letters := a[1:]
-			for j, c := range letters {
-				o, ok := lookupShortOption(table, c)
-				if !ok {
-					return nil, nil, fmt.Errorf("invalid option -- '%c'", c)
-				}
-				rest := letters[j+len(string(c)):]
-				if o.arg == noArg {
-					sets = append(sets, optSet{name: o.name()})
-					continue
-				}
-				if rest == "" && o.arg == requiredArg {
-					if i+1 >= len(args) {
-						return nil, nil, fmt.Errorf("option requires an argument -- '%c'", c)
-					}
-					i++
-					rest = args[i]
-				}
-				sets = append(sets, optSet{o.name(), rest, rest != "" || o.arg == requiredArg})
-				break
-			}
-		default:
-			return sets, args[i:], nil
-		}
-	}
-	return sets, nil, nil
-}
-
-func lookupShortOption(table []getoptOption, c rune) (getoptOption, bool) {
-	for _, o := range table {
-		if o.short == c {
-			return o, true
-		}
-	}
-	return getoptOption{}, false
-}
-
-// lookupLongOption finds name exactly or as the unique prefix of one
-// option's long name.
-func lookupLongOption(table []getoptOption, name string) (getoptOption, error) {
-	var found []getoptOption
-	for _, o := range table {
-		if o.long == name {
-			return o, nil
-		}
-		if name != "" && strings.HasPrefix(o.long, name) {
-			found = append(found, o)
-		}
-	}
-	switch len(found) {
-	case 1:
-		return found[0], nil
-	case 0:
-		return getoptOption{}, fmt.Errorf("unrecognized option '--%s'", name)
-	}
-	var names []string
-	for _, o := range found {
-		names = append(names, "'--"+o.long+"'")
-	}
-	return getoptOption{}, fmt.Errorf("option '--%s' is ambiguous; possibilities: %s", name, strings.Join(names, " "))
+var srunOptionTable = []slurmopt.Option{
+	{Short: 'N', Long: "nodes", Arg: slurmopt.RequiredArg},
+	{Short: 'n', Long: "ntasks", Arg: slurmopt.RequiredArg},
+	{Long: "ntasks-per-node", Arg: slurmopt.RequiredArg},
+	{Short: 'c', Long: "cpus-per-task", Arg: slurmopt.RequiredArg},
+	{Short: 'w', Long: "nodelist", Arg: slurmopt.RequiredArg},
+	{Short: 'x', Long: "exclude", Arg: slurmopt.RequiredArg},
+	{Short: 'r', Long: "relative", Arg: slurmopt.RequiredArg},
+	{Long: "gpus-per-task", Arg: slurmopt.RequiredArg},
+	{Long: "mem", Arg: slurmopt.RequiredArg},
+	{Long: "overlap"},
+	{Long: "exact"},
+	{Long: "exclusive", Arg: slurmopt.OptionalArg},
+	{Short: 'm', Long: "distribution", Arg: slurmopt.RequiredArg},
+	{Short: 'J', Long: "job-name", Arg: slurmopt.RequiredArg},
+	{Short: 'l', Long: "label"},
+	{Short: 'o', Long: "output", Arg: slurmopt.RequiredArg},
+	{Short: 'e', Long: "error", Arg: slurmopt.RequiredArg},
+	{Short: 'i', Long: "input", Arg: slurmopt.RequiredArg},
+	{Short: 'K', Long: "kill-on-bad-exit", Arg: slurmopt.OptionalArg},
+	{Short: 'W', Long: "wait", Arg: slurmopt.RequiredArg},
+	{Long: "jobid", Arg: slurmopt.RequiredArg},
+	{Short: 'u', Long: "unbuffered"},
+	{Long: "mpi", Arg: slurmopt.RequiredArg},
+	{Long: "cpu-bind", Arg: slurmopt.RequiredArg},
+	{Long: "cpu_bind", Arg: slurmopt.RequiredArg}, // the spelling before Slurm 17.11; launchers still send it
+	{Long: "pty"},
+	{Short: 'v', Long: "verbose"},
+	{Short: 'V', Long: "version"},
+	{Short: 'h', Long: "help"},
+	{Long: "usage"},
 }
 
 // srunConfig is a parsed srun command line.
@@ -203,12 +75,12 @@ func (e errSrunUsage) Error() string { return e.msg }
 
 // parseSrun reads srun's command line (without the program name).
 func parseSrun(args []string) (*srunConfig, error) {
-	sets, argv, err := getopt(srunOptionTable, args)
+	r, err := slurmopt.Parse(srunOptionTable, args, true)
 	if err != nil {
 		return nil, errSrunUsage{err.Error()}
 	}
-	cfg := &srunConfig{argv: argv}
-	for _, s := range sets {
+	cfg := &srunConfig{argv: r.Args}
+	for _, s := range r.Sets {
 		if err := cfg.apply(s); err != nil {
 			return nil, err
 		}
@@ -229,25 +101,25 @@ func parseSrun(args []string) (*srunConfig, error) {
 }
 
 // apply sets one option; a bad value is an error naming the option.
-func (cfg *srunConfig) apply(s optSet) error {
+func (cfg *srunConfig) apply(s slurmopt.Set) error {
 	r := &cfg.req
-	v := s.value
+	v := s.Value
 	var err error
-	switch s.name {
+	switch s.Name {
 	case "nodes":
-		r.Nodes, err = positive(s.name, v)
+		r.Nodes, err = positive(s.Name, v)
 	case "ntasks":
-		r.Ntasks, err = positive(s.name, v)
+		r.Ntasks, err = positive(s.Name, v)
 	case "ntasks-per-node":
-		r.NtasksPerNode, err = positive(s.name, v)
+		r.NtasksPerNode, err = positive(s.Name, v)
 	case "cpus-per-task":
-		r.CPUsPerTask, err = positive(s.name, v)
+		r.CPUsPerTask, err = positive(s.Name, v)
 	case "gpus-per-task":
-		r.GPUsPerTask, err = positive(s.name, v)
+		r.GPUsPerTask, err = positive(s.Name, v)
 	case "nodelist":
-		r.NodeList, err = nodeNames(s.name, v)
+		r.NodeList, err = nodeNames(s.Name, v)
 	case "exclude":
-		r.Exclude, err = nodeNames(s.name, v)
+		r.Exclude, err = nodeNames(s.Name, v)
 	case "relative":
 		n, e := strconv.Atoi(v)
 		if e != nil || n < 0 {
@@ -264,7 +136,7 @@ func (cfg *srunConfig) apply(s optSet) error {
 	case "exact":
 		r.Exact = true
 	case "exclusive":
-		if s.hasValue {
+		if s.HasValue {
 			return fmt.Errorf("--exclusive=%s is for allocations; a step takes --exclusive alone", v)
 		}
 		r.Exact = true
@@ -275,8 +147,8 @@ func (cfg *srunConfig) apply(s optSet) error {
 	case "label":
 		cfg.label = true
 	case "output", "error":
-		err = checkOutputMode(s.name, v)
-		if s.name == "output" {
+		err = checkOutputMode(s.Name, v)
+		if s.Name == "output" {
 			cfg.output = v
 		} else {
 			cfg.errput = v
@@ -287,10 +159,10 @@ func (cfg *srunConfig) apply(s optSet) error {
 		}
 		cfg.input = v
 	case "kill-on-bad-exit":
-		if s.hasValue && v != "0" && v != "1" {
+		if s.HasValue && v != "0" && v != "1" {
 			return fmt.Errorf("invalid --kill-on-bad-exit %q: give 0 or 1", v)
 		}
-		cfg.killOnBadExit = !s.hasValue || v == "1"
+		cfg.killOnBadExit = !s.HasValue || v == "1"
 	case "wait":
 		n, e := strconv.Atoi(v)
 		if e != nil || n < 0 {

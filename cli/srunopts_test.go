@@ -84,7 +84,7 @@ func TestParseSrunErrors(t *testing.T) {
 		{[]string{"-n"}, "option requires an argument -- 'n'", true},
 		{[]string{"--ntasks"}, "option '--ntasks' requires an argument", true},
 		{[]string{"--label=1", "x"}, "option '--label' doesn't allow an argument", true},
-		{[]string{"--ex", "x"}, "option '--ex' is ambiguous; possibilities: '--exclude' '--exact' '--exclusive'", true},
+		{[]string{"--ex", "x"}, "option '--ex' is ambiguous; possibilities: '--exact' '--exclude' '--exclusive'", true},
 		{[]string{"-n", "two", "x"}, `invalid --ntasks "two": give a whole number from 1`, false},
 		{[]string{"-N", "1-2", "x"}, `invalid --nodes "1-2": give a whole number from 1`, false},
 		{[]string{"-c", "0", "x"}, `invalid --cpus-per-task "0": give a whole number from 1`, false},
