@@ -5,12 +5,13 @@ package shim
 type Proc struct {
 	PID, PPID int
 	Start     uint64
+	NS        string
 }
 
 func SignalTargets(ps []Proc, init int, batchOnly bool) []int {
 	in := make([]proc, len(ps))
 	for i, p := range ps {
-		in[i] = proc{pid: p.PID, ppid: p.PPID, start: p.Start}
+		in[i] = proc{pid: p.PID, ppid: p.PPID, start: p.Start, ns: p.NS}
 	}
 	return signalTargets(in, init, batchOnly)
 }

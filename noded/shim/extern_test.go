@@ -15,9 +15,14 @@ import (
 // startExtern starts a job in the extern role (a node of the allocation
 // that runs no script) and returns once its container holds; end cancels
 // it and returns its result, after checking it left nothing behind.
-func startExtern(t *testing.T) (tj *testJob, end func() *shim.Result) {
+func startExtern(t *testing.T, edit func(*shim.Job)) (tj *testJob, end func() *shim.Result) {
 	t.Helper()
-	tj = mustJob(t, "", func(j *shim.Job) { j.Launch.Role = api.RoleExtern })
+	tj = mustJob(t, "", func(j *shim.Job) {
+		j.Launch.Role = api.RoleExtern
+		if edit != nil {
+			edit(j)
+		}
+	})
 	started, end := tj.start(t)
 	select {
 	case <-started:
@@ -34,7 +39,7 @@ func startExtern(t *testing.T) (tj *testJob, end func() *shim.Result) {
 // CANCELLED when cancelled, leaving nothing behind (the step's orphan
 // included).
 func TestExternHoldsUntilCancelled(t *testing.T) {
-	tj, end := startExtern(t)
+	tj, end := startExtern(t, nil)
 	if _, err := container.Open(tj.job.RuncRoot, shim.ContainerID(tj.job.Launch.JobID)); err != nil {
 		t.Errorf("the extern container is not running: %v", err)
 	}
@@ -58,5 +63,25 @@ func TestExternHoldsUntilCancelled(t *testing.T) {
 	}
 	if r := end(); r.State != api.StateCancelled || r.Message != "" {
 		t.Errorf("extern ended %+v, want CANCELLED without a message", r)
+	}
+}
+
+// TestSignalReachesSteps: --signal without B: reaches a step's task,
+// which entered the job's container from the host (it is not corral-init's
+// descendant), here on an extern node, which has no script at all.
+func TestSignalReachesSteps(t *testing.T) {
+	tj, end := startExtern(t, func(j *shim.Job) {
+		j.Launch.TimeLimit = 10
+		j.Launch.Signal = &api.JobSignal{Signal: 10, Before: 8} // SIGUSR1 two seconds in
+	})
+	defer end()
+	srun := newFakeSrun(t, "tok", node)
+	mustStep(t, tj, 0, []int{0}, []string{"/bin/sh", "-c", `trap 'echo got USR1; exit 0' USR1; while :; do sleep 0.1; done`}, srun.ln.Addr().String())
+	cmd, _ := startRunner(t, tj.dir, 0)
+	srun.writer(t)
+	got := srun.collect(t, nil)
+	cmd.Wait()
+	if g := got[0]; g == nil || g.out != "got USR1\n" || g.exit == nil || g.exit.Code != 0 {
+		t.Errorf("step task: %+v, want its USR1 trap to run", g)
 	}
 }

@@ -70,16 +70,20 @@ func TestEnvironmentExport(t *testing.T) {
 
 func TestSignalTargets(t *testing.T) {
 	// 100 is corral-init; 101 the script (oldest child); 102 an orphan it
-	// adopted; 103 and 104 the script's children, 105 a grandchild; 200
-	// is not in the job.
-	procs := []shim.Proc{{PID: 100, PPID: 50, Start: 1}, {PID: 101, PPID: 100, Start: 5}, {PID: 102, PPID: 100, Start: 9},
-		{PID: 103, PPID: 101, Start: 6}, {PID: 104, PPID: 101, Start: 7}, {PID: 105, PPID: 103, Start: 8}, {PID: 200, PPID: 1, Start: 2}}
+	// adopted; 103 and 104 the script's children, 105 a grandchild; 106
+	// a step's task (in the job's PID namespace, its parent the runner
+	// outside), 107 its child; 200 is not in the job.
+	const jobNS = "pid:[4026532001]"
+	procs := []shim.Proc{{PID: 100, PPID: 50, Start: 1, NS: jobNS}, {PID: 101, PPID: 100, Start: 5, NS: jobNS}, {PID: 102, PPID: 100, Start: 9, NS: jobNS},
+		{PID: 103, PPID: 101, Start: 6, NS: jobNS}, {PID: 104, PPID: 101, Start: 7, NS: jobNS}, {PID: 105, PPID: 103, Start: 8, NS: jobNS},
+		{PID: 106, PPID: 60, Start: 10, NS: jobNS}, {PID: 107, PPID: 106, Start: 11, NS: jobNS},
+		{PID: 60, PPID: 1, Start: 3, NS: "pid:[4026531836]"}, {PID: 200, PPID: 1, Start: 2, NS: "pid:[4026531836]"}}
 	if got := shim.SignalTargets(procs, 100, true); !slices.Equal(got, []int{101}) {
 		t.Errorf("B: signals %v, want the script 101", got)
 	}
 	got := shim.SignalTargets(procs, 100, false)
 	slices.Sort(got)
-	if !slices.Equal(got, []int{102, 103, 104, 105}) {
+	if !slices.Equal(got, []int{102, 103, 104, 105, 106, 107}) {
 		t.Errorf("signals %v, want every process but init and the script", got)
 	}
 	if got := shim.SignalTargets(procs, 300, false); got != nil {

@@ -33,10 +33,11 @@ func warningTimer(l *api.LaunchRequest) <-chan time.Time {
 type proc struct {
 	pid, ppid int
 	start     uint64 // clock ticks after boot
+	ns        string // its PID namespace ("pid:[inode]"), "" if unknown
 }
 
 // signalJob sends sig to the job whose corral-init has host PID init: the
-// batch script alone, or all but the script.
+// batch script alone, or all but the script (its steps' tasks included).
 func signalJob(procRoot string, init int, sig syscall.Signal, batchOnly bool) error {
 	procs, err := listProcs(procRoot)
 	if err != nil {
@@ -55,13 +56,20 @@ func signalJob(procRoot string, init int, sig syscall.Signal, batchOnly bool) er
 	return errors.Join(errs...)
 }
 
-// signalTargets picks the processes to signal among init's descendants.
-// The batch script is init's oldest child (orphans that init adopts are
-// younger).
+// signalTargets picks the processes to signal in the job whose
+// corral-init is init: the batch script alone, or every other process of
+// the job's PID namespace: init's descendants, and the steps' tasks,
+// which enter the namespace from the host and are nobody's descendants
+// there. The batch script is init's oldest child (orphans that init
+// adopts are younger).
 func signalTargets(procs []proc, init int, batchOnly bool) []int {
 	children := make(map[int][]proc)
+	initNS := ""
 	for _, p := range procs {
 		children[p.ppid] = append(children[p.ppid], p)
+		if p.pid == init {
+			initNS = p.ns
+		}
 	}
 	script := -1
 	var oldest uint64
@@ -70,22 +78,32 @@ func signalTargets(procs []proc, init int, batchOnly bool) []int {
 			script, oldest = c.pid, c.start
 		}
 	}
-	if script < 0 {
-		return nil
-	}
 	if batchOnly {
+		if script < 0 {
+			return nil
+		}
 		return []int{script}
 	}
+	seen := map[int]bool{init: true, script: true}
 	var out []int
+	add := func(pid int) {
+		if !seen[pid] {
+			seen[pid] = true
+			out = append(out, pid)
+		}
+	}
 	queue := []int{init}
 	for len(queue) > 0 {
 		pid := queue[0]
 		queue = queue[1:]
 		for _, c := range children[pid] {
 			queue = append(queue, c.pid)
-			if c.pid != script {
-				out = append(out, c.pid)
-			}
+			add(c.pid)
+		}
+	}
+	for _, p := range procs {
+		if initNS != "" && p.ns == initNS {
+			add(p.pid)
 		}
 	}
 	return out
@@ -109,6 +127,7 @@ func listProcs(procRoot string) ([]proc, error) {
 			continue
 		}
 		if p, ok := parseStat(pid, string(b)); ok {
+			p.ns, _ = os.Readlink(filepath.Join(procRoot, e.Name(), "ns", "pid"))
 			out = append(out, p)
 		}
 	}
