@@ -219,21 +219,20 @@ import (
 	}{
 		{`func h(w http.ResponseWriter, r *http.Request) {}`, []concern{cHTTP}},
 		{`func routes() { mux := http.NewServeMux(); _ = mux }`, []concern{cHTTP}},
-		{`func (s *Server) f() { s.q.job(1) }`, []concern{cQueue}},
+		{`func (x *Server) f() { x.q.job(1) }`, []concern{cQueue}},
 		{`func (q *queue) f() {}`, []concern{cQueue}},
-		{`func (s *Server) f() error { return s.commitLocked(nil) }`, []concern{cQueue}},
 		{`func f() { _ = lifecycle.Event{} }`, []concern{cQueue}},
 		{`func (e jobsEndpoint) f() { e.srv.nodes.get("a") }`, []concern{cNodes}},
 		{`func (r *nodeRegistry) f() {}`, []concern{cNodes}},
-		{`func (s *Server) f() { s.planner.Plan(nil) }`, []concern{cSched}},
-		{`func (s *Server) f() { s.snapshots.build() }`, []concern{cSched}},
+		{`func (x *Server) f() { x.planner.Plan(nil) }`, []concern{cSched}},
+		{`func (x *Server) f() { x.snapshots.build() }`, []concern{cSched}},
 		{`func f(p fairshare.Pending) {}`, []concern{cAcct}},
-		{`func (s *Server) f(uid uint32) bool { return s.gate.RoleOf(uid) >= authz.Admin }`, []concern{cAuthz}},
+		{`func (x *Server) f(uid uint32) bool { return x.gate.RoleOf(uid) >= authz.Admin }`, []concern{cAuthz}},
 		{`func (e jobsEndpoint) f() { e.srv.mu.RLock() }`, []concern{cStateMu}},
 		// Not concerns: a node client's method and status, the Gate's
 		// ownership answers, another type's lock, a wake-time helper.
-		{`func (s *Server) f(c *api.NodeClient) { c.Do(nil, http.MethodPost, "/", nil, nil); _ = http.StatusOK }`, nil},
-		{`func (s *Server) f(p peer) bool { return s.gate.MayView(p.caller(), 1) }`, nil},
+		{`func (x *Server) f(c *api.NodeClient) { c.Do(nil, http.MethodPost, "/", nil, nil); _ = http.StatusOK }`, nil},
+		{`func (x *Server) f(p peer) bool { return x.gate.MayView(p.caller(), 1) }`, nil},
 		{`func (c *nonceCache) f() { c.mu.Lock() }`, nil},
 		{`func f(n *cycleNotes) { n.wakeAtLeast(t) }`, nil},
 	} {
@@ -264,7 +263,7 @@ import (
 // them. A new method goes on the type whose state it touches; raise the
 // bound only for an operation that truly spans concerns, and say why in
 // the commit.
-const maxServerMethods = 65
+const maxServerMethods = 64
 
 func TestServerMethodCount(t *testing.T) {
 	files, _ := packageFiles(t)
