@@ -38,9 +38,10 @@
 // cancel, node change) and by a timer; it builds a sched.Snapshot, asks
 // the Planner, and applies the Plan. No scheduling policy lives here.
 //
-// A job's states belong to package lifecycle: every state change here is
-// an event handed to lifecycle.Next, and nothing else assigns a job's
-// State (a test keeps that so). Domain errors carry a fault kind
+// A job's states belong to package lifecycle: a new job's first record
+// comes from lifecycle.New, every state change here is an event handed to
+// lifecycle.Next, and nothing else sets a job's State (a test keeps that
+// so). Domain errors carry a fault kind
 // (package fault), answered with an HTTP status in one place, writeError.
 //
 // A submit (and a --test-only one) passes admission: ordered lists of
