@@ -172,8 +172,9 @@ func sortedConcerns(cs map[concern]bool) []string {
 
 // TestLayout: no file handles HTTP and also touches the queue, the
 // nodes, the planner, the usage ledger, the state lock or role
-// decisions. The other concerns of every file are logged (-v), for the
-// next split.
+// decisions; and no file decides roles beside anything else (ownership
+// checks are the Gate's). The other concerns of every file are logged
+// (-v), for the next split.
 func TestLayout(t *testing.T) {
 	files, _ := packageFiles(t)
 	var names []string
@@ -186,6 +187,10 @@ func TestLayout(t *testing.T) {
 		cs := concernsOf(files[name])
 		if len(cs) > 0 {
 			t.Logf("%-22s %s", name, strings.Join(sortedConcerns(cs), ", "))
+		}
+		if cs[cAuthz] && len(cs) > 1 {
+			t.Errorf("%s decides roles itself and also holds %s: ask the authz Gate instead",
+				name, strings.Join(slices.DeleteFunc(sortedConcerns(cs), func(c string) bool { return c == string(cAuthz) }), ", "))
 		}
 		if !cs[cHTTP] {
 			continue
