@@ -126,6 +126,18 @@ func (q *Queue) Jobs(kind api.JobEventKind) []uint64 {
 	return out
 }
 
+// Select returns the queued events of a kind, oldest first.
+func (q *Queue) Select(kind api.JobEventKind) []api.JobEvent {
+	_, evs := q.oldest(q.Len())
+	out := evs[:0]
+	for _, ev := range evs {
+		if ev.Kind == kind {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
 // Has reports whether an event of kind for job is still queued.
 func (q *Queue) Has(job uint64, kind api.JobEventKind) bool {
 	q.mu.Lock()
