@@ -33,6 +33,12 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "shim" {
 		os.Exit(shim.Main(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == fakeShimArg {
+		os.Exit(fakeShimMain(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == childNodedArg {
+		os.Exit(childNoded())
+	}
 	containertest.DispatchInit()
 	code := func() int {
 		if os.Geteuid() == 0 {

@@ -21,6 +21,13 @@
 // and reattaches to live ones, supervising them as if it had launched
 // them.
 //
+// Job steps (steps.go, stepsupervise.go, steprecover.go; docs/steps.md):
+// srun's POST /v1/steps carries no cluster signature but a step
+// credential ctld signed; noded checks it, the job and its user, and
+// starts one step runner per step (corral-shim step), detached like a
+// shim. A step's end is queued like a job's; a job's end first ends its
+// steps; a restart reattaches live runners as it does shims.
+//
 // With an https controller URL the node plane is TLS (tls.go: noded's
 // certificate is issued by ctld's CA for a key made here), and
 // credsock.go offers local users remote credentials for their own uid.

@@ -29,6 +29,13 @@ type job struct {
 	pid       int
 	cancelled bool
 	gpu       *gpuClaim // its MIG instances and MPS GPU (gpus.go)
+	// uid is the job's user, which a step credential must name; unknown
+	// (ownerKnown false) for a reattached job whose launch.json is
+	// unreadable, which then takes no steps.
+	uid        uint32
+	ownerKnown bool
+	steps      map[int]*step // live step runners, by step ID
+	ending     bool          // its end is being reported: no new steps
 }
 
 // launchError is a launch noded refuses, with its HTTP status and, for a
@@ -148,7 +155,7 @@ func (d *Daemon) launch(r *api.LaunchRequest) (err error) {
 	if err := shim.WriteJob(dir, sj); err != nil {
 		return err
 	}
-	j := &job{id: r.JobID, dir: dir, slots: slots, gpu: claim}
+	j := &job{id: r.JobID, dir: dir, slots: slots, gpu: claim, uid: r.UID, ownerKnown: true, steps: map[int]*step{}}
 	cmd, status, err := d.startShim(j)
 	if err != nil {
 		return fmt.Errorf("starting the shim of job %d: %w", r.JobID, err)
@@ -234,7 +241,7 @@ func (d *Daemon) supervise(j *job, cmd *exec.Cmd, status *os.File) {
 				d.log.Printf("job %d: %v", j.id, rerr)
 			}
 			res = &shim.Result{State: api.StateFailed, ExitCode: 1, End: time.Now(),
-				Message: fmt.Sprintf("the job's supervisor ended without a result (%v)%s", werr, logTail(j.dir))}
+				Message: fmt.Sprintf("the job's supervisor ended without a result (%v)%s", werr, logTail(filepath.Join(j.dir, shim.LogFile)))}
 		}
 		d.report(j, res)
 	}
@@ -248,11 +255,13 @@ func (d *Daemon) finish(j *job, res *shim.Result) {
 	d.removeDir(j)
 }
 
-// report frees the job's cores, queues its end durably and only then
-// forgets it. Cores go first: ctld may launch the next job the moment it
-// hears of this end. The job stays listed (as running, then as an
+// report ends the job's steps, frees its cores, queues its end durably
+// and only then forgets it. Steps go first, so their ends reach ctld
+// before the job's; cores before the end: ctld may launch the next job
+// the moment it hears of it. The job stays listed (as running, then as an
 // unacknowledged end) throughout, so no heartbeat reports it missing.
 func (d *Daemon) report(j *job, res *shim.Result) {
+	d.endSteps(j) // stepsupervise.go
 	d.mu.Lock()
 	d.cpus.release(j.slots)
 	j.slots = nil
@@ -360,9 +369,10 @@ func (d *Daemon) runningJobs() []uint64 {
 	return sortedIDs(set)
 }
 
-// logTail returns the end of a shim's log for a failure message.
-func logTail(dir string) string {
-	b, err := os.ReadFile(filepath.Join(dir, shim.LogFile))
+// logTail returns the end of a log (a shim's, a step runner's) for a
+// failure message.
+func logTail(path string) string {
+	b, err := os.ReadFile(path)
 	if err != nil || len(b) == 0 {
 		return ""
 	}

@@ -24,6 +24,10 @@ import (
 //     limit, so nothing is enforced twice.
 //   - neither: the supervisor died; remove any container and report the
 //     job FAILED.
+//
+// Each job's step runners are recovered with it (recoverSteps): they are
+// reattached while the job lives on, and stopped and reported when it has
+// ended, before the job's own end.
 func (d *Daemon) recover() error {
 	ents, err := os.ReadDir(d.jobsDir)
 	if err != nil {
@@ -40,6 +44,7 @@ func (d *Daemon) recover() error {
 		if res, err := shim.ReadResult(dir); err == nil {
 			d.log.Printf("job %d ended while noded was away (%s); reporting it", id, res.State)
 			d.gpus.recovered(id, dir, false) // gpus.go
+			d.recoverEndedSteps(id, dir)
 			d.put(endEvent(id, d.cfg.Name, res))
 			if err := container.RemoveTree(dir); err != nil {
 				d.log.Printf("job %d: %v", id, err)
@@ -48,11 +53,13 @@ func (d *Daemon) recover() error {
 		}
 		if pid := shimPid(dir); pid > 0 {
 			d.log.Printf("job %d is still running under shim %d from an earlier noded; reattaching", id, pid)
-			j := &job{id: id, dir: dir, pid: pid, gpu: readClaim(dir)}
+			j := &job{id: id, dir: dir, pid: pid, gpu: readClaim(dir), steps: map[int]*step{}}
 			if jerr == nil {
 				j.slots = sj.Slots
 				d.cpus.take(sj.Slots)
+				j.uid, j.ownerKnown = sj.Launch.UID, true
 			}
+			d.recoverSteps(j)
 			d.gpus.recovered(id, dir, true)
 			d.jobs[id] = j
 			d.supervisors.Add(1)
@@ -63,6 +70,7 @@ func (d *Daemon) recover() error {
 			return fmt.Errorf("job %d: %w", id, err)
 		}
 		d.gpus.recovered(id, dir, false)
+		d.recoverEndedSteps(id, dir)
 		d.put(api.JobEvent{JobID: id, Node: d.cfg.Name, Kind: api.EventEnded, Time: time.Now(),
 			State: api.StateFailed, ExitCode: 1, Message: "the job's supervisor ended without a result while noded was down"})
 		if err := container.RemoveTree(dir); err != nil {
@@ -73,9 +81,17 @@ func (d *Daemon) recover() error {
 }
 
 // shimPid returns the PID in shim.pid if that process is alive and is a
-// shim of this very directory, else 0.
+// shim of this very directory, else 0. A shim's last argument is its job
+// directory (ShimCommand + dir), whatever the shim binary is called.
 func shimPid(dir string) int {
-	b, err := os.ReadFile(filepath.Join(dir, shim.PidFile))
+	return livePid(filepath.Join(dir, shim.PidFile), "\x00"+dir+"\x00")
+}
+
+// livePid returns the PID in pidFile if that process is alive and its
+// command line ends with argsSuffix (so a reused PID is not taken for
+// it), else 0.
+func livePid(pidFile, argsSuffix string) int {
+	b, err := os.ReadFile(pidFile)
 	if err != nil {
 		return 0
 	}
@@ -87,9 +103,7 @@ func shimPid(dir string) int {
 		return 0
 	}
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	// A shim's last argument is its job directory (ShimCommand + dir),
-	// whatever the shim binary is called.
-	if err != nil || !strings.HasSuffix(string(cmdline), "\x00"+dir+"\x00") {
+	if err != nil || !strings.HasSuffix(string(cmdline), argsSuffix) {
 		return 0
 	}
 	return pid
@@ -114,7 +128,7 @@ func (d *Daemon) reattach(j *job) {
 			d.log.Printf("job %d: %v", j.id, rerr)
 		}
 		res = &shim.Result{State: api.StateFailed, ExitCode: 1, End: time.Now(),
-			Message: "the job's supervisor ended without a result (reattached after a noded restart)" + logTail(j.dir)}
+			Message: "the job's supervisor ended without a result (reattached after a noded restart)" + logTail(filepath.Join(j.dir, shim.LogFile))}
 	}
 	d.log.Printf("job %d: reattached shim %d ended (%s)", j.id, j.pid, res.State)
 	d.finish(j, res)

@@ -15,34 +15,31 @@ import (
 // maxBody bounds a node-plane request (a launch carries a whole script).
 const maxBody = api.MaxLaunchBytes
 
+// handler routes the node plane. Every route is ctld's, signed with the
+// cluster key, except srun's step launch: srun holds no key, and the
+// step credential in its body, which ctld signed, is its authority.
 func (d *Daemon) handler() http.Handler {
+	signed := http.NewServeMux()
+	signed.HandleFunc("POST /v1/launch", d.handleLaunch)
+	signed.HandleFunc("POST /v1/signal", d.handleSignal)
+	signed.HandleFunc("GET /v1/jobs", d.handleJobs)
+	signed.HandleFunc("GET /v1/images", d.handleImages)
+	signed.HandleFunc("POST /v1/images", d.handleImageOp)
+	signed.HandleFunc("POST /v1/output", d.handleOutput)
+	signed.HandleFunc("GET /v1/steps", d.handleSteps)
+	signed.HandleFunc("POST /v1/steps/cancel", d.handleStepCancel)
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/launch", d.handleLaunch)
-	mux.HandleFunc("POST /v1/signal", d.handleSignal)
-	mux.HandleFunc("GET /v1/jobs", d.handleJobs)
-	mux.HandleFunc("GET /v1/images", d.handleImages)
-	mux.HandleFunc("POST /v1/images", d.handleImageOp)
-	mux.HandleFunc("POST /v1/output", d.handleOutput)
-	return d.authenticate(mux)
+	mux.HandleFunc("POST /v1/steps", d.handleStepLaunch)
+	mux.Handle("/", d.authenticate(signed))
+	return mux
 }
 
 // authenticate reads the body (bounded) and checks its signature before
 // anything else sees the request: a bad one gets 401 and changes nothing.
 func (d *Daemon) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-		if err != nil {
-			writeError(w, http.StatusBadRequest, "reading the request: "+err.Error())
-			return
-		}
-		if len(body) > maxBody {
-			// A launch this large is the job's script and environment:
-			// the job's fault, never a reason to take the node down.
-			var kind api.ErrorKind
-			if r.URL.Path == "/v1/launch" {
-				kind = api.KindJobRefused
-			}
-			writeJSON(w, http.StatusRequestEntityTooLarge, api.Error{Error: fmt.Sprintf("request body over %d bytes", maxBody), Kind: kind})
+		body, ok := readBody(w, r)
+		if !ok {
 			return
 		}
 		if err := api.Verify(r, d.cfg.Key, body, time.Now()); err != nil {
@@ -52,6 +49,27 @@ func (d *Daemon) authenticate(next http.Handler) http.Handler {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		next.ServeHTTP(w, r)
 	})
+}
+
+// readBody reads a request's body, at most maxBody bytes; it answers a
+// longer one with 413 and false.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "reading the request: "+err.Error())
+		return nil, false
+	}
+	if len(body) > maxBody {
+		// A launch this large is the job's script and environment:
+		// the job's fault, never a reason to take the node down.
+		var kind api.ErrorKind
+		if r.URL.Path == "/v1/launch" {
+			kind = api.KindJobRefused
+		}
+		writeJSON(w, http.StatusRequestEntityTooLarge, api.Error{Error: fmt.Sprintf("request body over %d bytes", maxBody), Kind: kind})
+		return nil, false
+	}
+	return body, true
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

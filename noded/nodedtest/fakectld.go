@@ -200,6 +200,22 @@ func (f *FakeCtld) Ended(id uint64) api.JobEvent {
 	return f.waitEvent(id, api.EventEnded, "the end of job "+itoa(id))
 }
 
+// StepEnded waits for the first end report of step job.step and returns it.
+func (f *FakeCtld) StepEnded(job uint64, step int) api.JobEvent {
+	f.t.Helper()
+	var ev api.JobEvent
+	f.WaitFor("the end of step "+itoa(job)+"."+strconv.Itoa(step), func(f *FakeCtld) bool {
+		for _, e := range f.Events {
+			if e.JobID == job && e.StepID == step && e.Kind == api.EventStepEnded {
+				ev = e
+				return true
+			}
+		}
+		return false
+	})
+	return ev
+}
+
 // Kinds lists the event kinds received for a job, in order.
 func (f *FakeCtld) Kinds(id uint64) []api.JobEventKind {
 	f.mu.Lock()

@@ -1,0 +1,135 @@
+package noded
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/noded/shim"
+)
+
+// fakeShimArg makes the test binary a stand-in for corral-shim that runs
+// no container: as a job's shim it holds the "job" until cancelled (the
+// control pipe's 'c' or SIGTERM); as a step runner (`step <jobdir> <id>`)
+// it honours the runner's contract: runner.pid, "started" and EndedLine
+// on fd 4, result.json. The step's argv says what its tasks do:
+//
+//	exit N   end at once with exit code N
+//	wait N   run until <stepdir>/release exists, then exit N; SIGTERM
+//	         ends it as a task killed by SIGTERM
+//	die      exit without a result, as a crashed runner
+//
+// Every start appends a line to <stepdir>/starts.
+const fakeShimArg = "fakeshim"
+
+func fakeShimMain(args []string) int {
+	switch {
+	case len(args) == 1 && args[0] == shim.FeaturesArg:
+		return 0
+	case len(args) == 3 && args[0] == runnerArg:
+		return fakeRunner(args[1], args[2])
+	case len(args) == 1:
+		return fakeJobShim(args[0])
+	}
+	fmt.Fprintln(os.Stderr, "fake shim: bad arguments", args)
+	return 2
+}
+
+func fakeJobShim(dir string) int {
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+	signal.Ignore(syscall.SIGPIPE)
+	must(os.WriteFile(filepath.Join(dir, shim.PidFile), []byte(strconv.Itoa(os.Getpid())), 0o600))
+	status := os.NewFile(shim.StatusFD, "status")
+	must(os.WriteFile(filepath.Join(dir, shim.StartedFile), nil, 0o600))
+	fmt.Fprintf(status, "started %s\n", time.Now().Format(time.RFC3339Nano))
+	cancel := make(chan struct{}, 1)
+	ctl := os.NewFile(shim.ControlFD, "control")
+	go func() {
+		b := make([]byte, 1)
+		for {
+			n, err := ctl.Read(b)
+			if n == 1 && b[0] == 'c' {
+				cancel <- struct{}{}
+			}
+			if err != nil {
+				return // noded is gone: carry on
+			}
+		}
+	}()
+	select {
+	case <-term:
+	case <-cancel:
+	}
+	must(shim.WriteResult(dir, &shim.Result{State: api.StateCancelled, End: time.Now()}))
+	fmt.Fprintln(status, shim.EndedLine)
+	return 0
+}
+
+func fakeRunner(jobDir, id string) int {
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+	signal.Ignore(syscall.SIGPIPE)
+	dir := filepath.Join(jobDir, stepsDir, id)
+	var sj stepJob
+	b, err := os.ReadFile(filepath.Join(dir, stepJobFile))
+	must(err)
+	must(json.Unmarshal(b, &sj))
+	f, err := os.OpenFile(filepath.Join(dir, "starts"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	must(err)
+	fmt.Fprintln(f, os.Getpid())
+	f.Close()
+	must(os.WriteFile(filepath.Join(dir, runnerPidFile), []byte(strconv.Itoa(os.Getpid())), 0o600))
+	status := os.NewFile(shim.StatusFD, "status")
+	fmt.Fprintf(status, "started %s\n", time.Now().Format(time.RFC3339Nano))
+	argv := sj.Launch.Argv
+	code := func() int {
+		if len(argv) < 2 {
+			return 0
+		}
+		n, _ := strconv.Atoi(argv[1])
+		return n
+	}
+	res := stepResult{}
+	switch argv[0] {
+	case "die":
+		return 3
+	case "exit":
+		res.ExitCode = code()
+	case "wait":
+		res.ExitCode = code()
+	wait:
+		for {
+			select {
+			case <-term:
+				res = stepResult{Signal: int(syscall.SIGTERM)}
+				break wait
+			case <-time.After(10 * time.Millisecond):
+			}
+			if _, err := os.Stat(filepath.Join(dir, "release")); err == nil {
+				break
+			}
+		}
+	}
+	for _, r := range sj.Ranks {
+		res.Tasks = append(res.Tasks, taskResult{Rank: r, ExitCode: res.ExitCode, Signal: res.Signal})
+	}
+	b, err = json.Marshal(res)
+	must(err)
+	must(shim.WriteFileAtomic(filepath.Join(dir, stepResultFile), b, 0o600))
+	fmt.Fprintln(status, shim.EndedLine)
+	return 0
+}
+
+func must(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fake shim:", err)
+		os.Exit(1)
+	}
+}
