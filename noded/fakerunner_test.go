@@ -32,7 +32,7 @@ func fakeShimMain(args []string) int {
 	switch {
 	case len(args) == 1 && args[0] == shim.FeaturesArg:
 		return 0
-	case len(args) == 3 && args[0] == runnerArg:
+	case len(args) == 3 && args[0] == shim.StepArg:
 		return fakeRunner(args[1], args[2])
 	case len(args) == 1:
 		return fakeJobShim(args[0])
@@ -76,16 +76,16 @@ func fakeRunner(jobDir, id string) int {
 	term := make(chan os.Signal, 1)
 	signal.Notify(term, syscall.SIGTERM)
 	signal.Ignore(syscall.SIGPIPE)
-	dir := filepath.Join(jobDir, stepsDir, id)
-	var sj stepJob
-	b, err := os.ReadFile(filepath.Join(dir, stepJobFile))
+	dir := filepath.Join(jobDir, shim.StepsDir, id)
+	var sj shim.StepJob
+	b, err := os.ReadFile(filepath.Join(dir, shim.StepFile))
 	must(err)
 	must(json.Unmarshal(b, &sj))
 	f, err := os.OpenFile(filepath.Join(dir, "starts"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	must(err)
 	fmt.Fprintln(f, os.Getpid())
 	f.Close()
-	must(os.WriteFile(filepath.Join(dir, runnerPidFile), []byte(strconv.Itoa(os.Getpid())), 0o600))
+	must(os.WriteFile(filepath.Join(dir, shim.RunnerPidFile), []byte(strconv.Itoa(os.Getpid())), 0o600))
 	status := os.NewFile(shim.StatusFD, "status")
 	fmt.Fprintf(status, "started %s\n", time.Now().Format(time.RFC3339Nano))
 	argv := sj.Launch.Argv
@@ -96,7 +96,7 @@ func fakeRunner(jobDir, id string) int {
 		n, _ := strconv.Atoi(argv[1])
 		return n
 	}
-	res := stepResult{}
+	res := shim.StepResult{}
 	switch argv[0] {
 	case "die":
 		return 3
@@ -108,7 +108,7 @@ func fakeRunner(jobDir, id string) int {
 		for {
 			select {
 			case <-term:
-				res = stepResult{Signal: int(syscall.SIGTERM)}
+				res = shim.StepResult{Signal: int(syscall.SIGTERM)}
 				break wait
 			case <-time.After(10 * time.Millisecond):
 			}
@@ -118,11 +118,11 @@ func fakeRunner(jobDir, id string) int {
 		}
 	}
 	for _, r := range sj.Ranks {
-		res.Tasks = append(res.Tasks, taskResult{Rank: r, ExitCode: res.ExitCode, Signal: res.Signal})
+		res.Tasks = append(res.Tasks, shim.TaskResult{Rank: r, ExitCode: res.ExitCode, Signal: res.Signal})
 	}
 	b, err = json.Marshal(res)
 	must(err)
-	must(shim.WriteFileAtomic(filepath.Join(dir, stepResultFile), b, 0o600))
+	must(shim.WriteFileAtomic(filepath.Join(dir, shim.StepResultFile), b, 0o600))
 	fmt.Fprintln(status, shim.EndedLine)
 	return 0
 }

@@ -166,37 +166,50 @@ func (d *Daemon) launch(r *api.LaunchRequest) (err error) {
 	return nil
 }
 
-// startShim runs `<shim command> <dir>` in its own session, with the
-// control pipe on fd 3 and the status pipe on fd 4.
+// startShim runs `<shim command> <dir>` (startDetached).
 func (d *Daemon) startShim(j *job) (*exec.Cmd, *os.File, error) {
-	logf, err := os.OpenFile(filepath.Join(j.dir, shim.LogFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	argv := append(append([]string(nil), d.cfg.ShimCommand...), j.dir)
+	cmd, ctl, status, err := startDetached(argv, filepath.Join(j.dir, shim.LogFile))
 	if err != nil {
 		return nil, nil, err
+	}
+	j.ctl = ctl
+	return cmd, status, nil
+}
+
+// startDetached starts a shim or a step runner in its own session, so
+// that it outlives noded, with its output appended to logPath, the read
+// end of a control pipe on fd 3 (shim.ControlFD: 'c' cancels; noded's
+// end closing means noded is gone) and the write end of a status pipe on
+// fd 4 (shim.StatusFD). It returns the control pipe's write end and the
+// status pipe's read end.
+func startDetached(argv []string, logPath string) (cmd *exec.Cmd, ctl, status *os.File, err error) {
+	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	defer logf.Close()
 	ctlR, ctlW, err := os.Pipe()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer ctlR.Close()
 	stR, stW, err := os.Pipe()
 	if err != nil {
 		ctlW.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer stW.Close()
-	argv := append(append([]string(nil), d.cfg.ShimCommand...), j.dir)
-	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd = exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.ExtraFiles = []*os.File{ctlR, stW} // fds 3 and 4: shim.ControlFD, shim.StatusFD
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		ctlW.Close()
 		stR.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	j.ctl = ctlW
-	return cmd, stR, nil
+	return cmd, ctlW, stR, nil
 }
 
 // supervise follows a shim to its end and reports the job's start and
@@ -336,7 +349,7 @@ func (d *Daemon) cancel(id uint64, why string) {
 		// A reattached shim: SIGTERM is its other cancel (shim.Main), sent
 		// only while the PID is still that very shim.
 		if j.pid > 0 && shimPid(j.dir) == j.pid {
-			j.cancelled = true
+			j.markCancelled()
 			if err := syscall.Kill(j.pid, syscall.SIGTERM); err != nil {
 				d.log.Printf("job %d: cancel (%s): %v", id, why, err)
 				return
@@ -345,12 +358,22 @@ func (d *Daemon) cancel(id uint64, why string) {
 		}
 		return
 	}
-	j.cancelled = true
+	j.markCancelled()
 	if _, err := j.ctl.Write([]byte{'c'}); err != nil {
 		d.log.Printf("job %d: cancel (%s): %v", id, why, err)
 		return
 	}
 	d.log.Printf("job %d: cancelling (%s)", id, why)
+}
+
+// markCancelled marks the job and its steps cancelled: the steps' tasks
+// die with the job's container, and end CANCELLED however the runner
+// saw them die. Called with d.mu held.
+func (j *job) markCancelled() {
+	j.cancelled = true
+	for _, st := range j.steps {
+		st.cancelled = true
+	}
 }
 
 // runningJobs lists the jobs with a live shim, also one whose end is

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/corral-hpc/corral/noded/shim"
 )
 
 // recoverSteps takes up the step runners of a job an earlier noded
@@ -13,7 +15,7 @@ import (
 // live runner is supervised again; a step with neither lost its runner
 // while noded was down and ends FAILED.
 func (d *Daemon) recoverSteps(j *job) {
-	ents, err := os.ReadDir(filepath.Join(j.dir, stepsDir))
+	ents, err := os.ReadDir(filepath.Join(j.dir, shim.StepsDir))
 	if err != nil {
 		if !os.IsNotExist(err) {
 			d.log.Printf("job %d: its steps: %v", j.id, err)
@@ -25,7 +27,7 @@ func (d *Daemon) recoverSteps(j *job) {
 		if err != nil || id < 0 || !e.IsDir() {
 			continue
 		}
-		st := &step{job: j.id, id: id, jobDir: j.dir, dir: filepath.Join(j.dir, stepsDir, e.Name()), done: make(chan struct{})}
+		st := &step{job: j.id, id: id, jobDir: j.dir, dir: filepath.Join(j.dir, shim.StepsDir, e.Name()), done: make(chan struct{})}
 		if _, err := os.Stat(filepath.Join(st.dir, reportedFile)); err == nil {
 			continue
 		}
@@ -42,7 +44,7 @@ func (d *Daemon) recoverSteps(j *job) {
 			go d.reattachStep(j, st)
 			continue
 		}
-		d.reportStep(st, &stepResult{ExitCode: 1, Message: "the step's runner ended without a result while noded was down" +
+		d.reportStep(st, &shim.StepResult{ExitCode: 1, Message: "the step's runner ended without a result while noded was down" +
 			logTail(filepath.Join(st.dir, runnerLogFile))}, time.Time{})
 	}
 }

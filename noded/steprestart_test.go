@@ -20,6 +20,7 @@ import (
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/container/containertest"
 	"github.com/corral-hpc/corral/noded/nodedtest"
+	"github.com/corral-hpc/corral/noded/shim"
 )
 
 // childNodedArg makes the test binary a corral-noded of the Config in
@@ -112,7 +113,7 @@ func TestStepSurvivesNodedKill(t *testing.T) {
 	launchStepAt(t, addr, name, job.JobID, 1, "wait", "0")
 	waitRunner(t, state, job.JobID, 0)
 	waitRunner(t, state, job.JobID, 1)
-	runner0, err := os.ReadFile(filepath.Join(stepDir(state, job.JobID, 0), runnerPidFile))
+	runner0, err := os.ReadFile(filepath.Join(stepDir(state, job.JobID, 0), shim.RunnerPidFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +124,7 @@ func TestStepSurvivesNodedKill(t *testing.T) {
 	_ = child.Wait()
 	release(t, state, job.JobID, 1) // ends while no noded runs
 	if !containertest.Eventually(10*time.Second, func() bool {
-		_, err := os.Stat(filepath.Join(stepDir(state, job.JobID, 1), stepResultFile))
+		_, err := os.Stat(filepath.Join(stepDir(state, job.JobID, 1), shim.StepResultFile))
 		return err == nil
 	}) {
 		t.Fatal("the runner of step 1 did not finish without noded")
@@ -143,7 +144,7 @@ func TestStepSurvivesNodedKill(t *testing.T) {
 	if got := runnerStarts(state, job.JobID, 0); got != 1 {
 		t.Errorf("step 0's runner started %d times, want once", got)
 	}
-	if b, _ := os.ReadFile(filepath.Join(stepDir(state, job.JobID, 0), runnerPidFile)); string(b) != string(runner0) {
+	if b, _ := os.ReadFile(filepath.Join(stepDir(state, job.JobID, 0), shim.RunnerPidFile)); string(b) != string(runner0) {
 		t.Errorf("step 0's runner is %s after the restart, was %s", b, runner0)
 	}
 	n.launchStep(t, job.JobID, 2, "exit", "0") // the recovered job takes new steps
@@ -170,10 +171,10 @@ func stopOrphans(jobDir string) {
 	if pid := shimPid(jobDir); pid > 0 {
 		_ = syscall.Kill(pid, syscall.SIGTERM)
 	}
-	ents, _ := os.ReadDir(filepath.Join(jobDir, stepsDir))
+	ents, _ := os.ReadDir(filepath.Join(jobDir, shim.StepsDir))
 	for _, e := range ents {
 		id, _ := strconv.Atoi(e.Name())
-		if pid := runnerPid(&step{id: id, jobDir: jobDir, dir: filepath.Join(jobDir, stepsDir, e.Name())}); pid > 0 {
+		if pid := runnerPid(&step{id: id, jobDir: jobDir, dir: filepath.Join(jobDir, shim.StepsDir, e.Name())}); pid > 0 {
 			_ = syscall.Kill(pid, syscall.SIGTERM)
 		}
 	}

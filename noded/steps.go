@@ -2,7 +2,6 @@ package noded
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/corral-hpc/corral/api"
@@ -85,7 +83,7 @@ func (d *Daemon) launchStep(l *api.StepLaunch, now time.Time) error {
 	if j.steps[c.StepID] != nil {
 		return nil
 	}
-	stepDir := filepath.Join(j.dir, stepsDir, strconv.Itoa(c.StepID))
+	stepDir := shim.StepDir(j.dir, c.StepID)
 	if err := os.MkdirAll(filepath.Dir(stepDir), 0o700); err != nil {
 		return err
 	}
@@ -95,7 +93,7 @@ func (d *Daemon) launchStep(l *api.StepLaunch, now time.Time) error {
 		}
 		return err
 	}
-	sj := &stepJob{Launch: *l, Node: d.cfg.Name, NodeID: slices.IndexFunc(c.Layout, func(n api.StepNode) bool { return n.Node == d.cfg.Name }),
+	sj := &shim.StepJob{Launch: *l, Node: d.cfg.Name, NodeID: slices.IndexFunc(c.Layout, func(n api.StepNode) bool { return n.Node == d.cfg.Name }),
 		Ranks: me.Ranks}
 	sj.LaunchNodeIP, _, _ = net.SplitHostPort(l.IOAddr)
 	st := &step{job: c.JobID, id: c.StepID, jobDir: j.dir, dir: stepDir, done: make(chan struct{})}
@@ -187,40 +185,21 @@ func (d *Daemon) waitJobStarted(j *job, wait time.Duration) bool {
 }
 
 // startRunner writes step.json and starts `<shim command> step <jobdir>
-// <id>` in its own session, like a job's shim, so that it outlives a
-// noded restart; fd 4 is its status pipe. runner.pid is written here as
-// well as by the runner, so a noded that dies right after the start
-// still finds the runner when it recovers.
-func (d *Daemon) startRunner(st *step, sj *stepJob) (*exec.Cmd, *os.File, error) {
-	b, err := json.MarshalIndent(sj, "", "  ")
+// <id>` detached like a job's shim, so that it outlives a noded restart.
+// runner.pid is written here as well as by the runner, so a noded that
+// dies right after the start still finds the runner when it recovers.
+func (d *Daemon) startRunner(st *step, sj *shim.StepJob) (*exec.Cmd, *os.File, error) {
+	if err := shim.WriteStepJob(st.dir, sj); err != nil {
+		return nil, nil, err
+	}
+	argv := append(append([]string(nil), d.cfg.ShimCommand...), shim.StepArg, st.jobDir, strconv.Itoa(st.id))
+	cmd, ctl, status, err := startDetached(argv, filepath.Join(st.dir, runnerLogFile))
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := fsutil.WriteFileAtomic(filepath.Join(st.dir, stepJobFile), append(b, '\n'), 0o600); err != nil {
-		return nil, nil, err
+	st.pid, st.proc, st.ctl = cmd.Process.Pid, cmd.Process, ctl
+	if err := fsutil.WriteFileAtomic(filepath.Join(st.dir, shim.RunnerPidFile), []byte(strconv.Itoa(st.pid)+"\n"), 0o600); err != nil {
+		d.log.Printf("%s: %v", st, err)
 	}
-	logf, err := os.OpenFile(filepath.Join(st.dir, runnerLogFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer logf.Close()
-	stR, stW, err := os.Pipe()
-	if err != nil {
-		return nil, nil, err
-	}
-	defer stW.Close()
-	argv := append(append([]string(nil), d.cfg.ShimCommand...), runnerArg, st.jobDir, strconv.Itoa(st.id))
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.ExtraFiles = []*os.File{nil, stW} // fd 3 closed (a runner is cancelled by SIGTERM), fd 4 status
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		stR.Close()
-		return nil, nil, err
-	}
-	st.pid, st.proc = cmd.Process.Pid, cmd.Process
-	if err := fsutil.WriteFileAtomic(filepath.Join(st.dir, runnerPidFile), []byte(strconv.Itoa(st.pid)+"\n"), 0o600); err != nil {
-		d.log.Printf("step %d.%d: %v", st.job, st.id, err)
-	}
-	return cmd, stR, nil
+	return cmd, status, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/container/containertest"
 	"github.com/corral-hpc/corral/noded/nodedtest"
+	"github.com/corral-hpc/corral/noded/shim"
 )
 
 // stepNode is a noded whose shim is the test binary's fake (no
@@ -73,7 +74,7 @@ func launchStepAt(t *testing.T, addr, name string, job uint64, step int, argv ..
 }
 
 func stepDir(state string, job uint64, step int) string {
-	return filepath.Join(state, "jobs", formatUint(job), stepsDir, strconv.Itoa(step))
+	return filepath.Join(state, "jobs", formatUint(job), shim.StepsDir, strconv.Itoa(step))
 }
 
 // runnerStarts is how often a runner of the step started.
@@ -174,7 +175,7 @@ func TestStepLaunchRefusals(t *testing.T) {
 			t.Errorf("unsigned %s %s: %d, want 401", r.method, r.path, resp.StatusCode)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(n.d.StateDir(), "jobs", formatUint(job.JobID), stepsDir)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(n.d.StateDir(), "jobs", formatUint(job.JobID), shim.StepsDir)); !os.IsNotExist(err) {
 		t.Errorf("refused launches left a steps directory (%v)", err)
 	}
 	if s := n.steps(t); len(s) != 0 {
@@ -199,11 +200,11 @@ func TestStepLaunchedOnceAndEndReported(t *testing.T) {
 	if got := n.steps(t); !reflect.DeepEqual(got, []api.NodeStep{{JobID: job.JobID, StepID: 3}}) {
 		t.Errorf("GET /v1/steps = %+v while the step runs", got)
 	}
-	b, err := os.ReadFile(filepath.Join(stepDir(n.d.StateDir(), job.JobID, 3), stepJobFile))
+	b, err := os.ReadFile(filepath.Join(stepDir(n.d.StateDir(), job.JobID, 3), shim.StepFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sj stepJob
+	var sj shim.StepJob
 	if err := json.Unmarshal(b, &sj); err != nil {
 		t.Fatal(err)
 	}

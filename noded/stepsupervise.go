@@ -3,7 +3,6 @@ package noded
 import (
 	"bufio"
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -42,6 +41,7 @@ type step struct {
 	// reattached after a restart (signalled by pid, after checking that
 	// the pid is still that runner).
 	proc      *os.Process
+	ctl       *os.File      // the write end of its control pipe (nil when reattached)
 	cancelled bool          // by ctld or by its job's end: it ends CANCELLED
 	done      chan struct{} // closed once its end is queued and the runner gone
 }
@@ -86,33 +86,30 @@ func (d *Daemon) reattachStep(j *job, st *step) {
 
 // stepOutcome is the result of a runner that is gone: its result.json,
 // or FAILED if it wrote none.
-func (d *Daemon) stepOutcome(st *step, why string) (*stepResult, time.Time) {
+func (d *Daemon) stepOutcome(st *step, why string) (*shim.StepResult, time.Time) {
 	if res, end, err := readStepResult(st.dir); err == nil {
 		return res, end
 	}
-	return &stepResult{ExitCode: 1, Message: "the step's runner ended without a result " + why + logTail(filepath.Join(st.dir, runnerLogFile))}, time.Time{}
+	return &shim.StepResult{ExitCode: 1, Message: "the step's runner ended without a result " + why + logTail(filepath.Join(st.dir, runnerLogFile))}, time.Time{}
 }
 
-func readStepResult(dir string) (*stepResult, time.Time, error) {
-	path := filepath.Join(dir, stepResultFile)
-	b, err := os.ReadFile(path)
+// readStepResult reads a runner's result.json and when it was written
+// (the step's end).
+func readStepResult(dir string) (*shim.StepResult, time.Time, error) {
+	res, err := shim.ReadStepResult(dir)
 	if err != nil {
 		return nil, time.Time{}, err
 	}
-	var res stepResult
-	if err := json.Unmarshal(b, &res); err != nil {
-		return nil, time.Time{}, fmt.Errorf("%s: %w", path, err)
-	}
 	var end time.Time
-	if fi, err := os.Stat(path); err == nil {
+	if fi, err := os.Stat(filepath.Join(dir, shim.StepResultFile)); err == nil {
 		end = fi.ModTime()
 	}
-	return &res, end, nil
+	return res, end, nil
 }
 
 // reportStep queues the step's end durably (it is delivered at least
 // once) and marks it reported.
-func (d *Daemon) reportStep(st *step, res *stepResult, end time.Time) {
+func (d *Daemon) reportStep(st *step, res *shim.StepResult, end time.Time) {
 	if end.IsZero() {
 		end = time.Now()
 	}
@@ -139,6 +136,9 @@ func (d *Daemon) stepGone(j *job, st *step) {
 	d.mu.Lock()
 	if j.steps[st.id] == st {
 		delete(j.steps, st.id)
+	}
+	if st.ctl != nil {
+		st.ctl.Close()
 	}
 	d.mu.Unlock()
 	close(st.done)
@@ -255,5 +255,5 @@ func (d *Daemon) handleStepCancel(w http.ResponseWriter, r *http.Request) {
 // alive and is the runner of this very step (its command line ends with
 // the job directory and step id), else 0.
 func runnerPid(st *step) int {
-	return livePid(filepath.Join(st.dir, runnerPidFile), "\x00"+st.jobDir+"\x00"+strconv.Itoa(st.id)+"\x00")
+	return livePid(filepath.Join(st.dir, shim.RunnerPidFile), "\x00"+st.jobDir+"\x00"+strconv.Itoa(st.id)+"\x00")
 }
