@@ -377,6 +377,9 @@ type Job struct {
 
 	Spec    JobSpec      `json:"spec"`
 	History []Transition `json:"history"`
+	// Steps are the job's running steps, in a show of one job only
+	// (GET /v1/jobs/{id}); listings leave them out.
+	Steps []Step `json:"steps,omitempty"`
 }
 
 // Elapsed is the job's run time so far (or in total, once ended).

@@ -10,6 +10,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/hostlist"
 	"github.com/corral-hpc/corral/jobspec"
 	"github.com/corral-hpc/corral/slurmfmt"
 )
@@ -110,6 +111,9 @@ func writeJobDetails(w io.Writer, j *api.Job, now time.Time) error {
 	}
 	lines = append(lines[:2], append(pipelineLines(j, now.Location()), lines[2:]...)...) // pipeline fields, when the job has any
 	lines = withGPULines(j, lines)                                                       // gpuview.go
+	if len(j.Steps) > 0 {
+		lines = append(lines, []string{kv("Steps", list(stepsText(j.Steps, now)))})
+	}
 	var b strings.Builder
 	for i, l := range lines {
 		if i > 0 {
@@ -120,6 +124,16 @@ func writeJobDetails(w io.Writer, j *api.Job, now time.Time) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// stepsText is each running step as JOB.STEP(state,nodes,tasks,elapsed).
+func stepsText(steps []api.Step, now time.Time) []string {
+	out := make([]string, len(steps))
+	for i, st := range steps {
+		out[i] = fmt.Sprintf("%d.%s(%s,%s,%d tasks,%s)", st.JobID, api.StepName(st.StepID), st.State,
+			hostlist.Compress(st.Nodes), st.Tasks, jobspec.FormatDuration(int64(now.Sub(st.Start)/time.Second)))
+	}
+	return out
 }
 
 func kv(key string, value any) string { return fmt.Sprintf("%s=%v", key, value) }

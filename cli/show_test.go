@@ -36,6 +36,21 @@ func TestJobDetails(t *testing.T) {
 	}
 }
 
+// A running job's show lists its running steps.
+func TestJobDetailsListSteps(t *testing.T) {
+	now := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
+	j := fixtureJobs(now)[3]
+	j.Steps = []api.Step{{JobID: 1, StepID: 0, State: api.StateRunning, Nodes: []string{"dev1", "dev2"}, Tasks: 4, Start: now.Add(-90 * time.Second)},
+		{JobID: 1, StepID: 2, State: api.StateRunning, Nodes: []string{"dev2"}, Tasks: 1, Start: now}}
+	var b strings.Builder
+	if err := writeJobDetails(&b, &j, now); err != nil {
+		t.Fatal(err)
+	}
+	if want := "   Steps=1.0(RUNNING,dev[1-2],4 tasks,1:30),1.2(RUNNING,dev2,1 tasks,0:00)\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("got:\n%s\nwant a line %q", b.String(), want)
+	}
+}
+
 func TestShowJob(t *testing.T) {
 	f := MustFakeCtld(t)
 	f.jobs = fixtureJobs(time.Now())

@@ -78,6 +78,10 @@ func matrixCases() []matrixCase {
 		{"POST /v1/jobs/release", job("POST", "/v1/jobs/release", ids), notRefused},
 		{"POST /v1/jobs/requeue", job("POST", "/v1/jobs/requeue", ids), notRefused},
 		{"POST /v1/jobs/update", job("POST", "/v1/jobs/update", func(id uint64) any { return api.UpdateRequest{ID: id, Name: ptr("renamed")} }), notRefused},
+		// The job is pending: a caller let through hears 409 (steps) or 404 (no step 0).
+		{"POST /v1/jobs/{id}/steps", job("POST", "/v1/jobs/{id}/steps", func(uint64) any { return api.StepRequest{} }), notRefused},
+		{"GET /v1/jobs/{id}/steps", job("GET", "/v1/jobs/{id}/steps", nil), func(c int, _ string) bool { return c == 200 }},
+		{"POST /v1/steps/cancel", job("POST", "/v1/steps/cancel", func(id uint64) any { return map[string]any{"job_id": id, "step_id": 0} }), notRefused},
 		{"GET /v1/acct", job("GET", "/v1/acct?user=sys", nil), notRefused},
 		{"GET /v1/usage", job("GET", "/v1/usage?user=sys", nil), notRefused},
 		{"GET /v1/prio", job("GET", "/v1/prio", nil), func(c int, _ string) bool { return c == 200 }},

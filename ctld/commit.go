@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/ctld/store"
@@ -54,7 +55,7 @@ func (q *queue) load() error {
 			a.live++
 		}
 	}
-	return nil
+	return q.loadSteps(time.Now())
 }
 
 // submit stores a checked job and only then, under mu (the Server's, not
@@ -88,14 +89,16 @@ func (q *queue) submit(rec *store.JobRecord, mu sync.Locker) (uint64, error) {
 	return base, nil
 }
 
-// commit persists the changes and the remainder changes rems in one
-// transaction, together with the remainders that tasks in changes leave,
-// and, only once they are on disk, installs them: q.observe sees each
-// change first. On error nothing changes. When a job or an array's
-// pending tasks ended, q.ended is called once. The caller holds
-// Server.mu for writing.
-func (q *queue) commit(changes []change, rems []remChange) error {
-	if len(changes) == 0 && len(rems) == 0 {
+// commit persists the changes, the remainder changes rems and the step
+// records steps in one transaction, together with the remainders that
+// tasks in changes leave and the ends of the running steps of jobs that
+// stop running, and, only once they are on disk, installs them: q.observe
+// sees each change first. On error nothing changes. When a job or an
+// array's pending tasks ended, q.ended is called once; when jobs of
+// several nodes stopped running, q.stopped is called with them. The
+// caller holds Server.mu for writing.
+func (q *queue) commit(changes []change, rems []remChange, steps ...*store.StepRecord) error {
+	if len(changes) == 0 && len(rems) == 0 && len(steps) == 0 {
 		return nil
 	}
 	recs := make([]*store.JobRecord, len(changes))
@@ -103,9 +106,12 @@ func (q *queue) commit(changes []change, rems []remChange) error {
 		recs[i] = &changes[i].next
 	}
 	rems = q.remaindersAfter(changes, rems)
-	if err := q.persist(recs, rems); err != nil {
+	steps = stepsEnding(changes, steps, time.Now())
+	if err := q.persist(recs, rems, steps); err != nil {
 		return err
 	}
+	q.installSteps(steps)
+	stopped := stoppedParts(changes)
 	ended := false
 	for _, c := range changes {
 		q.observe(c)
@@ -136,16 +142,19 @@ func (q *queue) commit(changes []change, rems []remChange) error {
 	if ended {
 		q.ended()
 	}
+	if len(stopped) > 0 && q.stopped != nil {
+		q.stopped(stopped)
+	}
 	return nil
 }
 
 // persist writes a commit: job records alone in the common case, with
-// array remainders when any changed.
-func (q *queue) persist(recs []*store.JobRecord, rems []remChange) error {
-	if len(rems) == 0 {
+// array remainders and step records when any changed.
+func (q *queue) persist(recs []*store.JobRecord, rems []remChange, steps []*store.StepRecord) error {
+	if len(rems) == 0 && len(steps) == 0 {
 		return q.store.PutJobs(recs...)
 	}
-	u := store.Update{Jobs: recs}
+	u := store.Update{Jobs: recs, Steps: steps}
 	for _, r := range rems {
 		if r.next == nil {
 			u.DeleteArrays = append(u.DeleteArrays, r.a.base)

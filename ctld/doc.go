@@ -56,6 +56,13 @@
 // must avoid, and the next wake time; requeue, update, long-poll waits,
 // test-only submits and the accounting history are their own endpoints.
 //
+// A job runs on every node of its allocation: its batch part (the script)
+// on the first, an extern part holding the allocation on the others; its
+// end stops them all. Job steps (srun) are granted inside a running job:
+// laid out by package steplayout, kept by the queue under their job, and
+// ended when every node of a step reported or when the job ends, in the
+// job's own commit.
+//
 // Priorities are package priority's multifactor ones, kept by package
 // ctld/fairshare: it charges every run into a usage ledger that the
 // controller saves in the store (usageLedger) and, after a restart,

@@ -16,6 +16,7 @@ func (s *Server) applyEvents(events []api.JobEvent) error {
 	var changes []change
 	var ignored []api.JobEvent
 	endedNow := make(map[uint64]bool)
+	var steps stepUpdates
 	add := func(j *job, ev api.JobEvent, le lifecycle.Event) {
 		next, err := step(j.rec, le, now)
 		if err != nil { // not for a RUNNING job: a bug, and the node should not resend it
@@ -26,6 +27,19 @@ func (s *Server) applyEvents(events []api.JobEvent) error {
 	}
 	for _, ev := range events {
 		j := s.q.job(ev.JobID)
+		if ev.Kind == api.EventStepEnded { // from any node of the step
+			steps.report(j, ev, now)
+			continue
+		}
+		if j != nil && j.state() == api.StateRunning && !endedNow[ev.JobID] && j.isExtern(ev.Node) {
+			if ev.Kind == api.EventEnded { // an extern part ended without being asked to
+				if msg, ok := externEnded(j, ev); ok {
+					endedNow[ev.JobID] = true
+					changes = s.appendFailed(changes, j, now, msg)
+				}
+			}
+			continue
+		}
 		if j == nil || j.state() != api.StateRunning || endedNow[ev.JobID] ||
 			(ev.Node != "" && ev.Node != j.batchHost()) {
 			if ev.Kind == api.EventEnded && (j == nil || !j.state().Terminal()) {
@@ -52,11 +66,12 @@ func (s *Server) applyEvents(events []api.JobEvent) error {
 			ignored = append(ignored, ev)
 		}
 	}
-	err := s.q.commit(changes, nil)
+	err := s.q.commit(changes, nil, steps.recs...)
 	s.mu.Unlock()
 	if err != nil {
 		return err
 	}
+	steps.logEnds(s.log)
 	for _, ev := range ignored {
 		s.log.Printf("ignored %s event for job %d from node %s: the job is not running there", ev.Kind, ev.JobID, ev.Node)
 	}

@@ -151,9 +151,8 @@ func (r *nodeRegistry) startGPUs(job *api.Job, st sched.Start, held map[string][
 	return alloc, true
 }
 
-// addGPULaunch tells the batch host its shares.
-func addGPULaunch(j *job, req *api.LaunchRequest) {
-	host := j.batchHost()
+// addGPULaunchOn tells a node of the job its shares there.
+func addGPULaunchOn(j *job, host string, req *api.LaunchRequest) {
 	for _, a := range j.rec.Job.GPUAlloc {
 		if a.Node == host {
 			req.GPUs, req.FGPUPerGPUHundredths = a.Shares, a.FGPUPerGPUHundredths

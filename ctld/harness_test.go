@@ -214,6 +214,9 @@ type fakeNode struct {
 	holdLaunch chan struct{} // when set, launches wait for it to close
 	gpus       []api.GPU     // reported in registrations (gpus_test.go)
 	perGPU     int           // its --fgpu-per-gpu in hundredths; 0: unset
+
+	stepKills []stepCancelRequest // step cancels received (steps_test.go)
+	steps     []nodeStep          // what GET /v1/steps answers
 }
 
 func newFakeNode(tc *testCluster, name string, cpus int, mem int64) *fakeNode {
@@ -295,6 +298,18 @@ func (f *fakeNode) serve(w http.ResponseWriter, r *http.Request) {
 		ids := append([]uint64{}, f.running...)
 		f.mu.Unlock()
 		json.NewEncoder(w).Encode(ids)
+	case stepCancelPath:
+		var req stepCancelRequest
+		json.Unmarshal(body, &req)
+		f.mu.Lock()
+		f.stepKills = append(f.stepKills, req)
+		f.mu.Unlock()
+		w.Write([]byte("{}"))
+	case nodeStepsPath:
+		f.mu.Lock()
+		known := append([]nodeStep{}, f.steps...)
+		f.mu.Unlock()
+		json.NewEncoder(w).Encode(known)
 	default:
 		w.WriteHeader(http.StatusNotFound)
 	}

@@ -24,6 +24,8 @@ type job struct {
 	// limitSignalled: the controller signalled the job at a time limit
 	// lowered while it ran (enforceTimeLimits).
 	limitSignalled bool
+	// steps are its running steps and the last step ID.
+	steps jobSteps
 }
 
 // launchState follows the launch of the job's current start. It is not
@@ -31,7 +33,7 @@ type job struct {
 // detection falls back to the start time (see job.lost).
 type launchState struct {
 	seq      uint64    // bumped per start; a late result for an older start is ignored
-	inFlight bool      // the launch request has not been answered yet
+	inFlight int       // launches (one per node) not answered yet
 	ackedAt  time.Time // when the node accepted it (launch answer or started event)
 }
 

@@ -87,6 +87,9 @@ func (s *Server) listJobs(caller peer, f api.JobFilter) *listing {
 func (s *Server) jobView(caller peer, ref jobRef) (api.Job, error) {
 	s.mu.RLock()
 	out, msg := s.q.view(ref)
+	if j := s.q.job(out.ID); msg == "" && j != nil {
+		out.Steps = runningStepsLocked(j) // only a show lists them: listings stay lean
+	}
 	s.mu.RUnlock()
 	if msg != "" {
 		return api.Job{}, fault.Errorf(fault.NotFound, "%s", msg)

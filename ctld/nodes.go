@@ -97,12 +97,12 @@ func (s *Server) reconcileLocked(n *node, running []uint64, now time.Time) (kill
 	for _, id := range running {
 		reported[id] = true
 		j := s.q.job(id)
-		if j == nil || j.state() != api.StateRunning || j.batchHost() != n.rec.Name {
+		if j == nil || j.state() != api.StateRunning || !j.runsOn(n.rec.Name) {
 			kill = append(kill, id)
 		}
 	}
 	for id, j := range s.q.unfinished() {
-		if j.state() != api.StateRunning || j.batchHost() != n.rec.Name {
+		if j.state() != api.StateRunning || !j.runsOn(n.rec.Name) {
 			continue
 		}
 		if n.rec.Down { // declared dead (corral down): its runs are gone whatever it says
@@ -140,7 +140,7 @@ func lostGrace(heartbeat time.Duration) time.Duration {
 // has passed since the start: a launch that died with the old controller
 // never reached the node, and the job must not stay RUNNING forever.
 func (j *job) lost(now time.Time, grace time.Duration) bool {
-	if j.launch.inFlight {
+	if j.launch.inFlight > 0 {
 		return false
 	}
 	since := j.launch.ackedAt

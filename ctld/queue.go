@@ -36,6 +36,9 @@ type queue struct {
 	// ended is called after a commit that ended a job or an array's
 	// pending tasks: it wakes those waiting for an end.
 	ended func()
+	// stopped is called after a commit that took jobs of several nodes
+	// out of RUNNING, with their nodes: their parts are to be stopped.
+	stopped func([]stoppedJob)
 }
 
 func newQueue() *queue {

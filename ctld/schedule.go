@@ -192,16 +192,14 @@ func (s *Server) applyLocked(snap sched.Snapshot, notes cycleNotes, plan sched.P
 	launches := make([]launchOrder, 0, len(changes))
 	for _, c := range changes {
 		j := c.j
-		j.launch = launchState{seq: j.launch.seq + 1, inFlight: true}
-		host := j.batchHost()
-		launches = append(launches, launchOrder{id: j.rec.Job.ID, seq: j.launch.seq, node: host,
-			client: s.nodes.get(host).client, req: launchRequest(j)})
+		launches = append(launches, launchOrders(j, s.nodes)...)
 		s.log.Printf("start job %d on %s", j.rec.Job.ID, hostlist.Compress(j.rec.Job.Nodes))
 	}
 	return launches
 }
 
-// launchRequest is everything a node needs to run the job.
+// launchRequest is everything a node needs to run the job, as its batch
+// host is sent it (launchRequestOn adds the node's part).
 func launchRequest(j *job) api.LaunchRequest {
 	job, spec := &j.rec.Job, &j.rec.Job.Spec
 	req := api.LaunchRequest{
@@ -213,7 +211,7 @@ func launchRequest(j *job) api.LaunchRequest {
 	}
 	addPipelineLaunch(j, &req)    // array, restarts, export, open mode, signal, input
 	addEnvironmentLaunch(j, &req) // image, mounts
-	addGPULaunch(j, &req)         // the batch host's shares
+	addGPULaunchOn(j, j.batchHost(), &req)
 	return req
 }
 
@@ -245,7 +243,7 @@ func (s *Server) launch(l launchOrder) {
 	if j == nil || j.launch.seq != l.seq {
 		return // a later start (or the job's end) has superseded this launch
 	}
-	j.launch.inFlight = false
+	j.launch.inFlight = max(j.launch.inFlight-1, 0)
 	if err == nil {
 		if j.launch.ackedAt.IsZero() {
 			j.launch.ackedAt = now

@@ -237,11 +237,13 @@ func TestSnapshotAndMultiNodeJobs(t *testing.T) {
 	n1.register()
 	n2.register()
 	id := tc.submit(api.JobSpec{Script: "x", Nodes: 2, CPUs: 3, MemBytes: 1 << 30, WorkDir: "/", TimeLimit: 600})
-	l := n1.waitLaunch() // the batch host alone gets the launch
-	if l.JobID != id || strings.Join(l.NodeList, ",") != "n1,n2" || l.TimeLimit != 600 {
+	l := n1.waitLaunch() // the batch host runs the script, n2 holds the allocation
+	if l.JobID != id || strings.Join(l.NodeList, ",") != "n1,n2" || l.TimeLimit != 600 || l.Role != api.RoleBatch || l.NodeIndex != 0 {
 		t.Fatalf("launch %+v", l)
 	}
-	n2.noLaunch()
+	if l := n2.waitLaunch(); l.JobID != id || l.Role != api.RoleExtern || l.NodeIndex != 1 || strings.Join(l.NodeList, ",") != "n1,n2" {
+		t.Fatalf("n2's launch %+v", l)
+	}
 	waiting := tc.submit(api.JobSpec{Script: "x", CPUs: 2, MemBytes: 1 << 30, WorkDir: "/"})
 	tc.waitJob(waiting, "reason", func(j api.Job) bool { return j.Reason == api.ReasonResources })
 
@@ -263,7 +265,7 @@ func TestSnapshotAndMultiNodeJobs(t *testing.T) {
 	if n := tc.node("n2"); n.AllocCPUs != 3 || n.State != api.NodeMixed {
 		t.Fatalf("n2 holds no allocation: %+v", n)
 	}
-	// Only the batch host reports the job; n2 not listing it is normal.
+	// n2 runs the job's extern part: reporting it is no reason to kill it.
 	tc.backdateStart(id, time.Hour)
 	if r := n2.register(); len(r.Kill) != 0 {
 		t.Fatalf("n2 Kill = %v", r.Kill)

@@ -239,6 +239,7 @@ func New(cfg Config) (*Server, error) {
 		s.fs.ChargeEnd(&c.j.rec.Job, &c.next.Job, time.Now())
 	}
 	s.q.ended = s.pipe.wakeWaiters
+	s.q.stopped = partsStopper(s)
 	if s.key, s.tls, err = loadIdentity(&s.cfg, ran); err != nil { // before load: known nodes get clients pinned to the CA
 		s.store.Close()
 		return nil, err

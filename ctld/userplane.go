@@ -15,7 +15,7 @@ import (
 func userHandler(s *Server) http.Handler {
 	jobs, acct, nodes := jobsEndpoint{s}, acctEndpoint{s}, nodesEndpoint{s}
 	images, policies, prio := imagesEndpoint{s}, policiesEndpoint{s}, priorityEndpoint{s}
-	admin := adminEndpoint{s}
+	admin, steps := adminEndpoint{s}, stepsEndpoint{s}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/jobs", withCaller(jobs.submit))
 	mux.HandleFunc("POST /v1/jobs/test", withCaller(jobs.testSubmit))
@@ -43,6 +43,9 @@ func userHandler(s *Server) http.Handler {
 	mux.HandleFunc("POST /v1/policies", withCaller(policies.set))
 	mux.HandleFunc("GET "+BackupPath, withCaller(admin.backup))
 	mux.HandleFunc("GET /v1/ping", withCaller(admin.ping))
+	mux.HandleFunc("POST /v1/jobs/{id}/steps", withCaller(steps.create))
+	mux.HandleFunc("GET /v1/jobs/{id}/steps", withCaller(steps.list))
+	mux.HandleFunc("POST /v1/steps/cancel", withCaller(steps.cancel))
 	mux.HandleFunc("/", notFound)
 	return gated(s, mux)
 }

@@ -1,0 +1,302 @@
+package ctld
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/fault"
+	"github.com/corral-hpc/corral/ctld/steplayout"
+	"github.com/corral-hpc/corral/ctld/store"
+	"github.com/corral-hpc/corral/hostlist"
+)
+
+// Job steps (docs/steps.md): srun asks for a step inside a running job;
+// ctld checks that the caller may act on the job, lays the tasks out over
+// the allocation (package steplayout), commits the step and signs a
+// credential that lets srun launch it on the nodes. Nodes report each
+// node's end; the step ends once all of them have. A job's end ends its
+// running steps in the same commit (queue.commit).
+
+// stepCredentialLifetime bounds how long srun has to send a granted
+// step's launches to its nodes.
+const stepCredentialLifetime = 5 * time.Minute
+
+// refuseStep is a refusal in srun's words ("Unable to create step for
+// job N: ...").
+func refuseStep(k fault.Kind, jobID uint64, reason string) error {
+	return fault.Errorf(k, "Unable to create step for job %d: %s", jobID, reason)
+}
+
+// createStep grants a step in job jobID to caller: its owner, or an
+// admin (root included).
+func (s *Server) createStep(caller peer, jobID uint64, req api.StepRequest) (api.StepGrant, error) {
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j := s.q.job(jobID)
+	switch {
+	case j == nil:
+		return api.StepGrant{}, refuseStep(fault.NotFound, jobID, "Invalid job id specified")
+	case !s.gate.MayModify(caller.caller(), j.rec.Job.UID):
+		return api.StepGrant{}, refuseStep(fault.Forbidden, jobID, "Access/permission denied (the job belongs to "+j.rec.Job.User+")")
+	case j.state() == api.StatePending:
+		return api.StepGrant{}, refuseStep(fault.Conflict, jobID, "Job is pending execution")
+	case j.state() != api.StateRunning || j.cancelRequested || j.rec.RequeueRequested:
+		return api.StepGrant{}, refuseStep(fault.Conflict, jobID, "Job/step already completing or completed")
+	}
+	held := make(map[string]int)
+	for _, st := range j.steps.running {
+		steplayout.Hold(held, st.Layout, st.Overlap)
+	}
+	l, err := steplayout.Place(stepAlloc(j, s.nodes), held, req)
+	if err != nil {
+		return api.StepGrant{}, err
+	}
+	id, err := s.q.nextStepID(j)
+	if err != nil {
+		return api.StepGrant{}, err
+	}
+	job := &j.rec.Job
+	name := req.Name
+	if name == "" {
+		name = job.Name
+	}
+	rec := &store.StepRecord{
+		Step: api.Step{JobID: jobID, StepID: id, Name: name, State: api.StateRunning, Nodes: l.NodeNames(),
+			Tasks: l.Tasks, TasksPerNode: l.TasksPerNode(), CPUsPerTask: l.CPUsPerTask, Start: now},
+		Layout: l.Nodes, Overlap: req.Overlap, MemBytes: req.MemBytes, GPUsPerTask: req.GPUsPerTask,
+	}
+	if err := s.q.commitSteps(rec); err != nil {
+		return api.StepGrant{}, err
+	}
+	cred := api.StepCredential{JobID: jobID, StepID: id, UID: job.UID, GID: job.GID, Layout: l.Nodes,
+		Tasks: l.Tasks, Expires: now.Add(stepCredentialLifetime)}
+	api.SignCredential(&cred, s.key)
+	grant := api.StepGrant{Step: rec.Step, Layout: l.Nodes, Credential: cred}
+	if s.tls.ca != nil {
+		grant.CAPEM = string(s.tls.ca.PEM)
+	}
+	s.log.Printf("step %d.%d: %d tasks on %s", jobID, id, l.Tasks, hostlist.Compress(l.NodeNames()))
+	return grant, nil
+}
+
+// stepAlloc is j's allocation as steps see it: on every node the job's
+// CPUs and memory, and the GPUs it holds there. The caller holds
+// Server.mu.
+func stepAlloc(j *job, nodes *nodeRegistry) steplayout.Alloc {
+	job := &j.rec.Job
+	a := steplayout.Alloc{JobID: job.ID}
+	for _, name := range job.Nodes {
+		nd := steplayout.Node{Name: name, CPUs: job.CPUs, MemBytes: job.MemBytes}
+		if n := nodes.get(name); n != nil && n.client != nil {
+			nd.Addr = n.client.BaseURL
+		}
+		for _, g := range job.GPUAlloc {
+			if g.Node == name {
+				nd.GPUs = len(g.Shares)
+			}
+		}
+		a.Nodes = append(a.Nodes, nd)
+	}
+	return a
+}
+
+// jobSteps lists a job's steps, ended ones included, for a caller who may
+// see the job.
+func (s *Server) jobSteps(caller peer, jobID uint64) ([]api.Step, error) {
+	s.mu.RLock()
+	j := s.q.job(jobID)
+	var owner uint32
+	if j != nil {
+		owner = j.rec.Job.UID
+	}
+	s.mu.RUnlock()
+	if j == nil {
+		return nil, fault.Errorf(fault.NotFound, "job %d not found", jobID)
+	}
+	if !s.gate.MayView(caller.caller(), owner) {
+		return nil, fault.Errorf(fault.Forbidden, "job %d is not yours: you may see only your own jobs", jobID)
+	}
+	recs, err := s.q.store.Steps(jobID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]api.Step, len(recs))
+	for i, r := range recs {
+		out[i] = r.Step
+	}
+	return out, nil
+}
+
+// runningStepsLocked are a job's running steps in ID order, for its
+// views. The caller holds Server.mu.
+func runningStepsLocked(j *job) []api.Step {
+	if len(j.steps.running) == 0 {
+		return nil
+	}
+	out := make([]api.Step, 0, len(j.steps.running))
+	for _, id := range sortedStepIDs(j.steps.running) {
+		out = append(out, j.steps.running[id].Step)
+	}
+	return out
+}
+
+// stepUpdates collects the step records one batch of node events makes,
+// each step's latest, to be committed with the batch's job changes.
+type stepUpdates struct {
+	recs []*store.StepRecord
+	at   map[[2]uint64]int // job and step ID -> index in recs
+}
+
+// report applies a node's EventStepEnded. Delivery is at least once: an
+// end for a step that ended, of a job that is not running, from a node
+// not in the step or one that reported already changes nothing. The
+// caller holds Server.mu for writing.
+func (u *stepUpdates) report(j *job, ev api.JobEvent, now time.Time) {
+	if j == nil || j.state() != api.StateRunning {
+		return
+	}
+	k := [2]uint64{ev.JobID, uint64(int64(ev.StepID))}
+	base := j.steps.running[ev.StepID]
+	i, pending := u.at[k]
+	if pending {
+		base = u.recs[i]
+	}
+	if base == nil {
+		return
+	}
+	next := stepAfterReport(base, store.StepNodeEnd{Node: ev.Node, ExitCode: ev.ExitCode, Signal: ev.Signal,
+		CPUTimeUsec: ev.CPUTimeUsec, PeakMemBytes: ev.PeakMemBytes, Message: ev.Message}, eventTime(ev, now))
+	switch {
+	case next == nil:
+	case pending:
+		u.recs[i] = next
+	default:
+		if u.at == nil {
+			u.at = make(map[[2]uint64]int)
+		}
+		u.at[k] = len(u.recs)
+		u.recs = append(u.recs, next)
+	}
+}
+
+// logEnds logs the steps that the batch ends.
+func (u *stepUpdates) logEnds(log *log.Logger) {
+	for _, r := range u.recs {
+		if st := &r.Step; st.State.Terminal() {
+			log.Printf("end step %d.%s %s exit=%d signal=%d", st.JobID, api.StepName(st.StepID), st.State, st.ExitCode, st.Signal)
+		}
+	}
+}
+
+// The node routes for steps: kill a step's tasks on the node, and list
+// the steps the node knows (running, or ended with the end not yet
+// acknowledged).
+const (
+	stepCancelPath = "/v1/steps/cancel"
+	nodeStepsPath  = "/v1/steps"
+)
+
+// stepCancelRequest is the body of a step cancel, on both planes.
+type stepCancelRequest struct {
+	JobID  uint64 `json:"job_id"`
+	StepID int    `json:"step_id"`
+}
+
+// nodeStep is one step a node knows.
+type nodeStep struct {
+	JobID  uint64 `json:"job_id"`
+	StepID int    `json:"step_id"`
+	Ended  bool   `json:"ended,omitempty"`
+}
+
+// stepCancelOrder is one node's part of a step cancel, sent after the
+// cancel is on disk.
+type stepCancelOrder struct {
+	jobID  uint64
+	stepID int
+	node   string
+	client *api.NodeClient
+}
+
+// cancelStep cancels a running step: its owner, an operator or above. It
+// is recorded, then every node of the step is told to kill the step's
+// tasks; the step ends CANCELLED when they have reported.
+func (s *Server) cancelStep(caller peer, jobID uint64, stepID int) (api.Step, error) {
+	s.mu.Lock()
+	j := s.q.job(jobID)
+	if j == nil {
+		s.mu.Unlock()
+		return api.Step{}, fault.Errorf(fault.NotFound, "job %d not found", jobID)
+	}
+	if !s.gate.MayAct(caller.caller(), j.rec.Job.UID) {
+		s.mu.Unlock()
+		return api.Step{}, fault.Errorf(fault.Forbidden, "job %d is not yours: you may cancel only your own steps", jobID)
+	}
+	rec := j.steps.running[stepID]
+	if rec == nil {
+		s.mu.Unlock()
+		return api.Step{}, fault.Errorf(fault.NotFound, "step %d.%s is not running", jobID, api.StepName(stepID))
+	}
+	if !rec.CancelRequested {
+		next := cloneStep(rec)
+		next.CancelRequested = true
+		if err := s.q.commitSteps(next); err != nil {
+			s.mu.Unlock()
+			return api.Step{}, err
+		}
+		rec = next
+	}
+	var orders []stepCancelOrder
+	for _, n := range rec.Layout {
+		if slices.ContainsFunc(rec.Reports, func(r store.StepNodeEnd) bool { return r.Node == n.Node }) {
+			continue
+		}
+		if nd := s.nodes.get(n.Node); nd != nil && nd.client != nil {
+			orders = append(orders, stepCancelOrder{jobID: jobID, stepID: stepID, node: n.Node, client: nd.client})
+		}
+	}
+	s.bg.Add(len(orders))
+	s.mu.Unlock()
+	for _, o := range orders {
+		go func() {
+			defer s.bg.Done()
+			ev, err := o.send(s.bgCtx)
+			if err == nil && ev != nil {
+				err = s.applyEvents([]api.JobEvent{*ev})
+			}
+			if err != nil {
+				s.log.Printf("cancel step %d.%s on %s: %v", o.jobID, api.StepName(o.stepID), o.node, err)
+			}
+		}()
+	}
+	s.log.Printf("cancel step %d.%s on %d nodes", jobID, api.StepName(stepID), len(orders))
+	return rec.Step, nil
+}
+
+// send tells the order's node to kill the step's tasks, then asks it
+// which steps it knows. It returns the node's end report to record when
+// the node does not list the step (srun never launched it there, or the
+// node lost it): that part will never be reported otherwise. A node that
+// lists it reports its end when its tasks are gone.
+func (o stepCancelOrder) send(ctx context.Context) (*api.JobEvent, error) {
+	ctx, cancel := context.WithTimeout(ctx, nodeCallTimeout)
+	defer cancel()
+	if err := o.client.Do(ctx, http.MethodPost, stepCancelPath, stepCancelRequest{JobID: o.jobID, StepID: o.stepID}, nil); err != nil {
+		return nil, err
+	}
+	var known []nodeStep
+	if err := o.client.Do(ctx, http.MethodGet, nodeStepsPath, nil, &known); err != nil {
+		return nil, fmt.Errorf("asking for its steps: %w", err)
+	}
+	if slices.ContainsFunc(known, func(n nodeStep) bool { return n.JobID == o.jobID && n.StepID == o.stepID }) {
+		return nil, nil
+	}
+	return &api.JobEvent{JobID: o.jobID, StepID: o.stepID, Node: o.node, Kind: api.EventStepEnded,
+		Time: time.Now(), Message: "not running on the node when cancelled"}, nil
+}

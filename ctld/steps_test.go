@@ -1,0 +1,281 @@
+package ctld
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+)
+
+// stepCluster is a controller with n fake nodes of 4 CPUs, and a job of
+// uidOwner's running on all of them; the nodes come in the job's order.
+func stepCluster(t *testing.T, n int) (*testCluster, []*fakeNode, uint64) {
+	t.Helper()
+	tc := MustServer(t, eventsOnly, withPartitions(matrixConf))
+	var nodes []*fakeNode
+	for i := range n {
+		f := newFakeNode(tc, fmt.Sprintf("n%d", i+1), 4, 8<<30)
+		f.register()
+		nodes = append(nodes, f)
+	}
+	no := false
+	spec := api.JobSpec{Name: "alloc", Script: "#!/bin/sh\nsleep 100\n", Nodes: n, CPUs: 4, MemBytes: 1 << 30, WorkDir: "/tmp", Requeue: &no}
+	id := tc.submitFor(uidOwner, spec)
+	for _, f := range nodes {
+		if l := f.waitLaunch(); l.JobID != id {
+			t.Fatalf("node %s launched job %d, want %d", f.name, l.JobID, id)
+		}
+	}
+	j := tc.waitJob(id, "running", inState(api.StateRunning))
+	slices.SortFunc(nodes, func(a, b *fakeNode) int { return slices.Index(j.Nodes, a.name) - slices.Index(j.Nodes, b.name) })
+	return tc, nodes, id
+}
+
+// askStep sends srun's request as uid; it returns the grant, or the
+// status and body of a refusal.
+func askStep(t *testing.T, tc *testCluster, uid uint32, id uint64, req api.StepRequest) (api.StepGrant, int, string) {
+	t.Helper()
+	code, body := callAs(t, tc, uid, http.MethodPost, fmt.Sprintf("/v1/jobs/%d/steps", id), req)
+	var g api.StepGrant
+	if code == http.StatusOK {
+		if err := json.Unmarshal(body, &g); err != nil {
+			t.Fatalf("grant: %v: %s", err, body)
+		}
+	}
+	return g, code, string(body)
+}
+
+func mustStep(t *testing.T, tc *testCluster, uid uint32, id uint64, req api.StepRequest) api.StepGrant {
+	t.Helper()
+	g, code, body := askStep(t, tc, uid, id, req)
+	if code != http.StatusOK {
+		t.Fatalf("step in job %d: %d %s", id, code, body)
+	}
+	return g
+}
+
+// stepsOf lists a job's steps as its owner sees them.
+func stepsOf(t *testing.T, tc *testCluster, id uint64) []api.Step {
+	t.Helper()
+	code, body := callAs(t, tc, uidOwner, http.MethodGet, fmt.Sprintf("/v1/jobs/%d/steps", id), nil)
+	var out []api.Step
+	if code != http.StatusOK || json.Unmarshal(body, &out) != nil {
+		t.Fatalf("steps of job %d: %d %s", id, code, body)
+	}
+	return out
+}
+
+func stepOf(t *testing.T, tc *testCluster, id uint64, step int) api.Step {
+	t.Helper()
+	for _, s := range stepsOf(t, tc, id) {
+		if s.StepID == step {
+			return s
+		}
+	}
+	t.Fatalf("job %d has no step %d", id, step)
+	return api.Step{}
+}
+
+// stepEnded reports that a step's tasks on node f ended.
+func (f *fakeNode) stepEnded(id uint64, step, exit int) {
+	f.t.Helper()
+	ev := api.JobEvent{JobID: id, StepID: step, Node: f.name, Kind: api.EventStepEnded, Time: time.Now(),
+		ExitCode: exit, CPUTimeUsec: 1000, PeakMemBytes: 2048}
+	if err := f.ctld().Do(context.Background(), http.MethodPost, "/v1/node/events", api.EventsRequest{Events: []api.JobEvent{ev}}, nil); err != nil {
+		f.t.Fatalf("step end from %s: %v", f.name, err)
+	}
+}
+
+// A job's owner gets a step: laid out, committed RUNNING, with a
+// credential the node can verify. Another user is refused and nothing
+// is committed; so are a pending job, an unknown one and a step larger
+// than the allocation.
+func TestStepCreatedForTheJobsOwner(t *testing.T) {
+	tc, nodes, id := stepCluster(t, 1)
+	g := mustStep(t, tc, uidOwner, id, api.StepRequest{Name: "hostname", Ntasks: 2})
+	if g.Step.StepID != 0 || g.Step.State != api.StateRunning || g.Step.Tasks != 2 || g.Step.Name != "hostname" ||
+		len(g.Layout) != 1 || !slices.Equal(g.Layout[0].Ranks, []int{0, 1}) || g.Layout[0].CPUs != 4 ||
+		g.Layout[0].Addr != nodes[0].srv.URL {
+		t.Fatalf("grant = %+v", g)
+	}
+	if g.CAPEM != "" {
+		t.Fatalf("a plaintext cluster sent a CA: %q", g.CAPEM)
+	}
+	c := g.Credential
+	if c.UID != uidOwner || c.JobID != id || c.StepID != 0 || c.Tasks != 2 || !c.Expires.After(time.Now()) {
+		t.Fatalf("credential = %+v", c)
+	}
+	if _, err := api.VerifyCredential(&c, tc.srv.key, "n1", time.Now()); err != nil {
+		t.Fatalf("the node would refuse the credential: %v", err)
+	}
+
+	for _, tt := range []struct {
+		name string
+		uid  uint32
+		job  uint64
+		req  api.StepRequest
+		code int
+		want string
+	}{
+		{"another user", nobody, id, api.StepRequest{Overlap: true}, http.StatusForbidden, "Access/permission denied"},
+		{"an unknown job", uidOwner, id + 100, api.StepRequest{}, http.StatusNotFound, "Invalid job id specified"},
+		{"more CPUs than the allocation", uidOwner, id, api.StepRequest{Ntasks: 5, Overlap: true}, http.StatusBadRequest,
+			fmt.Sprintf("Unable to create step for job %d: More processors requested than permitted", id)},
+		{"a second whole-node step beside the first", uidOwner, id, api.StepRequest{}, http.StatusConflict, "Requested nodes are busy"},
+	} {
+		if _, code, body := askStep(t, tc, tt.uid, tt.job, tt.req); code != tt.code || !strings.Contains(body, tt.want) {
+			t.Errorf("%s: %d %s, want %d %q", tt.name, code, body, tt.code, tt.want)
+		}
+	}
+	if got := stepsOf(t, tc, id); len(got) != 1 {
+		t.Fatalf("refused steps were committed: %+v", got)
+	}
+	// An admin may start a step in anyone's job; --overlap shares the CPUs.
+	if g := mustStep(t, tc, uidAdmin, id, api.StepRequest{Overlap: true}); g.Step.StepID != 1 {
+		t.Fatalf("admin's step = %+v, want step 1", g.Step)
+	}
+
+	// A show of the job lists its running steps; a listing does not.
+	if _, body := callAs(t, tc, uidOwner, http.MethodGet, fmt.Sprintf("/v1/jobs/%d", id), nil); !strings.Contains(string(body), `"steps":[{"job_id"`) {
+		t.Fatalf("show of the job lists no steps: %s", body)
+	}
+	if _, body := callAs(t, tc, uidOwner, http.MethodGet, fmt.Sprintf("/v1/jobs?id=%d", id), nil); strings.Contains(string(body), `"steps"`) {
+		t.Fatalf("a listing carries steps: %s", body)
+	}
+
+	pending := tc.submitFor(uidOwner, api.JobSpec{Name: "waits", Script: "#!/bin/sh\n", CPUs: 4, MemBytes: 1 << 20, WorkDir: "/tmp"})
+	tc.waitJob(pending, "pending", inState(api.StatePending))
+	if _, code, body := askStep(t, tc, uidOwner, pending, api.StepRequest{}); code != http.StatusConflict || !strings.Contains(body, "Job is pending execution") {
+		t.Fatalf("step in a pending job: %d %s", code, body)
+	}
+}
+
+// Each node's end report is counted once however often it arrives; the
+// step ends when every node of it has reported: COMPLETED, or FAILED with
+// the highest exit code.
+func TestStepEndsWhenEveryNodeReported(t *testing.T) {
+	tc, nodes, id := stepCluster(t, 2)
+	g := mustStep(t, tc, uidOwner, id, api.StepRequest{Ntasks: 4})
+	if len(g.Layout) != 2 {
+		t.Fatalf("layout = %+v", g.Layout)
+	}
+	nodes[0].stepEnded(id, 0, 0)
+	nodes[0].stepEnded(id, 0, 0) // delivered twice
+	if st := stepOf(t, tc, id, 0); st.State != api.StateRunning {
+		t.Fatalf("step ended with one node of two reported: %+v", st)
+	}
+	nodes[1].stepEnded(id, 0, 3)
+	st := stepOf(t, tc, id, 0)
+	if st.State != api.StateFailed || st.ExitCode != 3 || st.End == nil || st.CPUTimeUsec != 2000 || st.PeakMemBytes != 2048 {
+		t.Fatalf("step after both reports = %+v", st)
+	}
+	nodes[1].stepEnded(id, 0, 0) // again: the end stands
+	if again := stepOf(t, tc, id, 0); again.State != api.StateFailed || !again.End.Equal(*st.End) {
+		t.Fatalf("a repeated report changed the ended step: %+v", again)
+	}
+	// Its CPUs are free again: a whole-node step fits; the next ID is 1.
+	g = mustStep(t, tc, uidOwner, id, api.StepRequest{Nodes: 1})
+	if g.Step.StepID != 1 || g.Layout[0].Node != nodes[0].name {
+		t.Fatalf("next step = %+v", g.Step)
+	}
+	nodes[0].stepEnded(id, 1, 0)
+	if st := stepOf(t, tc, id, 1); st.State != api.StateCompleted {
+		t.Fatalf("step 1 = %+v", st)
+	}
+}
+
+// Running steps, their held CPUs and the step sequence survive a restart
+// of the controller; the job's end then ends its running step in the
+// same commit.
+func TestStepsSurviveARestartAndEndWithTheirJob(t *testing.T) {
+	tc, nodes, id := stepCluster(t, 1)
+	mustStep(t, tc, uidOwner, id, api.StepRequest{Ntasks: 1, Exact: true})
+	mustStep(t, tc, uidOwner, id, api.StepRequest{Ntasks: 3, Exact: true})
+	nodes[0].stepEnded(id, 1, 0)
+	tc.Restart()
+	nodes[0].register()
+	if _, code, body := askStep(t, tc, uidOwner, id, api.StepRequest{Ntasks: 4, Exact: true}); code != http.StatusConflict {
+		t.Fatalf("after a restart, step 0's CPU is not held: %d %s", code, body)
+	}
+	if g := mustStep(t, tc, uidOwner, id, api.StepRequest{Ntasks: 3, Exact: true}); g.Step.StepID != 2 {
+		t.Fatalf("step after a restart = %d, want 2", g.Step.StepID)
+	}
+	if err := nodes[0].end(id, api.StateCompleted, 0); err != nil {
+		t.Fatal(err)
+	}
+	tc.waitJob(id, "completed", inState(api.StateCompleted))
+	for _, st := range stepsOf(t, tc, id) {
+		want := api.StateCancelled
+		if st.StepID == 1 {
+			want = api.StateCompleted
+		}
+		if st.State != want || st.End == nil {
+			t.Errorf("step %d after its job ended: %s, want %s", st.StepID, st.State, want)
+		}
+	}
+	if running, _ := tc.srv.q.store.RunningSteps(); len(running) != 0 {
+		t.Fatalf("running steps left in the store: %+v", running)
+	}
+	if _, code, body := askStep(t, tc, uidOwner, id, api.StepRequest{}); code != http.StatusConflict || !strings.Contains(body, "already completing or completed") {
+		t.Fatalf("step in an ended job: %d %s", code, body)
+	}
+}
+
+// A lost node ends its job NODE_FAIL, and the job's running steps with it.
+func TestStepOfALostNodeEndsNodeFail(t *testing.T) {
+	tc, _, id := stepCluster(t, 1)
+	mustStep(t, tc, uidOwner, id, api.StepRequest{})
+	if code, body := callAs(t, tc, 0, http.MethodPost, "/v1/nodes/down", api.DownRequest{Nodes: []string{"n1"}, Reason: "test"}); code != http.StatusOK {
+		t.Fatalf("down: %d %s", code, body)
+	}
+	tc.waitJob(id, "node fail", inState(api.StateNodeFail))
+	if st := stepOf(t, tc, id, 0); st.State != api.StateNodeFail {
+		t.Fatalf("step of a lost node = %s", st.State)
+	}
+}
+
+// Cancelling a step tells its nodes; a node that still runs it reports
+// its end (CANCELLED), one that does not know it is done at once.
+func TestStepCancel(t *testing.T) {
+	tc, nodes, id := stepCluster(t, 2)
+	mustStep(t, tc, uidOwner, id, api.StepRequest{})
+	nodes[0].set(func(f *fakeNode) { f.steps = []nodeStep{{JobID: id, StepID: 0}} })
+	cancel := func(uid uint32) (int, string) {
+		code, body := callAs(t, tc, uid, http.MethodPost, "/v1/steps/cancel", stepCancelRequest{JobID: id, StepID: 0})
+		return code, string(body)
+	}
+	if code, body := cancel(nobody); code != http.StatusForbidden {
+		t.Fatalf("another user's cancel: %d %s", code, body)
+	}
+	if code, body := cancel(uidOwner); code != http.StatusOK {
+		t.Fatalf("cancel: %d %s", code, body)
+	}
+	for _, f := range nodes {
+		waitFor(t, "step cancel on "+f.name, func() bool {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			return slices.Contains(f.stepKills, stepCancelRequest{JobID: id, StepID: 0})
+		})
+	}
+	// The second node does not know the step: its part is over; the
+	// first one's end is awaited.
+	waitFor(t, "n2's part recorded", func() bool {
+		tc.srv.mu.RLock()
+		defer tc.srv.mu.RUnlock()
+		rec := tc.srv.q.job(id).steps.running[0]
+		return rec != nil && len(rec.Reports) == 1 && rec.Reports[0].Node == nodes[1].name
+	})
+	nodes[0].stepEnded(id, 0, 143)
+	if st := stepOf(t, tc, id, 0); st.State != api.StateCancelled {
+		t.Fatalf("cancelled step = %+v", st)
+	}
+	if code, _ := cancel(uidOwner); code != http.StatusNotFound {
+		t.Fatalf("cancel of an ended step: %d", code)
+	}
+}
