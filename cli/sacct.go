@@ -98,7 +98,11 @@ func sacct(s *slurmRun, r *slurmopt.Result) error {
 	if err != nil {
 		return err
 	}
-	rows, err := sacctRows(s, f, layout.NeedJob || len(commaList(r.All("accounts"))) > 0, now)
+	view := "summary" // what a queued job's row shows, but its account and request
+	if layout.NeedSpec || r.Has("accounts") || r.Has("json") {
+		view = "full"
+	}
+	rows, err := sacctRows(s, f, layout.NeedJob, view, now)
 	if err != nil {
 		return err
 	}
@@ -136,8 +140,9 @@ func sacctFilter(r *slurmopt.Result, now time.Time) (api.AcctFilter, error) {
 
 // sacctRows are the history's runs and the queue's jobs, in job order.
 // withJobs: the fields need the jobs' own records too (limits, work
-// directory), looked up among every job the controller still has.
-func sacctRows(s *slurmRun, f api.AcctFilter, withJobs bool, now time.Time) ([]slurmfmt.AcctRow, error) {
+// directory), looked up among every job the controller still has. view
+// is the listing view the fields need of those jobs.
+func sacctRows(s *slurmRun, f api.AcctFilter, withJobs bool, view string, now time.Time) ([]slurmfmt.AcctRow, error) {
 	ctx, cancel := s.requestContext()
 	defer cancel()
 	recs, err := s.client().Acct(ctx, f)
@@ -145,7 +150,7 @@ func sacctRows(s *slurmRun, f api.AcctFilter, withJobs bool, now time.Time) ([]s
 		return nil, err
 	}
 	jf := api.JobFilter{Users: f.Users, IDs: f.IDs, Tasks: f.Tasks, All: withJobs}
-	jobs, err := listJobsView(s, jf, "full") // squeue.go
+	jobs, err := listJobsView(s, jf, view) // squeue.go
 	if err != nil {
 		return nil, err
 	}

@@ -255,8 +255,8 @@ func TestSacct(t *testing.T) {
 			jobsQuery = req.Query.Encode()
 		}
 	}
-	if !strings.Contains(acctQuery, "start=") || strings.Contains(jobsQuery, "all=") {
-		t.Errorf("sacct asked /v1/acct?%s and /v1/jobs?%s: want a start at midnight, and only queued jobs", acctQuery, jobsQuery)
+	if !strings.Contains(acctQuery, "start=") || strings.Contains(jobsQuery, "all=") || !strings.Contains(jobsQuery, "view=summary") {
+		t.Errorf("sacct asked /v1/acct?%s and /v1/jobs?%s: want a start at midnight, and only queued jobs' summaries", acctQuery, jobsQuery)
 	}
 	r = f.slurm(t, "", "sacct", "-j", "3", "--name", "train big", "-p", "-o", "JobID,Timelimit,NodeList%20")
 	if want := "JobID|Timelimit|NodeList|\n3|UNLIMITED|dev[1-2]|\n"; r.code != 0 || r.stdout != want {

@@ -139,7 +139,13 @@ type AcctLayout struct {
 	Columns []AcctColumn
 	// NeedJob: a field needs the job's record besides the history's.
 	NeedJob bool
+	// NeedSpec: a field needs the job's request (its spec), which only
+	// the full listing view has.
+	NeedSpec bool
 }
+
+// specFields read the job's request.
+var specFields = []string{"Account", "Comment", "Constraints", "Eligible", "QOS", "WorkDir"}
 
 // ParseAcctFormat reads a sacct -o list: field names in any case,
 // comma-separated, each optionally with %WIDTH (right-justified; %-WIDTH
@@ -166,6 +172,7 @@ func ParseAcctFormat(list string) (*AcctLayout, error) {
 		}
 		l.Columns = append(l.Columns, col)
 		l.NeedJob = l.NeedJob || col.field.needJob
+		l.NeedSpec = l.NeedSpec || slices.Contains(specFields, col.field.name)
 	}
 	if len(l.Columns) == 0 {
 		return nil, fmt.Errorf("no fields requested")
