@@ -170,6 +170,9 @@ func (p *Process) closeParentEnds() {
 	}
 }
 
+// Close closes the caller's ends of the process's stdio and terminal.
+func (p *Process) Close() { p.closeParentEnds() }
+
 // Pid is the process's host PID.
 func (p *Process) Pid() int {
 	pid, _ := p.p.Pid()

@@ -107,7 +107,7 @@ func (tj *testJob) run(t *testing.T, ctl shim.Controls) *shim.Result {
 	return r
 }
 
-func (tj *testJob) mustBeClean(t *testing.T) {
+func (tj *testJob) mustBeClean(t testing.TB) {
 	t.Helper()
 	leaks := containertest.Leaks(tj.place.Dirs, []string{tj.state, tj.work}, cgroup.JobName(node, tj.job.Launch.JobID))
 	for _, p := range []string{shim.ScriptFile, shim.RootfsDir} {
@@ -123,7 +123,7 @@ func (tj *testJob) mustBeClean(t *testing.T) {
 	}
 }
 
-func (tj *testJob) output(t *testing.T) string {
+func (tj *testJob) output(t testing.TB) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(tj.work, fmt.Sprintf("corral-%d.out", tj.job.Launch.JobID)))
 	if err != nil {

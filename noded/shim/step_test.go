@@ -28,7 +28,7 @@ type fakeSrun struct {
 	w      *stepio.Writer
 }
 
-func newFakeSrun(t *testing.T, token, node string) *fakeSrun {
+func newFakeSrun(t testing.TB, token, node string) *fakeSrun {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -61,7 +61,7 @@ func newFakeSrun(t *testing.T, token, node string) *fakeSrun {
 }
 
 // writer is the connection's frame writer, once the runner has connected.
-func (f *fakeSrun) writer(t *testing.T) *stepio.Writer {
+func (f *fakeSrun) writer(t testing.TB) *stepio.Writer {
 	t.Helper()
 	if f.w == nil {
 		select {
@@ -83,7 +83,7 @@ type taskIO struct {
 
 // collect reads frames until Done, calling on for each output frame; it
 // fails the test on a frame after an Exit of the same task, or none at all.
-func (f *fakeSrun) collect(t *testing.T, on func(stepio.Frame)) map[uint32]*taskIO {
+func (f *fakeSrun) collect(t testing.TB, on func(stepio.Frame)) map[uint32]*taskIO {
 	t.Helper()
 	got := map[uint32]*taskIO{}
 	timeout := time.After(60 * time.Second)
@@ -129,7 +129,7 @@ func (f *fakeSrun) collect(t *testing.T, on func(stepio.Frame)) map[uint32]*task
 
 // mustStep writes step.json for a step of tj's job whose ranks all run
 // on this node, with srun at addr.
-func mustStep(t *testing.T, tj *testJob, stepID int, ranks []int, argv []string, addr string) {
+func mustStep(t testing.TB, tj *testJob, stepID int, ranks []int, argv []string, addr string) {
 	t.Helper()
 	l := &tj.job.Launch
 	s := &shim.StepJob{
@@ -249,7 +249,7 @@ func exitOf(t *taskIO) any {
 
 // startJob starts a batch job running script and returns once it wrote
 // $CORRAL_SUBMIT_DIR/ready; end cancels it and checks it left nothing.
-func startJob(t *testing.T, script string) (tj *testJob, end func() *shim.Result) {
+func startJob(t testing.TB, script string) (tj *testJob, end func() *shim.Result) {
 	t.Helper()
 	tj = mustJob(t, script, nil)
 	_, end = tj.start(t)
@@ -264,7 +264,7 @@ func startJob(t *testing.T, script string) (tj *testJob, end func() *shim.Result
 // start runs the job in the background; started closes once its
 // process runs; end (also a cleanup) cancels it, waits for its result
 // and checks it left nothing behind.
-func (tj *testJob) start(t *testing.T) (started <-chan struct{}, end func() *shim.Result) {
+func (tj *testJob) start(t testing.TB) (started <-chan struct{}, end func() *shim.Result) {
 	t.Helper()
 	cancel := make(chan struct{})
 	up := make(chan struct{})

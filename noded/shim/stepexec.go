@@ -3,6 +3,7 @@ package shim
 import (
 	"fmt"
 	"os"
+	"sync"
 	"syscall"
 
 	"github.com/corral-hpc/corral/container"
@@ -19,15 +20,20 @@ type task struct {
 }
 
 // startTasks execs one process per rank of this node into the job's
-// container, as the job's user. On an error it kills and reaps the ones
-// it started.
+// container, as the job's user, all at once: each exec re-executes this
+// binary as runc's init, tens of milliseconds that need not add up.
+// (libcontainer serializes the processes one loaded container starts, so
+// each task loads its own, as concurrent `runc exec`s do.) On an error it
+// kills and reaps the ones it started.
 func startTasks(ctr *container.Running, job *Job, s *StepJob) ([]*task, error) {
 	l := &job.Launch
 	cwd := s.Launch.Cwd
 	if cwd == "" {
 		cwd = l.WorkDir
 	}
-	var tasks []*task
+	tasks := make([]*task, len(s.Ranks))
+	errs := make([]error, len(s.Ranks))
+	var wg sync.WaitGroup
 	for local, rank := range s.Ranks {
 		spec := &container.ExecSpec{
 			Args: s.Launch.Argv, Env: TaskEnv(job, s, rank, local), Cwd: cwd,
@@ -37,23 +43,46 @@ func startTasks(ctr *container.Running, job *Job, s *StepJob) ([]*task, error) {
 			spec.Stdin = true
 			spec.Terminal = s.Launch.Pty
 		}
-		p, err := ctr.Exec(spec)
-		if err != nil {
-			for _, t := range tasks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := ctr
+			if local > 0 {
+				var err error
+				if c, err = container.Open(job.RuncRoot, ContainerID(l.JobID)); err != nil {
+					errs[local] = fmt.Errorf("task %d: %w", rank, err)
+					return
+				}
+			}
+			p, err := c.Exec(spec)
+			if err != nil {
+				errs[local] = fmt.Errorf("task %d: %w", rank, err)
+				return
+			}
+			t := &task{rank: rank, local: local, p: p, pty: p.Console != nil}
+			switch {
+			case t.pty:
+				t.in = newTaskInput(p.Console, true)
+			case p.Stdin != nil:
+				t.in = newTaskInput(p.Stdin, false)
+			}
+			tasks[local] = t
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		for _, t := range tasks {
+			if t != nil {
 				t.signal(syscall.SIGKILL)
 				t.closeStdin()
 				_, _ = t.p.Wait()
+				t.p.Close()
 			}
-			return nil, fmt.Errorf("task %d: %w", rank, err)
 		}
-		t := &task{rank: rank, local: local, p: p, pty: p.Console != nil}
-		switch {
-		case t.pty:
-			t.in = newTaskInput(p.Console, true)
-		case p.Stdin != nil:
-			t.in = newTaskInput(p.Stdin, false)
-		}
-		tasks = append(tasks, t)
+		return nil, err
 	}
 	return tasks, nil
 }
