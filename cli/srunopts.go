@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -58,6 +59,7 @@ type srunConfig struct {
 	errput        string // -e, as output
 	input         string // -i: "" or "0" (task 0) or "none"
 	killOnBadExit bool
+	pty           bool          // task 0 on a terminal
 	wait          time.Duration // -W; 0: no bound
 	verbose       int
 	version       bool
@@ -87,6 +89,11 @@ func parseSrun(args []string) (*srunConfig, error) {
 	}
 	if cfg.version || cfg.help || cfg.mpiList {
 		return cfg, nil
+	}
+	if cfg.pty {
+		// Slurm: --pty sends the output of every task but 0 to /dev/null.
+		cfg.output = cmp.Or(cfg.output, "0")
+		cfg.errput = cmp.Or(cfg.errput, "0")
 	}
 	if len(cfg.argv) == 0 {
 		return nil, errors.New("no command given to execute")
@@ -184,7 +191,7 @@ func (cfg *srunConfig) apply(s slurmopt.Set) error {
 			cfg.warnings = append(cfg.warnings, fmt.Sprintf("--cpu-bind=%s is ignored: corral does not bind tasks to CPUs", v))
 		}
 	case "pty":
-		return errors.New("--pty is not supported yet")
+		cfg.pty = true
 	case "verbose":
 		cfg.verbose++
 	case "version":
@@ -284,6 +291,7 @@ Runs a step of tasks inside the current allocation ($SLURM_JOB_ID or --jobid).
   -u, --unbuffered            accepted: output is always relayed as it comes
       --mpi=none              accepted; pmi2 and pmix are not supported yet
       --cpu-bind=TYPE         accepted and ignored (a warning unless none)
+      --pty                   run task 0 on a terminal; srun's terminal is raw meanwhile
   -v, --verbose               say more about the launch
   -V, --version               print the Slurm version srun behaves as
   -h, --help                  this text

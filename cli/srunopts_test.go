@@ -45,6 +45,9 @@ func TestParseSrun(t *testing.T) {
 			srunConfig{req: api.StepRequest{Name: "hydra_pmi_proxy", Nodes: 2, Ntasks: 2, NodeList: []string{"dev1", "dev2"}}, input: "none",
 				argv: []string{"/usr/bin/hydra_pmi_proxy", "--control-port", "dev1:4242", "-1"}}},
 		{[]string{"--cpu-bind=cores", "x"}, srunConfig{req: api.StepRequest{Name: "x"}, warnings: []string{"--cpu-bind=cores is ignored: corral does not bind tasks to CPUs"}, argv: []string{"x"}}},
+		// --pty: the output of tasks but 0 goes nowhere unless -o/-e say.
+		{[]string{"--pty", "bash"}, srunConfig{req: api.StepRequest{Name: "bash"}, pty: true, output: "0", errput: "0", argv: []string{"bash"}}},
+		{[]string{"--pty", "-o", "out-%t", "bash"}, srunConfig{req: api.StepRequest{Name: "bash"}, pty: true, output: "out-%t", errput: "0", argv: []string{"bash"}}},
 		{[]string{"--version"}, srunConfig{version: true}},
 		{[]string{"-V", "ignored"}, srunConfig{version: true, argv: []string{"ignored"}}},
 		{[]string{"--mpi=list"}, srunConfig{mpiList: true}},
@@ -101,7 +104,6 @@ func TestParseSrunErrors(t *testing.T) {
 		{[]string{"--mpi=pmix_v3", "x"}, "--mpi=pmix_v3 is not supported yet", false},
 		{[]string{"--mpi=mvapich", "x"}, "--mpi=mvapich: unknown MPI type", false},
 		{[]string{"--exclusive=user", "x"}, "--exclusive=user is for allocations", false},
-		{[]string{"--pty", "bash"}, "--pty is not supported yet", false},
 		{[]string{"-n2"}, "no command given to execute", false},
 	} {
 		_, err := parseSrun(tc.args)

@@ -59,6 +59,8 @@ type stepSession struct {
 	sent       []byte // signals forwarded so far, replayed to a node that connects late
 	waitExpiry <-chan time.Time
 	killExpiry <-chan time.Time // set once the step is being killed
+	term       *localTerminal   // --pty with srun on a terminal
+	rank0      *stepNode        // once connected: where input and window sizes go
 }
 
 // stepNode is one node of the step.
@@ -128,6 +130,7 @@ func newStepSession(cfg *srunConfig, env srunEnv, g *api.StepGrant) (*stepSessio
 		Cwd:        cwd,
 		IOAddr:     s.ln.Addr().String(),
 		IOToken:    s.token,
+		Pty:        cfg.pty,
 		MasterPort: masterPort(s.jobID, s.stepID, g.Layout[0].Node, localNodeName(env.getenv)),
 	}
 	userName := ""
@@ -155,6 +158,16 @@ func (s *stepSession) run(ctx context.Context) int {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, srunForwarded...)
 	defer signal.Stop(sigs)
+	var winch chan os.Signal
+	if s.cfg.pty {
+		if s.term = openLocalTerminal(s.env.stdin); s.term != nil && s.term.makeRaw() == nil {
+			defer s.term.restore()
+			s.env.stderr = crlfWriter{s.env.stderr}
+			winch = make(chan os.Signal, 1)
+			signal.Notify(winch, syscall.SIGWINCH)
+			defer signal.Stop(winch)
+		}
+	}
 
 	go s.accept()
 	for _, n := range s.order {
@@ -166,6 +179,8 @@ func (s *stepSession) run(ctx context.Context) int {
 			s.handle(e)
 		case sig := <-sigs:
 			s.onSignal(sig.(syscall.Signal))
+		case <-winch:
+			s.sendWinsize()
 		case <-s.waitExpiry:
 			s.waitExpiry = nil
 			fmt.Fprintf(s.env.stderr, "srun: error: First task exited %ds ago\n", int(s.cfg.wait/time.Second))
@@ -297,6 +312,8 @@ func (s *stepSession) handle(e stepEvent) {
 			s.signalNode(n, sig)
 		}
 		if s.hasRank(n, 0) {
+			s.rank0 = n
+			s.sendWinsize()
 			s.forwardStdin(n)
 		}
 	case evLaunched:
@@ -430,6 +447,17 @@ func (s *stepSession) forward(sig byte) {
 func (s *stepSession) signalNode(n *stepNode, sig byte) {
 	w := n.w
 	go w.Write(stepio.Frame{Kind: stepio.Signal, Task: stepio.AllTasks, Payload: []byte{sig}}) //nolint:errcheck // a broken connection shows in its reader
+}
+
+// sendWinsize gives task 0's terminal the size of srun's (--pty).
+func (s *stepSession) sendWinsize() {
+	if s.term == nil || s.rank0 == nil || s.rank0.finished {
+		return
+	}
+	if rows, cols, ok := s.term.size(); ok {
+		w := s.rank0.w
+		go w.Write(stepio.WinsizeFrame(0, rows, cols)) //nolint:errcheck // as in signalNode
+	}
 }
 
 // forwardStdin sends srun's standard input to task 0 on n, then the
