@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -88,9 +89,20 @@ func TestSqueueFormats(t *testing.T) {
 		"             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n" +
 		"                11     batch      x?y      bob PD       0:00      1 (None)\n" +
 		"                12     batch     eval      bob PD       0:00      2 (Priority)\n" +
-		"                 3       gpu train bi    alice  R    1:01:05      2 dev[1-2]\n"
-	if r.code != 0 || r.stdout != want {
+		"                 3       gpu train bi    alice  R    1:01:0X      2 dev[1-2]\n"
+	// The running job's time is 1:01:05 plus however long the run took.
+	if got := regexp.MustCompile(`1:01:\d\d`).ReplaceAllString(r.stdout, "1:01:0X"); r.code != 0 || got != want {
 		t.Errorf("squeue:\n%s(stderr %q)\nwant:\n%s", r.stdout, r.stderr, want)
+	}
+	for _, args := range [][]string{{"-h", "-o", "%i", "-j", "12,3"}, {"-h", "-o%i", "-j12,3"}, {"-ho", "%i", "--jobs=12,3"}} {
+		r = f.slurm(t, "", "squeue", args...)
+		reqs := f.Requests()
+		if r.code != 0 || reqs[len(reqs)-1].Query["id"] == nil || strings.Join(reqs[len(reqs)-1].Query["id"], ",") != "12,3" {
+			t.Errorf("squeue %q: exit %d %q, asked %v", args, r.code, r.stderr, reqs[len(reqs)-1].Query)
+		}
+	}
+	if r := f.slurm(t, "", "squeue", "-h", "12"); r.code != 1 || !strings.Contains(r.stderr, "Unrecognized option: 12") {
+		t.Errorf("squeue 12 without -j: exit %d %q", r.code, r.stderr)
 	}
 	r = f.slurm(t, "", "squeue", "--noheader", "--Format=JobID:4,Name:.10,Bogus", "-p", "gpu")
 	if r.code != 0 || r.stdout != "3    train big\n" || r.stderr != "squeue: error: Invalid job format specification: Bogus\n" {
@@ -355,5 +367,28 @@ func TestSprioSshare(t *testing.T) {
 		" ml                  0.250000 \n"
 	if r.code != 0 || r.stdout != want {
 		t.Errorf("sshare -o:\n%s%s\nwant:\n%s", r.stdout, r.stderr, want)
+	}
+}
+
+func TestSqueueSteps(t *testing.T) {
+	f := MustFakeCtld(t)
+	f.jobs = fixtureJobs(time.Now())[:3]
+	start := time.Now().Add(-65 * time.Second)
+	f.jobs[1].Steps = []api.Step{{JobID: 3, StepID: 0, Name: "hostname", State: api.StateRunning, Nodes: []string{"dev1"}, Tasks: 2, Start: start},
+		{JobID: 3, StepID: 1, Name: "train", State: api.StateRunning, Nodes: []string{"dev1", "dev2"}, Tasks: 4, Start: start}}
+	r := f.slurm(t, "", "squeue", "-s")
+	if lines := strings.Split(r.stdout, "\n"); r.code != 0 || len(lines) != 4 || lines[0] != "         STEPID     NAME PARTITION     USER      TIME NODELIST" {
+		t.Errorf("squeue -s:\n%s%s", r.stdout, r.stderr)
+	}
+	r = f.slurm(t, "", "squeue", "-s", "-o", "%.6i %8j %P %u %N")
+	want := "" +
+		"STEPID NAME     PARTITION USER NODELIST\n" +
+		"   3.0 hostname gpu alice dev1\n" +
+		"   3.1 train    gpu alice dev[1-2]\n"
+	if r.code != 0 || r.stdout != want {
+		t.Errorf("squeue -s -o:\n%s%s\nwant:\n%s", r.stdout, r.stderr, want)
+	}
+	if r := f.slurm(t, "", "squeue", "-h", "-o", "%i %A", "-s", "3.1"); r.stdout != "3.1 4\n" {
+		t.Errorf("squeue -h -o '%%i %%A' -s 3.1: %q %q", r.stdout, r.stderr)
 	}
 }

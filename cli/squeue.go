@@ -90,6 +90,16 @@ type squeueQuery struct {
 }
 
 func squeue(s *slurmRun, r *slurmopt.Result) error {
+	// -j and -s take their value glued (-j12), but like squeue an
+	// argument after them is their list (squeue -j 12).
+	if len(r.Args) > 0 && (r.Has("jobs") || r.Has("steps")) {
+		name := "jobs"
+		if !r.Has("jobs") {
+			name = "steps"
+		}
+		r.Sets = append(r.Sets, slurmopt.Set{Name: name, Value: r.Args[0], HasValue: true})
+		r.Args = r.Args[1:]
+	}
 	if len(r.Args) > 0 {
 		return slurmUsagef("Unrecognized option: %s", r.Args[0])
 	}
@@ -98,11 +108,7 @@ func squeue(s *slurmRun, r *slurmopt.Result) error {
 		return err
 	}
 	if r.Has("steps") {
-		// corral has no job steps: the step listing is its header alone.
-		if !r.Has("noheader") {
-			fmt.Fprintln(s.stdout, "         STEPID     NAME PARTITION     USER      TIME NODELIST")
-		}
-		return nil
+		return squeueSteps(s, r, q)
 	}
 	every := 0
 	if v, ok := r.Last("iterate"); ok {
@@ -309,4 +315,54 @@ func listJobsView(s *slurmRun, f api.JobFilter, view string) ([]api.Job, error) 
 		jobs = []api.Job{}
 	}
 	return jobs, nil
+}
+
+// squeueSteps is squeue -s: the running steps of the running jobs the
+// query selects (-s LIST: of these steps only, JOB.STEP). Listings leave
+// steps out, so each running job is asked for its own.
+func squeueSteps(s *slurmRun, r *slurmopt.Result, q *squeueQuery) error {
+	only := map[string]bool{}
+	for _, ref := range commaList(r.All("steps")) {
+		only[ref] = true
+	}
+	format := slurmfmt.SqueueSteps
+	if v, ok := r.Last("format"); ok {
+		format = v
+	}
+	layout, unknown := slurmfmt.NewStepLayout(format)
+	for _, u := range unknown {
+		fmt.Fprintf(s.stderr, "%s: error: Invalid job format specification: %s\n", s.prog, u)
+	}
+	q.filter.States, q.filter.All = []api.JobState{api.StateRunning}, false
+	jobs, err := listJobsView(s, q.filter, "brief")
+	if err != nil {
+		return err
+	}
+	if !r.Has("noheader") {
+		fmt.Fprintln(s.stdout, layout.Header())
+	}
+	env := &slurmfmt.Env{Now: time.Now()}
+	ctx, cancel := s.requestContext()
+	defer cancel()
+	for i := range jobs {
+		if !q.keep(&jobs[i]) {
+			continue
+		}
+		j, err := s.client().JobRef(ctx, api.JobRefText(&jobs[i]))
+		var se *api.StatusError
+		if errors.As(err, &se) && se.Code == http.StatusNotFound {
+			continue // ended in the meantime
+		}
+		if err != nil {
+			return err
+		}
+		for k := range j.Steps {
+			row := &slurmfmt.StepRow{Step: &j.Steps[k], Job: j}
+			if len(only) > 0 && !only[strconv.FormatUint(j.ID, 10)+"."+strconv.Itoa(row.Step.StepID)] {
+				continue
+			}
+			fmt.Fprintln(s.stdout, layout.Row(row, env))
+		}
+	}
+	return nil
 }
