@@ -110,8 +110,10 @@ func scontrolShow(s *slurmRun, r *slurmopt.Result, args []string) error {
 		return showNodes(s, name, oneliner)
 	case "partition", "partitions":
 		return showPartitions(s, name, oneliner)
+	case "step", "steps":
+		return showSteps(s, name, oneliner)
 	}
-	return fmt.Errorf("invalid entity: %s for keyword: show (corral shows job, node, partition, hostnames and hostlist)", args[0])
+	return fmt.Errorf("invalid entity: %s for keyword: show (corral shows job, node, partition, step, hostnames and hostlist)", args[0])
 }
 
 // showHostnames prints each name of list (default $SLURM_JOB_NODELIST)
@@ -243,6 +245,45 @@ func showPartitions(s *slurmRun, name string, oneliner bool) error {
 	}
 	for i := range parts {
 		if err := s.emitRecord(i == 0, oneliner, func(w *recordWriter) error { return slurmfmt.PartitionRecord(w, &parts[i], nodes) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// showSteps prints the running steps: all, a job's (ID) or one
+// (ID.STEP).
+func showSteps(s *slurmRun, ref string, oneliner bool) error {
+	var f api.JobFilter
+	job, _, hasStep := strings.Cut(ref, ".")
+	if job != "" {
+		id, task, err := api.ParseJobRef(job)
+		if err != nil {
+			return err
+		}
+		if task != nil {
+			f.Tasks = []api.TaskRef{{JobID: id, Task: *task}}
+		} else {
+			f.IDs = []uint64{id}
+		}
+	}
+	rows, err := runningSteps(s, f, func(*api.Job) bool { return true }) // squeue.go
+	if err != nil {
+		return err
+	}
+	if hasStep {
+		rows = slices.DeleteFunc(rows, func(r slurmfmt.StepRow) bool { return stepRef(&r) != ref })
+	}
+	if len(rows) == 0 {
+		if ref != "" {
+			return slurmErrorf("Invalid job id specified")
+		}
+		_, err := fmt.Fprintln(s.stdout, "No steps in the system")
+		return err
+	}
+	env := &slurmfmt.Env{Now: time.Now()}
+	for i := range rows {
+		if err := s.emitRecord(i == 0, oneliner, func(w *recordWriter) error { return slurmfmt.StepRecord(w, &rows[i], env) }); err != nil {
 			return err
 		}
 	}

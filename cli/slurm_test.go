@@ -392,3 +392,23 @@ func TestSqueueSteps(t *testing.T) {
 		t.Errorf("squeue -h -o '%%i %%A' -s 3.1: %q %q", r.stdout, r.stderr)
 	}
 }
+
+func TestScontrolShowStep(t *testing.T) {
+	f := MustFakeCtld(t)
+	f.jobs = fixtureJobs(time.Now())[1:2] // job 3, running
+	if r := f.slurm(t, "", "scontrol", "show", "step"); r.code != 0 || r.stdout != "No steps in the system\n" {
+		t.Errorf("show step without steps: exit %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	f.jobs[0].Steps = []api.Step{{JobID: 3, StepID: 0, Name: "a", State: api.StateRunning, Nodes: []string{"dev1"}, Tasks: 1},
+		{JobID: 3, StepID: 1, Name: "b", State: api.StateRunning, Nodes: []string{"dev2"}, Tasks: 2}}
+	r := f.slurm(t, "", "scontrol", "-o", "show", "step", "3.1")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "StepId=3.1 UserId=") || strings.Count(r.stdout, "\n") != 1 || !strings.Contains(r.stdout, " Name=b ") {
+		t.Errorf("scontrol -o show step 3.1: exit %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	if r := f.slurm(t, "", "scontrol", "show", "step", "3"); strings.Count(r.stdout, "StepId=") != 2 || !strings.Contains(r.stdout, "\n\nStepId=3.1 ") {
+		t.Errorf("scontrol show step 3: %q", r.stdout)
+	}
+	if r := f.slurm(t, "", "scontrol", "show", "step", "3.7"); r.code != 1 || r.stderr != "scontrol: error: Invalid job id specified\n" {
+		t.Errorf("scontrol show step 3.7: exit %d %q", r.code, r.stderr)
+	}
+}

@@ -318,8 +318,7 @@ func listJobsView(s *slurmRun, f api.JobFilter, view string) ([]api.Job, error) 
 }
 
 // squeueSteps is squeue -s: the running steps of the running jobs the
-// query selects (-s LIST: of these steps only, JOB.STEP). Listings leave
-// steps out, so each running job is asked for its own.
+// query selects (-s LIST: of these steps only, JOB.STEP).
 func squeueSteps(s *slurmRun, r *slurmopt.Result, q *squeueQuery) error {
 	only := map[string]bool{}
 	for _, ref := range commaList(r.All("steps")) {
@@ -333,8 +332,7 @@ func squeueSteps(s *slurmRun, r *slurmopt.Result, q *squeueQuery) error {
 	for _, u := range unknown {
 		fmt.Fprintf(s.stderr, "%s: error: Invalid job format specification: %s\n", s.prog, u)
 	}
-	q.filter.States, q.filter.All = []api.JobState{api.StateRunning}, false
-	jobs, err := listJobsView(s, q.filter, "brief")
+	rows, err := runningSteps(s, q.filter, q.keep)
 	if err != nil {
 		return err
 	}
@@ -342,10 +340,28 @@ func squeueSteps(s *slurmRun, r *slurmopt.Result, q *squeueQuery) error {
 		fmt.Fprintln(s.stdout, layout.Header())
 	}
 	env := &slurmfmt.Env{Now: time.Now()}
+	for i := range rows {
+		if len(only) > 0 && !only[stepRef(&rows[i])] {
+			continue
+		}
+		fmt.Fprintln(s.stdout, layout.Row(&rows[i], env))
+	}
+	return nil
+}
+
+// runningSteps are the running steps of the running jobs f selects and
+// keep keeps. Listings leave steps out, so each job is asked for its own.
+func runningSteps(s *slurmRun, f api.JobFilter, keep func(*api.Job) bool) ([]slurmfmt.StepRow, error) {
+	f.States, f.All = []api.JobState{api.StateRunning}, false
+	jobs, err := listJobsView(s, f, "brief")
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := s.requestContext()
 	defer cancel()
+	var rows []slurmfmt.StepRow
 	for i := range jobs {
-		if !q.keep(&jobs[i]) {
+		if !keep(&jobs[i]) {
 			continue
 		}
 		j, err := s.client().JobRef(ctx, api.JobRefText(&jobs[i]))
@@ -354,15 +370,16 @@ func squeueSteps(s *slurmRun, r *slurmopt.Result, q *squeueQuery) error {
 			continue // ended in the meantime
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for k := range j.Steps {
-			row := &slurmfmt.StepRow{Step: &j.Steps[k], Job: j}
-			if len(only) > 0 && !only[strconv.FormatUint(j.ID, 10)+"."+strconv.Itoa(row.Step.StepID)] {
-				continue
-			}
-			fmt.Fprintln(s.stdout, layout.Row(row, env))
+			rows = append(rows, slurmfmt.StepRow{Step: &j.Steps[k], Job: j})
 		}
 	}
-	return nil
+	return rows, nil
+}
+
+// stepRef is a step as users name it: JOB.STEP.
+func stepRef(r *slurmfmt.StepRow) string {
+	return api.JobRefText(r.Job) + "." + strconv.Itoa(r.Step.StepID)
 }

@@ -1,6 +1,7 @@
 package slurmfmt
 
 import (
+	"io"
 	"strconv"
 	"time"
 
@@ -73,4 +74,21 @@ func (l *StepLayout) Header() string {
 // Row is one step's line.
 func (l *StepLayout) Row(r *StepRow, e *Env) string {
 	return Line(l.Fields, func(i int) string { return printable(stepFields[l.Fields[i].Key].value(r, e)) })
+}
+
+// StepRecord prints a step as `scontrol show step` does.
+func StepRecord(w io.Writer, r *StepRow, e *Env) error {
+	cpus := r.Step.CPUsPerTask * r.Step.Tasks
+	if cpus == 0 {
+		cpus = r.Job.CPUs * len(r.Step.Nodes)
+	}
+	return writeRecord(w, [][]string{
+		{kv("StepId", api.JobRefText(r.Job)+"."+strconv.Itoa(r.Step.StepID)), kv("UserId", r.Job.UID),
+			kv("StartTime", e.stamp(&r.Step.Start, "Unknown")), kv("TimeLimit", limit(r.Job.TimeLimit, Clock))},
+		{kv("State", r.Step.State), kv("Partition", r.Job.Partition), kv("NodeList", orNull(nodeList(r.Step.Nodes)))},
+		{kv("Nodes", len(r.Step.Nodes)), kv("CPUs", cpus), kv("Tasks", r.Step.Tasks), kv("Name", r.Step.Name), kv("Network", "(null)")},
+		{kv("TRES", "cpu="+strconv.Itoa(cpus)+",node="+strconv.Itoa(len(r.Step.Nodes)))},
+		{kv("ResvPorts", "(null)")},
+		{kv("CPUFreqReq", "Default"), kv("Dist", "Block")},
+	})
 }

@@ -1,6 +1,7 @@
 package slurmfmt
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/corral-hpc/corral/api"
@@ -25,6 +26,19 @@ func TestStepLayout(t *testing.T) {
 	l, _ = NewStepLayout("%A|%l|%S|%T|%U")
 	if got, want := l.Row(row, env), "4|2:00:00|2026-03-04T11:58:00|RUNNING|1000"; got != want {
 		t.Errorf("row %q, want %q", got, want)
+	}
+	var b strings.Builder
+	if err := StepRecord(&b, row, env); err != nil {
+		t.Fatal(err)
+	}
+	want := "StepId=42.0 UserId=1000 StartTime=2026-03-04T11:58:00 TimeLimit=02:00:00 \n" +
+		"   State=RUNNING Partition=gpu NodeList=dev[1-2] \n" +
+		"   Nodes=2 CPUs=8 Tasks=4 Name=hostname Network=(null) \n" +
+		"   TRES=cpu=8,node=2 \n" +
+		"   ResvPorts=(null) \n" +
+		"   CPUFreqReq=Default Dist=Block \n"
+	if b.String() != want {
+		t.Errorf("show step:\n%s\nwant:\n%s", b.String(), want)
 	}
 	if _, unknown := NewStepLayout("%i %Q"); len(unknown) != 1 {
 		t.Errorf("unknown %v, want [Q]", unknown)
