@@ -4,6 +4,9 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -110,5 +113,40 @@ func TestStepsWithTheRealRunner(t *testing.T) {
 		t.Errorf("step of a cancelled job ended %+v, want CANCELLED", ev)
 	}
 	ctld.Ended(req.JobID)
+	mustNoJobDirs(t, n)
+}
+
+// TestStepEndsWithItsJob: a step still running when its job's script
+// ends dies with the job's container and ends CANCELLED, before the job.
+func TestStepEndsWithItsJob(t *testing.T) {
+	ctld := nodedtest.NewFakeCtld(t, testKey)
+	n := mustNode(t, ctld, "")
+	req := n.launchReq("while [ ! -e end ]; do sleep 0.05; done\n")
+	n.launch(t, req)
+	t.Cleanup(func() { n.d.cancel(req.JobID, "the test is over") })
+	ctld.Started(req.JobID)
+	addr, ready, _ := srunOutput(t, "tok")
+	l := nodedtest.StepLaunch(testKey, n.d.Name(), req.JobID, 0, containertest.Nobody, time.Minute, "/bin/sh", "-c", "echo ready; exec sleep 100")
+	l.IOAddr, l.IOToken = addr, "tok"
+	if code, msg := postStep(t, n.d.Addr(), l); code != http.StatusOK {
+		t.Fatalf("step launch: %d %s", code, msg)
+	}
+	select {
+	case <-ready:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the step's task never said it runs")
+	}
+	if err := os.WriteFile(filepath.Join(n.work, "end"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if ev := ctld.Ended(req.JobID); ev.State != api.StateCompleted {
+		t.Errorf("job ended %+v, want COMPLETED", ev)
+	}
+	if ev := ctld.StepEnded(req.JobID, 0); ev.State != api.StateCancelled || ev.Signal == 0 {
+		t.Errorf("step of an ended job ended %+v, want CANCELLED by a signal", ev)
+	}
+	if kinds := ctld.Kinds(req.JobID); !reflect.DeepEqual(kinds, []api.JobEventKind{api.EventStarted, api.EventStepEnded, api.EventEnded}) {
+		t.Errorf("events %v, want the step's end before the job's", kinds)
+	}
 	mustNoJobDirs(t, n)
 }

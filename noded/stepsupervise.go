@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/container"
 	"github.com/corral-hpc/corral/noded/shim"
 )
 
@@ -118,7 +119,9 @@ func (d *Daemon) reportStep(st *step, res *shim.StepResult, end time.Time) {
 	d.mu.Unlock()
 	state := api.StateCompleted
 	switch {
-	case cancelled:
+	case cancelled, res.Signal != 0 && d.jobContainerGone(st.job):
+		// Killed with its job (cancelled, or its script ended first): in
+		// Slurm's words the step was cancelled, not failed.
 		state = api.StateCancelled
 	case res.ExitCode != 0 || res.Signal != 0 || res.Message != "":
 		state = api.StateFailed
@@ -129,6 +132,12 @@ func (d *Daemon) reportStep(st *step, res *shim.StepResult, end time.Time) {
 	if err := os.WriteFile(filepath.Join(st.dir, reportedFile), nil, 0o600); err != nil {
 		d.log.Printf("%s: %v", st, err)
 	}
+}
+
+// jobContainerGone tells whether the job's container no longer runs.
+func (d *Daemon) jobContainerGone(id uint64) bool {
+	_, err := container.Open(d.runcRoot, shim.ContainerID(id))
+	return errors.Is(err, container.ErrNotRunning)
 }
 
 // stepGone forgets a step whose end is reported and whose runner is gone.
