@@ -46,11 +46,16 @@ func fakeShimConfig(t *testing.T) func(*Config) {
 // postStep sends a launch as srun does: unsigned, the credential inside.
 func postStep(t *testing.T, addr string, body any) (int, string) {
 	t.Helper()
+	return postStepTo(t, http.DefaultClient, "http://"+addr, body)
+}
+
+func postStepTo(t *testing.T, hc *http.Client, base string, body any) (int, string) {
+	t.Helper()
 	b, err := json.Marshal(body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.Post("http://"+addr+"/v1/steps", "application/json", bytes.NewReader(b))
+	resp, err := hc.Post(base+"/v1/steps", "application/json", bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,4 +294,46 @@ func TestStepCancelAndJobEnd(t *testing.T) {
 		t.Errorf("a step in an ended job: %d %s, want 409", code, msg)
 	}
 	mustNoJobDirs(t, n)
+}
+
+// TestStepLaunchOverTLS: with a TLS node plane, srun (a client with the
+// cluster CA and no key) launches a step; the signed routes stay closed
+// to it.
+func TestStepLaunchOverTLS(t *testing.T) {
+	ctld := nodedtest.NewFakeCtldTLS(t, testKey)
+	n := mustNode(t, ctld, "", fakeShimConfig(t), func(c *Config) { c.CAFile = ctld.CAFile() })
+	pool, err := api.LoadCAPool(ctld.CAFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "https://" + n.d.Addr()
+	n.client = api.NewNodeClientTLS(base, testKey, 10*time.Second, api.ClientTLS(pool))
+	req := n.launchReq("true\n")
+	n.launch(t, req)
+	t.Cleanup(func() { n.d.cancel(req.JobID, "the test is over") })
+	ctld.Started(req.JobID)
+
+	srun := &http.Client{Transport: &http.Transport{TLSClientConfig: api.ClientTLS(pool)}}
+	l := nodedtest.StepLaunch(testKey, n.d.Name(), req.JobID, 0, containertest.Nobody, time.Minute, "wait", "0")
+	if code, msg := postStepTo(t, srun, base, l); code != http.StatusOK {
+		t.Fatalf("step launch over TLS: %d %s", code, msg)
+	}
+	waitRunner(t, n.d.StateDir(), req.JobID, 0)
+	resp, err := srun.Get(base + "/v1/steps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("unsigned GET /v1/steps over TLS: %d, want 401", resp.StatusCode)
+	}
+	if code, _ := postStep(t, n.d.Addr(), l); code == http.StatusOK {
+		t.Error("a plaintext launch to the TLS node plane was accepted")
+	}
+	release(t, n.d.StateDir(), req.JobID, 0)
+	if ev := ctld.StepEnded(req.JobID, 0); ev.State != api.StateCompleted {
+		t.Errorf("step ended %+v", ev)
+	}
+	n.cancelJob(t, req.JobID)
+	ctld.Ended(req.JobID)
 }

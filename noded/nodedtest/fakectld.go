@@ -1,10 +1,13 @@
 package nodedtest
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
@@ -30,6 +33,9 @@ type FakeCtld struct {
 	BadSignatures int
 	kill          []uint64 // returned once in the next register response
 	changed       chan struct{}
+	// ca is set for a TLS node plane (NewFakeCtldTLS).
+	ca     *api.CA
+	caFile string
 }
 
 func NewFakeCtld(t testing.TB, key []byte) *FakeCtld {
@@ -44,7 +50,36 @@ func NewFakeCtld(t testing.TB, key []byte) *FakeCtld {
 	return f
 }
 
-func (f *FakeCtld) URL() string { return "http://" + f.addr }
+// NewFakeCtldTLS is a FakeCtld whose node plane is TLS under a CA of its
+// own (CAFile), which certifies node keys as ctld does (POST
+// /v1/node/cert).
+func NewFakeCtldTLS(t testing.TB, key []byte) *FakeCtld {
+	dir := t.TempDir()
+	ca, err := api.LoadOrCreateCA(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &FakeCtld{t: t, key: key, changed: make(chan struct{}, 1), ca: ca, caFile: filepath.Join(dir, api.CAFile)}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.addr = ln.Addr().String()
+	f.serve(ln)
+	t.Cleanup(f.Down)
+	return f
+}
+
+// URL is the node plane's base URL, https for NewFakeCtldTLS.
+func (f *FakeCtld) URL() string {
+	if f.ca != nil {
+		return "https://" + f.addr
+	}
+	return "http://" + f.addr
+}
+
+// CAFile is the CA certificate of a NewFakeCtldTLS.
+func (f *FakeCtld) CAFile() string { return f.caFile }
 
 func (f *FakeCtld) serve(ln net.Listener) {
 	mux := http.NewServeMux()
@@ -72,11 +107,36 @@ func (f *FakeCtld) serve(ln net.Listener) {
 		f.poke()
 		w.Write([]byte("{}"))
 	})
+	mux.HandleFunc("POST /v1/node/cert", func(w http.ResponseWriter, r *http.Request) {
+		var req api.NodeCertRequest
+		if !f.verify(w, r, &req) {
+			return
+		}
+		pub, err := x509.ParsePKIXPublicKey(req.PublicKey)
+		var der []byte
+		if err == nil && f.ca != nil {
+			der, err = f.ca.Sign(pub, req.Hosts, time.Now())
+		}
+		if err != nil || f.ca == nil {
+			http.Error(w, `{"error":"no certificate"}`, http.StatusBadRequest)
+			return
+		}
+		json.NewEncoder(w).Encode(api.NodeCertResponse{Cert: der})
+	})
 	f.mu.Lock()
 	f.srv = &http.Server{Handler: mux}
 	srv := f.srv
 	f.mu.Unlock()
-	go srv.Serve(ln)
+	if f.ca == nil {
+		go srv.Serve(ln)
+		return
+	}
+	cert, err := f.ca.Issue([]string{"127.0.0.1", "localhost"}, time.Now())
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13}
+	go srv.ServeTLS(ln, "", "")
 }
 
 func (f *FakeCtld) verify(w http.ResponseWriter, r *http.Request, v any) bool {
