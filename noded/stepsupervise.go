@@ -197,22 +197,28 @@ func (d *Daemon) endSteps(j *job) {
 		steps = append(steps, st)
 	}
 	d.mu.Unlock()
+	deadline := time.Now().Add(d.cfg.KillWait + stepEndGrace) // for all of them at once
 	for _, st := range steps {
-		d.awaitStep(st, d.cfg.KillWait+stepEndGrace)
+		d.awaitStep(st, time.Until(deadline))
 	}
 }
 
 // awaitStep waits for a signalled runner's end to be queued, killing the
 // runner if it takes longer than wait.
 func (d *Daemon) awaitStep(st *step, wait time.Duration) {
-	t := time.NewTimer(wait)
+	select {
+	case <-st.done:
+		return
+	default:
+	}
+	t := time.NewTimer(max(wait, 0))
 	defer t.Stop()
 	select {
 	case <-st.done:
 		return
 	case <-t.C:
 	}
-	d.log.Printf("%s: runner %d still there %s after SIGTERM; killing it", st, st.pid, wait)
+	d.log.Printf("%s: runner %d still there after SIGTERM; killing it", st, st.pid)
 	d.mu.Lock()
 	d.signalStep(st, syscall.SIGKILL)
 	d.mu.Unlock()
