@@ -24,6 +24,7 @@ import (
 //	wait N   run until <stepdir>/release exists, then exit N; SIGTERM
 //	         ends it as a task killed by SIGTERM
 //	die      exit without a result, as a crashed runner
+//	stubborn ignore SIGTERM and never end
 //
 // Every start appends a line to <stepdir>/starts.
 const fakeShimArg = "fakeshim"
@@ -100,6 +101,9 @@ func fakeRunner(jobDir, id string) int {
 	switch argv[0] {
 	case "die":
 		return 3
+	case "stubborn":
+		signal.Ignore(syscall.SIGTERM)
+		select {}
 	case "exit":
 		res.ExitCode = code()
 	case "wait":

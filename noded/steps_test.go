@@ -337,3 +337,22 @@ func TestStepLaunchOverTLS(t *testing.T) {
 	n.cancelJob(t, req.JobID)
 	ctld.Ended(req.JobID)
 }
+
+// TestStubbornRunnerKilledAtJobEnd: a runner that ignores SIGTERM when
+// its job ends is killed after the kill wait and a grace, and its step
+// still ends (CANCELLED, saying it had no result) before the job.
+func TestStubbornRunnerKilledAtJobEnd(t *testing.T) {
+	ctld := nodedtest.NewFakeCtld(t, testKey)
+	n, job := stepNode(t, ctld, "")
+	n.launchStep(t, job.JobID, 0, "stubborn")
+	waitRunner(t, n.d.StateDir(), job.JobID, 0)
+	n.cancelJob(t, job.JobID)
+	ctld.Ended(job.JobID)
+	if ev := ctld.StepEnded(job.JobID, 0); ev.State != api.StateCancelled || !strings.Contains(ev.Message, "without a result") {
+		t.Errorf("step of a killed runner ended %+v, want CANCELLED without a result", ev)
+	}
+	if kinds := ctld.Kinds(job.JobID); !reflect.DeepEqual(kinds, []api.JobEventKind{api.EventStarted, api.EventStepEnded, api.EventEnded}) {
+		t.Errorf("events %v, want the step's end before the job's", kinds)
+	}
+	mustNoJobDirs(t, n)
+}
