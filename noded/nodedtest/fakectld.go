@@ -39,15 +39,7 @@ type FakeCtld struct {
 }
 
 func NewFakeCtld(t testing.TB, key []byte) *FakeCtld {
-	f := &FakeCtld{t: t, key: key, changed: make(chan struct{}, 1)}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.addr = ln.Addr().String()
-	f.serve(ln)
-	t.Cleanup(f.Down)
-	return f
+	return start(&FakeCtld{t: t, key: key, changed: make(chan struct{}, 1)})
 }
 
 // NewFakeCtldTLS is a FakeCtld whose node plane is TLS under a CA of its
@@ -59,14 +51,17 @@ func NewFakeCtldTLS(t testing.TB, key []byte) *FakeCtld {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &FakeCtld{t: t, key: key, changed: make(chan struct{}, 1), ca: ca, caFile: filepath.Join(dir, api.CAFile)}
+	return start(&FakeCtld{t: t, key: key, changed: make(chan struct{}, 1), ca: ca, caFile: filepath.Join(dir, api.CAFile)})
+}
+
+func start(f *FakeCtld) *FakeCtld {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		f.t.Fatal(err)
 	}
 	f.addr = ln.Addr().String()
 	f.serve(ln)
-	t.Cleanup(f.Down)
+	f.t.Cleanup(f.Down)
 	return f
 }
 
