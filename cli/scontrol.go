@@ -24,10 +24,12 @@ Commands corral answers:
   show partition [NAME]     every partition's record, or one's
   show hostnames [LIST]     one host name per line (LIST: $SLURM_JOB_NODELIST)
   show hostlist LIST        the hostlist expression of names (also hostlistsorted)
+  show step [JOB[.STEP]]    running steps
   hold ID...                keep pending jobs from starting
   release ID...             let held jobs start
-  requeue ID...             put jobs back to pending
+  requeue ID...             put jobs back to pending (requeuehold: and hold them)
   update JobId=ID KEY=VALUE...  TimeLimit=, Nice=, Name= (JobName=)
+  update NodeName=LIST State=DRAIN|DOWN|RESUME [Reason=TEXT]  (administrators)
   ping                      is the controller up
   version                   version
 Options:
@@ -67,6 +69,11 @@ func scontrol(s *slurmRun, r *slurmopt.Result) error {
 		return scontrolShow(s, r, args)
 	case "hold", "release", "requeue":
 		return scontrolControl(s, r, cmd, args)
+	case "requeuehold":
+		if err := scontrolControl(s, r, "requeue", args); err != nil {
+			return err
+		}
+		return scontrolControl(s, r, "hold", args)
 	case "update":
 		return scontrolUpdate(s, r, args)
 	case "ping":
@@ -327,8 +334,11 @@ func scontrolUpdate(s *slurmRun, r *slurmopt.Result, args []string) error {
 	if len(args) < 2 {
 		return slurmUsagef("update needs JobId=ID and at least one KEY=VALUE")
 	}
-	if k, _, _ := strings.Cut(args[0], "="); !strings.EqualFold(k, "JobId") {
-		return fmt.Errorf("corral's scontrol updates jobs only (JobId=ID KEY=VALUE...); nodes: corral nodes drain|down|resume")
+	switch k, _, _ := strings.Cut(args[0], "="); {
+	case strings.EqualFold(k, "NodeName"):
+		return scontrolUpdateNodes(s, args)
+	case !strings.EqualFold(k, "JobId"):
+		return fmt.Errorf("corral's scontrol updates jobs (JobId=ID KEY=VALUE...) and nodes (NodeName=LIST State=DRAIN|DOWN|RESUME [Reason=TEXT])")
 	}
 	req, err := parseUpdate(args) // control.go
 	if err != nil {
@@ -341,6 +351,52 @@ func scontrolUpdate(s *slurmRun, r *slurmopt.Result, args []string) error {
 		return err
 	}
 	return s.jobErrors(r.Has("quiet"), resp.Errors, resp.ErrorCount)
+}
+
+// scontrolUpdateNodes is `update NodeName=LIST State=DRAIN|DOWN|RESUME
+// Reason=TEXT`: corral nodes drain, down and resume (administrators).
+func scontrolUpdateNodes(s *slurmRun, args []string) error {
+	var nodes, state, reason string
+	for _, a := range args {
+		k, v, ok := strings.Cut(a, "=")
+		if !ok {
+			return slurmUsagef("%q is not KEY=VALUE", a)
+		}
+		switch strings.ToLower(k) {
+		case "nodename":
+			nodes = v
+		case "state":
+			state = strings.ToUpper(v)
+		case "reason":
+			reason = strings.TrimSpace(v)
+		default:
+			return fmt.Errorf("corral's scontrol update of nodes takes NodeName, State and Reason, not %s", k)
+		}
+	}
+	if nodes == "" || state == "" {
+		return slurmUsagef("update NodeName=LIST needs State=DRAIN, DOWN or RESUME")
+	}
+	ctx, cancel := s.requestContext()
+	defer cancel()
+	cl := s.client()
+	var err error
+	switch state {
+	case "DRAIN", "DOWN":
+		if reason == "" {
+			return slurmError("You must specify a reason when DOWNING or DRAINING a node. Request denied")
+		}
+		req := api.DrainRequest{Nodes: []string{nodes}, Reason: reason}
+		if state == "DRAIN" {
+			_, err = cl.Drain(ctx, req)
+		} else {
+			_, err = cl.Down(ctx, req)
+		}
+	case "RESUME", "UNDRAIN", "IDLE":
+		_, err = cl.Resume(ctx, api.ResumeRequest{Nodes: []string{nodes}})
+	default:
+		return fmt.Errorf("corral's nodes take State=DRAIN, DOWN or RESUME, not %s", state)
+	}
+	return err
 }
 
 // jobErrors prints the controller's refusals, one line each, in ID

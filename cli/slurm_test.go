@@ -412,3 +412,51 @@ func TestScontrolShowStep(t *testing.T) {
 		t.Errorf("scontrol show step 3.7: exit %d %q", r.code, r.stderr)
 	}
 }
+
+func TestScontrolUpdateNodes(t *testing.T) {
+	f := MustFakeCtld(t)
+	r := f.slurm(t, "", "scontrol", "update", "NodeName=dev[1-2]", "State=DRAIN", "Reason=new disks")
+	if r.code != 0 || r.stdout != "" || r.stderr != "" {
+		t.Fatalf("update State=DRAIN: exit %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	var req api.DrainRequest
+	reqs := f.Requests()
+	if err := json.Unmarshal(reqs[0].Body, &req); err != nil || reqs[0].Path != "/v1/nodes/drain" || req.Reason != "new disks" || req.Nodes[0] != "dev[1-2]" {
+		t.Errorf("update State=DRAIN sent %s %+v (%v)", reqs[0].Path, req, err)
+	}
+	if r := f.slurm(t, "", "scontrol", "update", "nodename=dev1", "state=resume"); r.code != 0 || f.Requests()[1].Path != "/v1/nodes/resume" {
+		t.Errorf("update state=resume: exit %d %q, %s", r.code, r.stderr, f.Requests()[1].Path)
+	}
+	r = f.slurm(t, "", "scontrol", "update", "NodeName=dev1", "State=DOWN")
+	if r.code != 1 || r.stderr != "scontrol: error: You must specify a reason when DOWNING or DRAINING a node. Request denied\n" {
+		t.Errorf("update State=DOWN without a reason: exit %d %q", r.code, r.stderr)
+	}
+	if r := f.slurm(t, "", "scontrol", "update", "NodeName=nope", "State=DRAIN", "Reason=x"); r.code != 1 || !strings.Contains(r.stderr, "no node nope") {
+		t.Errorf("update of an unknown node: exit %d %q", r.code, r.stderr)
+	}
+	if n := len(f.Requests()); n != 3 {
+		t.Errorf("%d requests, want 3 (none for the refused one)", n)
+	}
+}
+
+func TestScontrolJobControl(t *testing.T) {
+	f := MustFakeCtld(t)
+	if r := f.slurm(t, "", "scontrol", "requeuehold", "5,6_2"); r.code != 0 {
+		t.Fatalf("requeuehold: exit %d %q", r.code, r.stderr)
+	}
+	reqs := f.Requests()
+	if len(reqs) != 2 || reqs[0].Path != "/v1/jobs/requeue" || reqs[1].Path != "/v1/jobs/hold" {
+		t.Fatalf("requeuehold sent %+v", reqs)
+	}
+	var req api.JobsRequest
+	if err := json.Unmarshal(reqs[1].Body, &req); err != nil || len(req.IDs) != 1 || req.IDs[0] != 5 || len(req.Tasks) != 1 || req.Tasks[0].Task != 2 {
+		t.Errorf("hold sent %+v (%v)", req, err)
+	}
+	f.pipe.control = api.JobsResponse{Errors: map[string]string{"5": "job 5 is not pending"}, ErrorCount: 1}
+	if r := f.slurm(t, "", "scontrol", "hold", "5"); r.code != 1 || r.stderr != "scontrol: error: job 5: job 5 is not pending\n" {
+		t.Errorf("a refused hold: exit %d %q", r.code, r.stderr)
+	}
+	if r := f.slurm(t, "", "scontrol", "-Q", "release", "5"); r.code != 1 || r.stderr != "" {
+		t.Errorf("scontrol -Q release: exit %d %q", r.code, r.stderr)
+	}
+}
