@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	ucli "github.com/urfave/cli/v2"
 
@@ -88,9 +91,12 @@ func runSrun(ctx context.Context, env srunEnv, args []string) int {
 	for _, w := range cfg.warnings {
 		fmt.Fprintf(env.stderr, "srun: warning: %s\n", w)
 	}
-	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
-	grant, err := env.client().CreateStep(rctx, jobID, cfg.req)
-	cancel()
+	grant, err := createStep(ctx, env, jobID, cfg.req)
+	var cancelled errStepCancelled
+	if errors.As(err, &cancelled) {
+		fmt.Fprintf(env.stderr, "srun: %v\n", err)
+		return 1
+	}
 	if err != nil {
 		msg := oneLine(err.Error())
 		if !strings.HasPrefix(msg, "Unable to create step") { // ctld words its refusals so already
@@ -113,6 +119,49 @@ func runSrun(ctx context.Context, env srunEnv, args []string) int {
 		return 1
 	}
 	return s.run(ctx)
+}
+
+// srunRetryFirst is the first pause before asking again for a step whose
+// nodes are busy; it doubles up to srunRetryMax.
+var srunRetryFirst, srunRetryMax = 200 * time.Millisecond, 5 * time.Second
+
+// errStepCancelled is srun interrupted while it waited for busy nodes.
+type errStepCancelled struct{ sig syscall.Signal }
+
+func (e errStepCancelled) Error() string {
+	return fmt.Sprintf("Cancelled pending job step with signal %d", int(e.sig))
+}
+
+// createStep asks ctld for the step. While running steps hold the nodes
+// it needs (409 "Requested nodes are busy") it asks again, as Slurm's
+// srun does, until they are free or a signal ends the wait.
+func createStep(ctx context.Context, env srunEnv, jobID uint64, req api.StepRequest) (*api.StepGrant, error) {
+	var sigs chan os.Signal
+	pause := srunRetryFirst
+	for {
+		rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+		grant, err := env.client().CreateStep(rctx, jobID, req)
+		cancel()
+		var se *api.StatusError
+		if err == nil || !errors.As(err, &se) || se.Code != http.StatusConflict || !strings.Contains(se.Message, "Requested nodes are busy") {
+			if err == nil && sigs != nil {
+				fmt.Fprintf(env.stderr, "srun: Step created for StepId=%d.%d\n", jobID, grant.Step.StepID)
+			}
+			return grant, err
+		}
+		if sigs == nil {
+			fmt.Fprintf(env.stderr, "srun: Job %d step creation temporarily disabled, retrying (Requested nodes are busy)\n", jobID)
+			sigs = make(chan os.Signal, 1)
+			signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+			defer signal.Stop(sigs)
+		}
+		select {
+		case sig := <-sigs:
+			return nil, errStepCancelled{sig.(syscall.Signal)}
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, srunRetryMax)
+	}
 }
 
 // allocationJobID is the job srun runs in: $SLURM_JOB_ID (or the older

@@ -42,6 +42,7 @@ type fakeStepCluster struct {
 	nodes   []*fakeStepNode
 	grant   api.StepGrant
 	refuse  string // non-empty: CreateStep fails with this message
+	busy    int    // CreateStep answers "Requested nodes are busy" this many times first
 	mu      sync.Mutex
 	request api.StepRequest
 }
@@ -92,6 +93,9 @@ func newFakeStepCluster(t *testing.T, nodes ...*fakeStepNode) *fakeStepCluster {
 		defer fc.mu.Unlock()
 		json.NewDecoder(r.Body).Decode(&fc.request)
 		switch {
+		case fc.busy > 0:
+			fc.busy--
+			reply(w, 409, api.Error{Error: "Unable to create step for job 5: Requested nodes are busy"})
 		case fc.refuse != "":
 			reply(w, 409, api.Error{Error: fc.refuse})
 		case r.PathValue("id") != "5":

@@ -163,3 +163,23 @@ func TestSrunGivesUpOnNodesThatDoNotEnd(t *testing.T) {
 	}
 	<-n2.played // srun closed the connection
 }
+
+// TestSrunRetriesWhileNodesAreBusy: ctld's "Requested nodes are busy" is
+// asked again until the step is granted, with Slurm's two notices.
+func TestSrunRetriesWhileNodesAreBusy(t *testing.T) {
+	defer func(d time.Duration) { srunRetryFirst = d }(srunRetryFirst)
+	srunRetryFirst = time.Millisecond
+	play := func(t *testing.T, n *fakeStepNode, l api.StepLaunch) {
+		if rc := dial(t, l, l.IOToken, n.name); rc != nil {
+			rc.exit(t, 0, stepio.ExitStatus{})
+			rc.finish(t)
+		}
+	}
+	fc := newFakeStepCluster(t, &fakeStepNode{name: "n1", ranks: []int{0}, play: play})
+	fc.busy = 3
+	code, _, stderr := fc.srun(t, "", inJob, "-i", "none", "true")
+	want := "srun: Job 5 step creation temporarily disabled, retrying (Requested nodes are busy)\nsrun: Step created for StepId=5.2\n"
+	if code != 0 || stderr != want || fc.busy != 0 {
+		t.Errorf("exit %d, %d busy answers left, stderr %q; want 0, 0, %q", code, fc.busy, stderr, want)
+	}
+}
