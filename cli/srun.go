@@ -59,7 +59,7 @@ type srunEnv struct {
 // runSrun is srun: it returns the exit status. Its messages are Slurm's
 // ("srun: error: ...") because scripts and launchers read them.
 func runSrun(ctx context.Context, env srunEnv, args []string) int {
-	cfg, err := parseSrun(args)
+	cfg, err := parseSrun(args, env.getenv)
 	var usage errSrunUsage
 	switch {
 	case errors.As(err, &usage):
@@ -90,6 +90,9 @@ func runSrun(ctx context.Context, env srunEnv, args []string) int {
 	}
 	for _, w := range cfg.warnings {
 		fmt.Fprintf(env.stderr, "srun: warning: %s\n", w)
+	}
+	for _, n := range cfg.notes {
+		fmt.Fprintf(env.stderr, "srun: %s\n", n)
 	}
 	grant, err := createStep(ctx, env, jobID, cfg.req)
 	var cancelled errStepCancelled

@@ -66,6 +66,7 @@ type srunConfig struct {
 	help          bool
 	mpiList       bool     // --mpi=list
 	warnings      []string // accepted options that change nothing, said once on stderr
+	notes         []string // Slurm's notices about counts srun adjusted
 	argv          []string
 }
 
@@ -75,13 +76,21 @@ type errSrunUsage struct{ msg string }
 
 func (e errSrunUsage) Error() string { return e.msg }
 
-// parseSrun reads srun's command line (without the program name).
-func parseSrun(args []string) (*srunConfig, error) {
+// parseSrun reads srun's command line (without the program name) over
+// the options its environment gives.
+func parseSrun(args []string, getenv func(string) string) (*srunConfig, error) {
 	r, err := slurmopt.Parse(srunOptionTable, args, true)
 	if err != nil {
 		return nil, errSrunUsage{err.Error()}
 	}
 	cfg := &srunConfig{argv: r.Args}
+	if r.Has("help") || r.Has("usage") || r.Has("version") {
+		cfg.help, cfg.version = !r.Has("version"), r.Has("version")
+		return cfg, nil
+	}
+	if err := cfg.applyInputEnv(getenv); err != nil {
+		return nil, err
+	}
 	for _, s := range r.Sets {
 		if err := cfg.apply(s); err != nil {
 			return nil, err
@@ -98,6 +107,7 @@ func parseSrun(args []string) (*srunConfig, error) {
 	if len(cfg.argv) == 0 {
 		return nil, errors.New("no command given to execute")
 	}
+	cfg.reconcileCounts()
 	if cfg.req.Name == "" {
 		cfg.req.Name = cfg.argv[0]
 		if i := strings.LastIndexByte(cfg.req.Name, '/'); i >= 0 && i+1 < len(cfg.req.Name) {

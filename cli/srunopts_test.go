@@ -12,6 +12,8 @@ import (
 
 func intp(n int) *int { return &n }
 
+func noEnv(string) string { return "" }
+
 func TestParseSrun(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -52,7 +54,7 @@ func TestParseSrun(t *testing.T) {
 		{[]string{"-V", "ignored"}, srunConfig{version: true, argv: []string{"ignored"}}},
 		{[]string{"--mpi=list"}, srunConfig{mpiList: true}},
 	} {
-		got, err := parseSrun(tc.args)
+		got, err := parseSrun(tc.args, noEnv)
 		if err != nil {
 			t.Errorf("%q: %v", tc.args, err)
 			continue
@@ -68,7 +70,7 @@ func TestParseSrunNodelistFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte("dev1\ndev[3-4], dev2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := parseSrun([]string{"-w", path, "x"})
+	cfg, err := parseSrun([]string{"-w", path, "x"}, noEnv)
 	if err != nil || !reflect.DeepEqual(cfg.req.NodeList, []string{"dev1", "dev3", "dev4", "dev2"}) {
 		t.Fatalf("nodelist from a file: %+v %v", cfg, err)
 	}
@@ -106,7 +108,7 @@ func TestParseSrunErrors(t *testing.T) {
 		{[]string{"--exclusive=user", "x"}, "--exclusive=user is for allocations", false},
 		{[]string{"-n2"}, "no command given to execute", false},
 	} {
-		_, err := parseSrun(tc.args)
+		_, err := parseSrun(tc.args, noEnv)
 		if err == nil || len(err.Error()) < len(tc.want) || err.Error()[:len(tc.want)] != tc.want {
 			t.Errorf("%q: got %v, want %q...", tc.args, err, tc.want)
 			continue
@@ -114,5 +116,59 @@ func TestParseSrunErrors(t *testing.T) {
 		if _, isUsage := err.(errSrunUsage); isUsage != tc.usage {
 			t.Errorf("%q: usage error %v, want %v", tc.args, isUsage, tc.usage)
 		}
+	}
+}
+
+func TestParseSrunEnvironment(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		m := map[string]string{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return func(k string) string { return m[k] }
+	}
+	batch := env("SLURM_NPROCS", "3", "SLURM_NTASKS", "4", "SLURM_NTASKS_PER_NODE", "2", "SLURM_JOB_NUM_NODES", "2",
+		"SLURM_CPUS_PER_TASK", "8", "SLURM_JOB_NAME", "batchname", "SLURM_MEM_PER_NODE", "1024")
+	for _, tc := range []struct {
+		name  string
+		env   func(string) string
+		args  []string
+		req   api.StepRequest
+		notes int
+	}{
+		// The batch script's shape; SLURM_CPUS_PER_TASK, the job's name and
+		// size and its node count are not srun options (Slurm 22.05).
+		{"plain srun in a batch job", batch, []string{"x"}, api.StepRequest{Name: "x", Ntasks: 4, NtasksPerNode: 2}, 0},
+		{"the command line wins", batch, []string{"-n", "2", "x"}, api.StepRequest{Name: "x", Ntasks: 2, NtasksPerNode: 2}, 0},
+		// -N1 with the job's 4 tasks: 4 tasks on one node, --ntasks-per-node dropped with Slurm's warning.
+		{"-N1", batch, []string{"-N1", "x"}, api.StepRequest{Name: "x", Nodes: 1, Ntasks: 4}, 1},
+		{"-n1 -N2", nil, []string{"-n1", "-N2", "x"}, api.StepRequest{Name: "x", Nodes: 1, Ntasks: 1}, 1},
+		{"srun's own variables", env("SRUN_CPUS_PER_TASK", "2", "SLURM_DISTRIBUTION", "cyclic", "SLURM_OVERLAP", "1", "SLURM_EXACT", "1", "SLURM_GPUS_PER_TASK", "1"),
+			[]string{"x"}, api.StepRequest{Name: "x", CPUsPerTask: 2, Distribution: "cyclic", Overlap: true, Exact: true, GPUsPerTask: 1}, 0},
+	} {
+		if tc.env == nil {
+			tc.env = noEnv
+		}
+		cfg, err := parseSrun(tc.args, tc.env)
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if !reflect.DeepEqual(cfg.req, tc.req) || len(cfg.notes) != tc.notes {
+			t.Errorf("%s: request %+v notes %q, want %+v and %d notes", tc.name, cfg.req, cfg.notes, tc.req, tc.notes)
+		}
+	}
+	cfg, err := parseSrun([]string{"x"}, env("SLURM_LABELIO", "1", "SLURM_KILL_BAD_EXIT", "1", "SLURM_WAIT", "5", "SLURM_STDINMODE", "none", "SLURM_STDOUTMODE", "o-%t"))
+	if err != nil || !cfg.label || !cfg.killOnBadExit || cfg.wait != 5*time.Second || cfg.input != "none" || cfg.output != "o-%t" {
+		t.Errorf("I/O variables: %+v %v", cfg, err)
+	}
+	if _, err := parseSrun([]string{"x"}, env("SLURM_NTASKS", "many")); err == nil || err.Error() != `$SLURM_NTASKS: invalid --ntasks "many": give a whole number from 1` {
+		t.Errorf("a bad variable: %v", err)
+	}
+	if _, err := parseSrun([]string{"x"}, env("SLURM_MPI_TYPE", "pmi2")); err == nil || err.Error() != "$SLURM_MPI_TYPE: --mpi=pmi2 is not supported yet" {
+		t.Errorf("SLURM_MPI_TYPE=pmi2: %v", err)
+	}
+	if cfg, err := parseSrun([]string{"--version"}, env("SLURM_NTASKS", "many")); err != nil || !cfg.version {
+		t.Errorf("--version with a bad environment: %v", err)
 	}
 }
