@@ -14,16 +14,19 @@ import (
 	"github.com/corral-hpc/corral/jobspec"
 )
 
-// slurmBin makes a directory of Slurm names linked to bin/corral, as
+// slurmBin makes dir/slurm, the Slurm names linked to bin/corral, as
 // `make` makes bin/slurm.
-func slurmBin(t *testing.T) string {
-	dir := t.TempDir()
+func slurmBin(t *testing.T, dir string) string {
+	bin := filepath.Join(dir, "slurm")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, name := range cli.SlurmNames() {
-		if err := os.Symlink(filepath.Join(binDir, "corral"), filepath.Join(dir, name)); err != nil {
+		if err := os.Symlink(filepath.Join(binDir, "corral"), filepath.Join(bin, name)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return dir
+	return bin
 }
 
 // slurmCmd runs a Slurm command of bin against c in dir.
@@ -37,7 +40,7 @@ func (c *Cluster) slurmCmd(bin, dir, name string, args ...string) Result {
 // lookups scripts make with scontrol.
 func TestSlurmNames(t *testing.T) {
 	c := StartCluster(t, ClusterOpts{})
-	bin, dir := slurmBin(t), jobDir(t)
+	bin, dir := slurmBin(t, t.TempDir()), jobDir(t)
 	must := func(r Result, what string) string {
 		t.Helper()
 		if r.Code != 0 {
@@ -94,5 +97,30 @@ func TestSlurmNames(t *testing.T) {
 	r := c.slurmCmd(bin, dir, "squeue", "--bogus")
 	if r.Code != 1 || r.Stderr != "squeue: unrecognized option '--bogus'\nTry \"squeue --help\" for more information\n" {
 		t.Errorf("squeue --bogus: exit %d, stderr %q", r.Code, r.Stderr)
+	}
+}
+
+// TestSlurmNamesInsideAJob: a batch script finds the Slurm names on the
+// PATH it was submitted with and expands its node list with scontrol, as
+// MPI and pipeline scripts do.
+func TestSlurmNamesInsideAJob(t *testing.T) {
+	c := StartCluster(t, ClusterOpts{})
+	dir := jobDir(t)
+	bin := slurmBin(t, dir) // in the submit directory: the job sees it (its /tmp is private)
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	r := c.slurmCmd(bin, dir, "sbatch", "--parsable", "--wrap", `scontrol show hostnames "$SLURM_JOB_NODELIST"; scontrol show hostnames 'a[1-2]'`)
+	if r.Code != 0 {
+		t.Fatalf("sbatch: exit %d %s", r.Code, r.Stderr)
+	}
+	id, err := strconv.ParseUint(strings.TrimSpace(r.Stdout), 10, 64)
+	if err != nil {
+		t.Fatalf("sbatch --parsable printed %q", r.Stdout)
+	}
+	if j := c.WaitEnded(id, 60*time.Second); j.State != api.StateCompleted {
+		t.Fatalf("job %d ended %s (%s)", id, j.State, j.Message)
+	}
+	got := readLines(t, filepath.Join(dir, "slurm-"+strconv.FormatUint(id, 10)+".out"))
+	if strings.Join(got, " ") != "n1 a1 a2" {
+		t.Errorf("the job printed %q, want n1 a1 a2", got)
 	}
 }
