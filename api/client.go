@@ -251,6 +251,25 @@ func doJSON(ctx context.Context, hc *http.Client, rawURL, method string, in, out
 	return nil
 }
 
+// CancelStep cancels step stepID of job jobID (POST /v1/steps/cancel):
+// its nodes are told to end its tasks, and it ends CANCELLED.
+func (c *Client) CancelStep(ctx context.Context, jobID uint64, stepID int) (*Step, error) {
+	var st Step
+	if err := c.Do(ctx, http.MethodPost, "/v1/steps/cancel", StepCancelRequest{JobID: jobID, StepID: stepID}, &st); err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+// Steps lists job id's steps, ended ones included (GET /v1/jobs/{id}/steps).
+func (c *Client) Steps(ctx context.Context, id uint64) ([]Step, error) {
+	var out []Step
+	if err := c.Do(ctx, http.MethodGet, "/v1/jobs/"+strconv.FormatUint(id, 10)+"/steps", nil, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // CreateStep asks ctld for a step in job id (srun inside an allocation).
 func (c *Client) CreateStep(ctx context.Context, id uint64, req StepRequest) (*StepGrant, error) {
 	var g StepGrant

@@ -162,6 +162,9 @@ type AcctRecord struct {
 	GPUTimeS int64    `json:"gpu_time_s,omitempty"`
 	Nodes    []string `json:"nodes"`
 	Message  string   `json:"message,omitempty"`
+	// Steps are the job's steps (srun's, JOB.0, JOB.1, ...), ended ones
+	// included, on the record of its latest run.
+	Steps []Step `json:"steps,omitempty"`
 }
 
 // AcctFilter selects accounting records (query: user, id, state, start,

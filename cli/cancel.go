@@ -13,7 +13,7 @@ func cancelCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:      "cancel",
 		Usage:     "cancel jobs by ID and/or filter (like scancel)",
-		UsageText: "corral cancel [-u USER] [--me] [-t STATES] [-n NAME] [ID...]   (123: a job or a whole array; 123_4: one task)",
+		UsageText: "corral cancel [-u USER] [--me] [-t STATES] [-n NAME] [ID...]   (123: a job or a whole array; 123_4: one task; 123.0: one step)",
 		Flags: []ucli.Flag{
 			&ucli.StringFlag{Name: "user", Aliases: []string{"u"}, Usage: "only jobs of USER"},
 			&ucli.BoolFlag{Name: "me", Usage: "only my jobs"},
@@ -26,7 +26,11 @@ func cancelCommand() *ucli.Command {
 }
 
 func cancelJobs(c *ucli.Context) error {
-	ids, tasks, err := parseJobRefs(c.Args().Slice())
+	words, steps, err := splitStepRefs(c.Args().Slice())
+	if err != nil {
+		return usageError{err}
+	}
+	ids, tasks, err := parseJobRefs(words)
 	if err != nil {
 		return err
 	}
@@ -47,8 +51,9 @@ func cancelJobs(c *ucli.Context) error {
 		req.States = append(req.States, st)
 	}
 	req.States = dedupeStates(req.States)
-	if len(req.IDs)+len(req.Tasks) == 0 && req.User == "" && req.Name == "" && len(req.States) == 0 {
-		return usageErrorf("give job IDs or a filter (--user, --me, --states, --name)")
+	jobsNamed := len(req.IDs)+len(req.Tasks) > 0 || req.User != "" || req.Name != "" || len(req.States) > 0
+	if !jobsNamed && len(steps) == 0 {
+		return usageErrorf("give job IDs, JOB.STEP or a filter (--user, --me, --states, --name)")
 	}
 	if c.IsSet("user") && req.User == "" || c.IsSet("name") && req.Name == "" {
 		return usageErrorf("--user and --name must not be empty")
@@ -56,11 +61,23 @@ func cancelJobs(c *ucli.Context) error {
 
 	ctx, cancel := requestContext(c)
 	defer cancel()
+	stepsOK := cancelSteps(ctx, client(c, ""), steps, func(r stepTarget, err error) {
+		fmt.Fprintf(c.App.ErrWriter, "corral cancel: step %s: %s\n", r, oneLine(err.Error()))
+	})
+	if !jobsNamed {
+		if !stepsOK {
+			return exitStatus(1)
+		}
+		return nil
+	}
 	resp, err := client(c, "").Cancel(ctx, req)
 	if err != nil {
 		return err
 	}
 	if len(resp.Errors) == 0 {
+		if !stepsOK {
+			return exitStatus(1)
+		}
 		return nil
 	}
 	failed := make([]uint64, 0, len(resp.Errors))

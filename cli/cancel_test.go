@@ -61,7 +61,9 @@ func TestCancelBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, "corral cancel: give job IDs or a filter (--user, --me, --states, --name)"},
+		{nil, "corral cancel: give job IDs, JOB.STEP or a filter (--user, --me, --states, --name)"},
+		{[]string{"12.x"}, "corral cancel: invalid job step 12.x: give JOB.STEP with a step number, as 12.0"},
+		{[]string{"12.batch"}, "corral cancel: invalid job step 12.batch: give JOB.STEP with a step number, as 12.0"},
 		{[]string{"abc"}, `corral cancel: invalid job id "abc": use a positive number`},
 		{[]string{"5", "6x"}, `corral cancel: invalid job id "6x": use a positive number`},
 		{[]string{"-t", "nope"}, `corral cancel: unknown job state "nope" (valid: PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, TIMEOUT, OUT_OF_MEMORY, NODE_FAIL or their short codes)`},
@@ -74,6 +76,44 @@ func TestCancelBadInput(t *testing.T) {
 		if n := len(f.Requests()); n != 0 {
 			t.Errorf("%q reached the controller", tc.args)
 		}
+	}
+}
+
+// JOB.STEP cancels that step alone (POST /v1/steps/cancel), beside any
+// jobs named; a step the controller refuses is reported and fails the
+// command. scancel takes the same.
+func TestCancelSteps(t *testing.T) {
+	f := MustFakeCtld(t)
+	f.jobs = fixtureJobs(time.Now())
+	if r := f.run("cancel", "12.0", "3"); r.code != 0 || r.stderr != "" {
+		t.Fatalf("cancel 12.0 3: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if r := f.run("cancel", "12.9"); r.code != 1 || r.stderr != "corral cancel: step 12.9: step 12.9 is not running\n" {
+		t.Fatalf("cancel 12.9: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if r := f.slurm(t, "", "scancel", "12.1,12.2"); r.code != 0 || r.stderr != "" {
+		t.Fatalf("scancel 12.1,12.2: exit %d, stderr %q", r.code, r.stderr)
+	}
+	var steps []api.StepCancelRequest
+	var jobs []api.CancelRequest
+	for _, r := range f.Requests() {
+		switch r.Path {
+		case "/v1/steps/cancel":
+			var req api.StepCancelRequest
+			if err := json.Unmarshal(r.Body, &req); err != nil {
+				t.Fatal(err)
+			}
+			steps = append(steps, req)
+		case "/v1/jobs/cancel":
+			jobs = append(jobs, decodeCancel(t, r))
+		}
+	}
+	want := []api.StepCancelRequest{{JobID: 12, StepID: 0}, {JobID: 12, StepID: 9}, {JobID: 12, StepID: 1}, {JobID: 12, StepID: 2}}
+	if !reflect.DeepEqual(steps, want) {
+		t.Fatalf("step cancels %+v, want %+v", steps, want)
+	}
+	if len(jobs) != 1 || !reflect.DeepEqual(jobs[0].IDs, []uint64{3}) {
+		t.Fatalf("job cancels %+v, want one of job 3", jobs)
 	}
 }
 

@@ -80,6 +80,7 @@ func MustFakeCtld(t *testing.T) *fakeCtld {
 		reply(w, 404, api.Error{Error: fmt.Sprintf("job %s does not exist", r.PathValue("id"))})
 	})
 	mux.HandleFunc("POST /v1/jobs/cancel", f.cancel)
+	mux.HandleFunc("POST /v1/steps/cancel", f.cancelStep)
 	mux.HandleFunc("GET /v1/nodes", func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -125,6 +126,20 @@ func (f *fakeCtld) submit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	reply(w, 200, api.SubmitResponse{JobID: f.nextID})
+}
+
+// cancelStep cancels steps 0-8 of a known job; others are not running.
+func (f *fakeCtld) cancelStep(w http.ResponseWriter, r *http.Request) {
+	var req api.StepCancelRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		reply(w, 400, api.Error{Error: "bad body: " + err.Error()})
+		return
+	}
+	if f.job(req.JobID) == nil || req.StepID > 8 {
+		reply(w, 404, api.Error{Error: fmt.Sprintf("step %d.%d is not running", req.JobID, req.StepID)})
+		return
+	}
+	reply(w, 200, api.Step{JobID: req.JobID, StepID: req.StepID, State: api.StateRunning})
 }
 
 func (f *fakeCtld) cancel(w http.ResponseWriter, r *http.Request) {

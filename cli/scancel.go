@@ -71,7 +71,11 @@ func scancel(s *slurmRun, r *slurmopt.Result) error {
 			return fmt.Errorf("--%s is not supported by corral: %s", o.name, o.why)
 		}
 	}
-	ids, tasks, err := slurmJobRefs(r.Args)
+	words, steps, err := splitStepRefs(splitJobWords(r.Args))
+	if err != nil {
+		return err
+	}
+	ids, tasks, err := slurmJobRefs(words)
 	if err != nil {
 		return err
 	}
@@ -95,8 +99,24 @@ func scancel(s *slurmRun, r *slurmopt.Result) error {
 	}
 	req.States = dedupeStates(req.States)
 	local := localCancelFilter(r)
-	if len(req.IDs)+len(req.Tasks) == 0 && req.User == "" && req.Name == "" && len(req.States) == 0 && local == nil {
+	jobsNamed := len(req.IDs)+len(req.Tasks) > 0 || req.User != "" || req.Name != "" || len(req.States) > 0 || local != nil
+	if !jobsNamed && len(steps) == 0 {
 		return slurmError("No job identification provided")
+	}
+	if len(steps) > 0 {
+		ctx, cancel := s.requestContext()
+		ok := cancelSteps(ctx, s.client(), steps, func(st stepTarget, err error) {
+			if !r.Has("quiet") {
+				fmt.Fprintf(s.stderr, "%s: error: Kill job error on job step id %s: %s\n", s.prog, st, oneLine(err.Error()))
+			}
+		})
+		cancel()
+		if !jobsNamed {
+			if !ok {
+				return exitStatus(1)
+			}
+			return nil
+		}
 	}
 	if local != nil {
 		// The controller filters by user, name and state; the rest is

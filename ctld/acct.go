@@ -2,12 +2,14 @@ package ctld
 
 import (
 	"cmp"
+	"log"
 	"slices"
 	"time"
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/ctld/fault"
 	"github.com/corral-hpc/corral/ctld/internal/lockorder"
+	"github.com/corral-hpc/corral/ctld/store"
 	"github.com/corral-hpc/corral/gpu"
 	"github.com/corral-hpc/corral/jobspec"
 )
@@ -35,7 +37,7 @@ func (s *Server) history(caller peer, f api.AcctFilter) (*acctHistory, error) {
 	s.mu.RLock()
 	items := s.q.history(&f, caller)
 	s.mu.RUnlock()
-	return &acctHistory{mu: &s.mu, items: sortAcct(items), f: f, caller: caller}, nil
+	return &acctHistory{mu: &s.mu, items: sortAcct(items), f: f, caller: caller, steps: s.q.store.StepsOfJobs, log: s.log}, nil
 }
 
 // acctHistory is a planned history: the items, by pointer, whose records
@@ -48,6 +50,10 @@ type acctHistory struct {
 	caller peer // UID 0: every user's
 	at     int  // next item
 	recs   []api.AcctRecord
+	// steps reads the steps of a chunk's jobs from the store; a failure
+	// is logged and the chunk goes without them.
+	steps func(jobIDs []uint64) (map[uint64][]*store.StepRecord, error)
+	log   *log.Logger
 }
 
 // done reports whether every record has been handed out.
@@ -70,7 +76,36 @@ func (h *acctHistory) next() []api.AcctRecord {
 	h.mu.RUnlock()
 	h.at = end
 	h.recs = slices.DeleteFunc(h.recs, func(r api.AcctRecord) bool { return !acctMatches(&r, &h.f, h.caller) })
+	h.addSteps()
 	return h.recs
+}
+
+// addSteps puts each job's steps on its latest run's record (records
+// come by job ID, then run). The jobs of a chunk are read in one
+// transaction, after the read lock is released.
+func (h *acctHistory) addSteps() {
+	if h.steps == nil || len(h.recs) == 0 {
+		return
+	}
+	var ids []uint64
+	for i, r := range h.recs {
+		if r.ArrayTasks == "" && (i+1 == len(h.recs) || h.recs[i+1].JobID != r.JobID) {
+			ids = append(ids, r.JobID)
+		}
+	}
+	steps, err := h.steps(ids)
+	if err != nil {
+		h.log.Printf("accounting: listing without steps: %v", err)
+		return
+	}
+	for i, r := range h.recs {
+		if i+1 < len(h.recs) && h.recs[i+1].JobID == r.JobID || r.ArrayTasks != "" {
+			continue
+		}
+		for _, st := range steps[r.JobID] {
+			h.recs[i].Steps = append(h.recs[i].Steps, st.Step)
+		}
+	}
 }
 
 // acctItem is one source of history records: a job (its runs) or an

@@ -215,8 +215,8 @@ type fakeNode struct {
 	gpus       []api.GPU     // reported in registrations (gpus_test.go)
 	perGPU     int           // its --fgpu-per-gpu in hundredths; 0: unset
 
-	stepKills []stepCancelRequest // step cancels received (steps_test.go)
-	steps     []nodeStep          // what GET /v1/steps answers
+	stepKills []api.StepCancelRequest // step cancels received (steps_test.go)
+	steps     []api.NodeStep          // what GET /v1/steps answers
 }
 
 func newFakeNode(tc *testCluster, name string, cpus int, mem int64) *fakeNode {
@@ -299,7 +299,7 @@ func (f *fakeNode) serve(w http.ResponseWriter, r *http.Request) {
 		f.mu.Unlock()
 		json.NewEncoder(w).Encode(ids)
 	case stepCancelPath:
-		var req stepCancelRequest
+		var req api.StepCancelRequest
 		json.Unmarshal(body, &req)
 		f.mu.Lock()
 		f.stepKills = append(f.stepKills, req)
@@ -307,7 +307,7 @@ func (f *fakeNode) serve(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("{}"))
 	case nodeStepsPath:
 		f.mu.Lock()
-		known := append([]nodeStep{}, f.steps...)
+		known := append([]api.NodeStep{}, f.steps...)
 		f.mu.Unlock()
 		json.NewEncoder(w).Encode(known)
 	default:

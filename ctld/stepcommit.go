@@ -175,7 +175,8 @@ func cloneStep(rec *store.StepRecord) *store.StepRecord {
 // ended step, from a node not in the step or one that reported already is
 // ignored. Once every node reported, the step ends: CANCELLED when it was
 // cancelled, NODE_FAIL when a node was lost, else COMPLETED when every
-// task exited 0 and FAILED otherwise, with the highest exit code.
+// task exited 0 and FAILED otherwise (a node's tasks that could not
+// start, too), with the highest exit code.
 func stepAfterReport(rec *store.StepRecord, r store.StepNodeEnd, at time.Time) *store.StepRecord {
 	if rec.Step.State.Terminal() ||
 		!slices.ContainsFunc(rec.Layout, func(n api.StepNode) bool { return n.Node == r.Node }) ||
@@ -192,9 +193,10 @@ func stepAfterReport(rec *store.StepRecord, r store.StepNodeEnd, at time.Time) *
 	switch {
 	case next.CancelRequested:
 		st = api.StateCancelled
-	case slices.ContainsFunc(next.Reports, func(e store.StepNodeEnd) bool { return e.Lost }):
+	case slices.ContainsFunc(next.Reports, func(e store.StepNodeEnd) bool { return e.Lost || e.State == api.StateNodeFail }):
 		st = api.StateNodeFail
-	case next.Step.ExitCode != 0 || next.Step.Signal != 0:
+	case next.Step.ExitCode != 0 || next.Step.Signal != 0 ||
+		slices.ContainsFunc(next.Reports, func(e store.StepNodeEnd) bool { return e.State == api.StateFailed }):
 		st = api.StateFailed
 	}
 	finishStep(&next.Step, st, at)

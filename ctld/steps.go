@@ -170,7 +170,7 @@ func (u *stepUpdates) report(j *job, ev api.JobEvent, now time.Time) {
 	if base == nil {
 		return
 	}
-	next := stepAfterReport(base, store.StepNodeEnd{Node: ev.Node, ExitCode: ev.ExitCode, Signal: ev.Signal,
+	next := stepAfterReport(base, store.StepNodeEnd{Node: ev.Node, State: ev.State, ExitCode: ev.ExitCode, Signal: ev.Signal,
 		CPUTimeUsec: ev.CPUTimeUsec, PeakMemBytes: ev.PeakMemBytes, Message: ev.Message}, eventTime(ev, now))
 	switch {
 	case next == nil:
@@ -201,19 +201,6 @@ const (
 	stepCancelPath = "/v1/steps/cancel"
 	nodeStepsPath  = "/v1/steps"
 )
-
-// stepCancelRequest is the body of a step cancel, on both planes.
-type stepCancelRequest struct {
-	JobID  uint64 `json:"job_id"`
-	StepID int    `json:"step_id"`
-}
-
-// nodeStep is one step a node knows.
-type nodeStep struct {
-	JobID  uint64 `json:"job_id"`
-	StepID int    `json:"step_id"`
-	Ended  bool   `json:"ended,omitempty"`
-}
 
 // stepCancelOrder is one node's part of a step cancel, sent after the
 // cancel is on disk.
@@ -287,14 +274,14 @@ func (s *Server) cancelStep(caller peer, jobID uint64, stepID int) (api.Step, er
 func (o stepCancelOrder) send(ctx context.Context) (*api.JobEvent, error) {
 	ctx, cancel := context.WithTimeout(ctx, nodeCallTimeout)
 	defer cancel()
-	if err := o.client.Do(ctx, http.MethodPost, stepCancelPath, stepCancelRequest{JobID: o.jobID, StepID: o.stepID}, nil); err != nil {
+	if err := o.client.Do(ctx, http.MethodPost, stepCancelPath, api.StepCancelRequest{JobID: o.jobID, StepID: o.stepID}, nil); err != nil {
 		return nil, err
 	}
-	var known []nodeStep
+	var known []api.NodeStep
 	if err := o.client.Do(ctx, http.MethodGet, nodeStepsPath, nil, &known); err != nil {
 		return nil, fmt.Errorf("asking for its steps: %w", err)
 	}
-	if slices.ContainsFunc(known, func(n nodeStep) bool { return n.JobID == o.jobID && n.StepID == o.stepID }) {
+	if slices.ContainsFunc(known, func(n api.NodeStep) bool { return n.JobID == o.jobID && n.StepID == o.stepID }) {
 		return nil, nil
 	}
 	return &api.JobEvent{JobID: o.jobID, StepID: o.stepID, Node: o.node, Kind: api.EventStepEnded,

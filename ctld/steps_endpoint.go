@@ -59,7 +59,7 @@ func (e stepsEndpoint) list(w http.ResponseWriter, r *http.Request, caller peer)
 
 // cancel serves POST /v1/steps/cancel: {job_id, step_id}.
 func (e stepsEndpoint) cancel(w http.ResponseWriter, r *http.Request, caller peer) {
-	var req stepCancelRequest
+	var req api.StepCancelRequest
 	if err := decodeBody(r.Body, &req, true); err != nil {
 		writeError(w, err)
 		return

@@ -219,6 +219,13 @@ func TestStepsSurviveARestartAndEndWithTheirJob(t *testing.T) {
 			t.Errorf("step %d after its job ended: %s, want %s", st.StepID, st.State, want)
 		}
 	}
+	// Accounting lists the steps under their job.
+	code, body := callAs(t, tc, uidOwner, http.MethodGet, fmt.Sprintf("/v1/acct?id=%d", id), nil)
+	var recs []api.AcctRecord
+	if code != http.StatusOK || json.Unmarshal(body, &recs) != nil || len(recs) != 1 || len(recs[0].Steps) != 3 ||
+		recs[0].Steps[1].StepID != 1 || recs[0].Steps[1].State != api.StateCompleted {
+		t.Fatalf("accounting: %d %s", code, body)
+	}
 	if running, _ := tc.srv.q.store.RunningSteps(); len(running) != 0 {
 		t.Fatalf("running steps left in the store: %+v", running)
 	}
@@ -245,9 +252,9 @@ func TestStepOfALostNodeEndsNodeFail(t *testing.T) {
 func TestStepCancel(t *testing.T) {
 	tc, nodes, id := stepCluster(t, 2)
 	mustStep(t, tc, uidOwner, id, api.StepRequest{})
-	nodes[0].set(func(f *fakeNode) { f.steps = []nodeStep{{JobID: id, StepID: 0}} })
+	nodes[0].set(func(f *fakeNode) { f.steps = []api.NodeStep{{JobID: id, StepID: 0}} })
 	cancel := func(uid uint32) (int, string) {
-		code, body := callAs(t, tc, uid, http.MethodPost, "/v1/steps/cancel", stepCancelRequest{JobID: id, StepID: 0})
+		code, body := callAs(t, tc, uid, http.MethodPost, "/v1/steps/cancel", api.StepCancelRequest{JobID: id, StepID: 0})
 		return code, string(body)
 	}
 	if code, body := cancel(nobody); code != http.StatusForbidden {
@@ -260,7 +267,7 @@ func TestStepCancel(t *testing.T) {
 		waitFor(t, "step cancel on "+f.name, func() bool {
 			f.mu.Lock()
 			defer f.mu.Unlock()
-			return slices.Contains(f.stepKills, stepCancelRequest{JobID: id, StepID: 0})
+			return slices.Contains(f.stepKills, api.StepCancelRequest{JobID: id, StepID: 0})
 		})
 	}
 	// The second node does not know the step: its part is over; the

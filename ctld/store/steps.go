@@ -52,11 +52,14 @@ type StepRecord struct {
 
 // StepNodeEnd is one node's report of a step's end.
 type StepNodeEnd struct {
-	Node         string `json:"node"`
-	ExitCode     int    `json:"exit_code"`
-	Signal       int    `json:"signal,omitempty"`
-	CPUTimeUsec  int64  `json:"cpu_time_usec,omitempty"`
-	PeakMemBytes int64  `json:"peak_mem_bytes,omitempty"`
+	Node string `json:"node"`
+	// State is the node's own verdict (FAILED for tasks that could not
+	// start, with Message); "" when ctld recorded the part as over.
+	State        api.JobState `json:"state,omitempty"`
+	ExitCode     int          `json:"exit_code"`
+	Signal       int          `json:"signal,omitempty"`
+	CPUTimeUsec  int64        `json:"cpu_time_usec,omitempty"`
+	PeakMemBytes int64        `json:"peak_mem_bytes,omitempty"`
 	// Lost: the node was lost, not heard from (the step ends NODE_FAIL).
 	Lost    bool   `json:"lost,omitempty"`
 	Message string `json:"message,omitempty"`
@@ -186,25 +189,34 @@ func decodeStep(k, v []byte) (*StepRecord, error) {
 
 // Steps returns a job's steps in step ID order (batch and extern first).
 func (s *Store) Steps(jobID uint64) ([]*StepRecord, error) {
-	var out []*StepRecord
+	m, err := s.StepsOfJobs([]uint64{jobID})
+	return m[jobID], err
+}
+
+// StepsOfJobs returns the steps of each of the jobs that has any, by job
+// ID, read in one transaction.
+func (s *Store) StepsOfJobs(jobIDs []uint64) (map[uint64][]*StepRecord, error) {
+	out := make(map[uint64][]*StepRecord)
 	err := s.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketSteps)
 		if b == nil {
 			return nil
 		}
-		prefix := idKey(jobID)
 		c := b.Cursor()
-		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			rec, err := decodeStep(k, v)
-			if err != nil {
-				return err
+		for _, id := range jobIDs {
+			prefix := idKey(id)
+			for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+				rec, err := decodeStep(k, v)
+				if err != nil {
+					return err
+				}
+				out[id] = append(out[id], rec)
 			}
-			out = append(out, rec)
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("reading steps of job %d from %s: %w", jobID, s.path, err)
+		return nil, fmt.Errorf("reading steps from %s: %w", s.path, err)
 	}
 	return out, nil
 }
