@@ -17,8 +17,18 @@
 // serves (jobsEndpoint, nodesEndpoint, ..., one per *_endpoint.go file),
 // which decodes the request, calls one domain method on the Server and
 // encodes the answer. Domain methods check ownership with the authz Gate
-// and return fault kinds; no file both handles HTTP and touches the
-// queue, the nodes or the planner (TestLayout keeps it so).
+// and return fault kinds.
+//
+// Each file holds one concern: HTTP, the queue (queue, job, arrayJob,
+// their commit), the node registry (nodeRegistry, node), scheduling (the
+// snapshot builder, the cycle, the pipeline state), accounting (the usage
+// ledger, the history's views) or role decisions. A file holds a concern
+// when it declares its owner's types or methods or touches the owner's
+// fields; calling an owner's methods is not holding it. The *Server
+// methods are the controller's operations, one user-visible operation
+// each (cancel: the queue's change, then the node's signal): they take
+// Server.mu and call the owners' methods, and reach into the fields of
+// one owner at most. TestLayout keeps it so.
 //
 // State lives in one bbolt file (package ctld/store) and, for speed, in
 // memory. The rule everywhere: a change is on disk before anything acts on
