@@ -35,7 +35,7 @@ const sacctUsage = `Usage: sacct [OPTIONS]
   -X, --allocations         accepted: corral has no job steps, every line is an allocation
       --json                the records as JSON
   -V, --version             version
-      --help                this help
+  -h, --help                this help
 Accepted and ignored: -D, -L, -T, --noconvert, --local. See docs/slurm.md.
 `
 
@@ -44,6 +44,7 @@ func sacctCommand() *slurmCommand {
 		usage: sacctUsage,
 		opts: withCommon(
 			slurmopt.Option{Short: 'a', Long: "allusers"},
+			slurmopt.Option{Short: 'h', Long: "help"},
 			slurmopt.Option{Short: 'A', Long: "accounts", Arg: slurmopt.RequiredArg},
 			slurmopt.Option{Short: 'b', Long: "brief"},
 			slurmopt.Option{Short: 'D', Long: "duplicates"},

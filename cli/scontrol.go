@@ -37,7 +37,7 @@ Options:
   -o, --oneliner  one line per record
   -Q, --quiet     no error messages for refused jobs
   -V, --version   version
-      --help      this help
+  -h, --help      this help
 See docs/slurm.md for what corral has and lacks.
 `
 
@@ -46,6 +46,7 @@ func scontrolCommand() *slurmCommand {
 		usage: scontrolUsage,
 		opts: withCommon(
 			slurmopt.Option{Short: 'a', Long: "all"},
+			slurmopt.Option{Short: 'h', Long: "help"},
 			slurmopt.Option{Short: 'd', Long: "details"},
 			slurmopt.Option{Short: 'o', Long: "oneliner"},
 			slurmopt.Option{Short: 'Q', Long: "quiet"},

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 
 	"github.com/corral-hpc/corral/api"
@@ -193,7 +194,13 @@ var commonOpts = []slurmopt.Option{
 	{Long: "help"}, {Long: "usage"}, {Short: 'V', Long: "version"},
 }
 
-// withCommon is opts plus commonOpts.
+// withCommon is opts plus the commonOpts they do not define themselves
+// (sacct's -h is --help).
 func withCommon(opts ...slurmopt.Option) []slurmopt.Option {
-	return append(opts, commonOpts...)
+	for _, c := range commonOpts {
+		if !slices.ContainsFunc(opts, func(o slurmopt.Option) bool { return o.Long == c.Long }) {
+			opts = append(opts, c)
+		}
+	}
+	return opts
 }

@@ -460,3 +460,19 @@ func TestScontrolJobControl(t *testing.T) {
 		t.Errorf("scontrol -Q release: exit %d %q", r.code, r.stderr)
 	}
 }
+
+func TestSlurmHelp(t *testing.T) {
+	f := MustFakeCtld(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{{"squeue", []string{"--help"}}, {"sacct", []string{"-h"}}, {"scontrol", []string{"-h"}}, {"sshare", []string{"--he"}}, {"sinfo", []string{"--usage"}}} {
+		r := f.slurm(t, "", tc.name, tc.args...)
+		if r.code != 0 || !strings.HasPrefix(r.stdout, "Usage: "+tc.name+" ") {
+			t.Errorf("%s %q: exit %d %q %q", tc.name, tc.args, r.code, r.stdout, r.stderr)
+		}
+	}
+	if n := len(f.Requests()); n != 0 {
+		t.Errorf("help asked the controller %d times", n)
+	}
+}

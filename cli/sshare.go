@@ -18,7 +18,7 @@ const sshareUsage = `Usage: sshare [OPTIONS]
   -u, --users=list      only these users' lines (accounts are always shown)
   -U, --Users           user lines only
   -V, --version         version
-      --help            this help
+  -h, --help            this help
 Accepted and ignored: -l, -m, -v. See docs/slurm.md.
 `
 
@@ -27,6 +27,7 @@ func sshareCommand() *slurmCommand {
 		usage: sshareUsage,
 		opts: withCommon(
 			slurmopt.Option{Short: 'a', Long: "all"},
+			slurmopt.Option{Short: 'h', Long: "help"},
 			slurmopt.Option{Short: 'A', Long: "accounts", Arg: slurmopt.RequiredArg},
 			slurmopt.Option{Short: 'l', Long: "long"},
 			slurmopt.Option{Short: 'm', Long: "partition"},
