@@ -9,14 +9,20 @@ import (
 
 // WriteFileAtomic replaces path with data: a synced temporary file renamed
 // over it, then the directory synced, so after a crash path holds either
-// the old contents or the new ones, never a part.
+// the old contents or the new ones, never a part. The temporary file's
+// name is its own (path.*.tmp), so two processes may write the same file
+// at once (noded and a step's runner both record the runner's PID): the
+// last rename wins, and neither loses its temporary file to the other.
 func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(data)
+	tmp := f.Name()
+	err = f.Chmod(mode)
+	if err == nil {
+		_, err = f.Write(data)
+	}
 	if err == nil {
 		err = f.Sync()
 	}

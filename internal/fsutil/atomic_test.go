@@ -28,3 +28,33 @@ func TestWriteFileAtomicReplacesWholeAndLeavesNoTemp(t *testing.T) {
 		t.Error("writing into a missing directory succeeded")
 	}
 }
+
+// TestWriteFileAtomicConcurrentWriters: writers of the same file at once
+// each succeed and the file is one of their contents whole; with a
+// shared temporary name one writer's rename took the other's file away
+// (ENOENT), which failed a step's runner on a node whose noded recorded
+// the runner's PID at the same moment.
+func TestWriteFileAtomicConcurrentWriters(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "runner.pid")
+	errs := make(chan error, 16)
+	for i := 0; i < 16; i++ {
+		go func() {
+			var err error
+			for j := 0; j < 50 && err == nil; j++ {
+				err = WriteFileAtomic(p, []byte("12345\n"), 0o600)
+			}
+			errs <- err
+		}()
+	}
+	for i := 0; i < 16; i++ {
+		if err := <-errs; err != nil {
+			t.Errorf("a concurrent writer failed: %v", err)
+		}
+	}
+	if b, err := os.ReadFile(p); err != nil || string(b) != "12345\n" {
+		t.Errorf("file %q (%v)", b, err)
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(p)); len(ents) != 1 {
+		t.Errorf("left behind: %v", ents)
+	}
+}
