@@ -198,7 +198,8 @@ type LaunchRequest struct {
 	// Role says what this node does: RoleBatch ("" too) runs the script,
 	// RoleExtern only holds the allocation (the container, its cgroup,
 	// /tmp and mounts) for steps. NodeIndex is this node's index in
-	// NodeList (SLURM_NODEID).
+	// NodeList (the job's SLURM_NODEID is its index in NodeList's
+	// hostlist order, the order SLURM_JOB_NODELIST prints).
 	Role      string `json:"role,omitempty"`
 	NodeIndex int    `json:"node_index,omitempty"`
 	// The batch environment's task layout, as sbatch was given it; zero

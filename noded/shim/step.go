@@ -29,7 +29,9 @@ const (
 type StepJob struct {
 	Launch api.StepLaunch `json:"launch"` // as srun sent it (credential included)
 	Node   string         `json:"node"`   // this node's name
-	// NodeID is this node's index in Launch.Credential.Layout (SLURM_NODEID).
+	// NodeID is this node's index in Launch.Credential.Layout; the
+	// tasks' SLURM_NODEID is its index in the step's node list, which is
+	// the same when the layout is in hostlist order.
 	NodeID int `json:"node_id"`
 	// Ranks are this node's global ranks (SLURM_PROCID), from the layout.
 	Ranks []int `json:"ranks"`

@@ -16,7 +16,10 @@ import (
 // come from another node, or none), and the variables frameworks read
 // (MASTER_ADDR is the step's first node, MASTER_PORT the port srun
 // picked). Node lists are in hostlist form and per-node counts in
-// Slurm's compressed form, in the node list's order.
+// Slurm's compressed form, in the node list's order; SLURM_NODEID is the
+// node's index in that order too (as in Slurm, where a step's nodes are
+// always in it), so that a program pairing the expanded node list with
+// the counts finds itself where SLURM_NODEID says.
 func TaskEnv(job *Job, s *StepJob, rank, local int) []string {
 	c := &s.Launch.Credential
 	type slot struct {
@@ -31,8 +34,12 @@ func TaskEnv(job *Job, s *StepJob, rank, local int) []string {
 	}
 	sort.SliceStable(slots, func(a, b int) bool { return hostlist.Less(slots[a].node, slots[b].node) })
 	perNode := make([]int, len(slots))
+	nodeID := s.NodeID
 	for i, sl := range slots {
 		perNode[i] = sl.tasks
+		if sl.node == s.Node {
+			nodeID = i
+		}
 	}
 	gtids := make([]string, len(s.Ranks))
 	for i, r := range s.Ranks {
@@ -47,7 +54,7 @@ func TaskEnv(job *Job, s *StepJob, rank, local int) []string {
 		{"SLURM_STEPID", itoa(c.StepID)},
 		{"SLURM_PROCID", itoa(rank)},
 		{"SLURM_LOCALID", itoa(local)},
-		{"SLURM_NODEID", itoa(s.NodeID)},
+		{"SLURM_NODEID", itoa(nodeID)},
 		{"SLURM_NTASKS", itoa(c.Tasks)},
 		{"SLURM_NPROCS", itoa(c.Tasks)},
 		{"SLURM_STEP_NODELIST", hostlist.Compress(names)},

@@ -42,8 +42,9 @@ func TestTaskEnv(t *testing.T) {
 		{name: "first rank, no GPUs, no port", layout: twoByTwo, node: "dev1", nodeID: 0, rank: 0, local: 0, tasks: 4,
 			want: map[string]string{"SLURM_PROCID": "0", "SLURM_GTIDS": "0,1", "SLURM_CPUS_PER_TASK": "2", "MASTER_PORT": "-",
 				"CUDA_VISIBLE_DEVICES": "7", "LOCAL_WORLD_SIZE": "2"}},
-		{name: "uneven, counts in hostlist order", layout: uneven, node: "n3", nodeID: 2, rank: 4, local: 0, tasks: 5,
-			want: map[string]string{"SLURM_STEP_NODELIST": "n[2-3,10]", "SLURM_STEP_TASKS_PER_NODE": "2,1,2",
+		// n3 is the layout's third node and the node list's second.
+		{name: "uneven, counts and node IDs in hostlist order", layout: uneven, node: "n3", nodeID: 2, rank: 4, local: 0, tasks: 5,
+			want: map[string]string{"SLURM_STEP_NODELIST": "n[2-3,10]", "SLURM_STEP_TASKS_PER_NODE": "2,1,2", "SLURM_NODEID": "1",
 				"SLURM_GTIDS": "4", "MASTER_ADDR": "n2", "LOCAL_WORLD_SIZE": "1", "WORLD_SIZE": "5", "SLURM_CPUS_PER_TASK": "-"}},
 	}
 	for _, tc := range tests {
