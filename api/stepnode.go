@@ -5,7 +5,8 @@ package api
 
 // StepCancelRequest cancels one step on a node (POST /v1/steps/cancel):
 // its runner gets SIGTERM, its tasks SIGTERM and, after the kill wait,
-// SIGKILL. Cancelling a step the node does not run is not an error.
+// SIGKILL. Cancelling a step the node does not run is not an error; the
+// node then refuses a launch of it that arrives later.
 type StepCancelRequest struct {
 	JobID  uint64 `json:"job_id"`
 	StepID int    `json:"step_id"`

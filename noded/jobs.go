@@ -36,6 +36,9 @@ type job struct {
 	ownerKnown bool
 	steps      map[int]*step // live step runners, by step ID
 	ending     bool          // its end is being reported: no new steps
+	// cancelledSteps are steps ctld cancelled before they started here: a
+	// launch still on its way must not start them afterwards.
+	cancelledSteps map[int]bool
 }
 
 // launchError is a launch noded refuses, with its HTTP status and, for a

@@ -83,6 +83,9 @@ func (d *Daemon) launchStep(l *api.StepLaunch, now time.Time) error {
 	if j.steps[c.StepID] != nil {
 		return nil
 	}
+	if j.cancelledSteps[c.StepID] {
+		return refuse(http.StatusConflict, "%s was cancelled", name)
+	}
 	stepDir := shim.StepDir(j.dir, c.StepID)
 	if err := os.MkdirAll(filepath.Dir(stepDir), 0o700); err != nil {
 		return err

@@ -280,6 +280,10 @@ func TestStepCancelAndJobEnd(t *testing.T) {
 	if got := n.steps(t); len(got) == 0 || got[len(got)-1] != (api.NodeStep{JobID: job.JobID, StepID: 1}) {
 		t.Errorf("steps after cancelling step 0: %+v, want step 1 running", got)
 	}
+	// A launch that arrives after ctld cancelled its step starts nothing.
+	if code, msg := postStep(t, n.d.Addr(), nodedtest.StepLaunch(testKey, n.d.Name(), job.JobID, 9, containertest.Nobody, time.Minute, "true")); code != http.StatusConflict || !strings.Contains(msg, "cancelled") {
+		t.Errorf("launch of a cancelled step: %d %s, want 409", code, msg)
+	}
 
 	n.cancelJob(t, job.JobID)
 	ctld.Ended(job.JobID)

@@ -168,16 +168,24 @@ func (d *Daemon) signalStep(st *step, sig syscall.Signal) {
 }
 
 // cancelStep asks one step's runner to stop its tasks (SIGTERM; the
-// runner SIGKILLs them after the kill wait). Unknown steps are left
-// alone: cancel is idempotent.
+// runner SIGKILLs them after the kill wait). A step of a running job
+// that has no runner here is remembered, so a launch of it that is still
+// on its way is refused; cancel is idempotent.
 func (d *Daemon) cancelStep(jobID uint64, stepID int) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	j := d.jobs[jobID]
-	if j == nil || j.steps[stepID] == nil {
+	if j == nil {
 		return
 	}
 	st := j.steps[stepID]
+	if st == nil {
+		if j.cancelledSteps == nil {
+			j.cancelledSteps = map[int]bool{}
+		}
+		j.cancelledSteps[stepID] = true
+		return
+	}
 	st.cancelled = true
 	d.log.Printf("%s: cancelling (runner %d)", st, st.pid)
 	d.signalStep(st, syscall.SIGTERM)
