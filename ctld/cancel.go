@@ -138,7 +138,7 @@ func (s *Server) cancelOrdersLocked(targets []*job, now time.Time) (changes []ch
 			changes = s.cancelledLocked(changes, j, "", now)
 		case s.nodes.isUp(j.batchHost()):
 			j.cancelRequested = true
-			signals = append(signals, signalOrder{id: j.rec.Job.ID, node: j.batchHost(), client: s.nodes.get(j.batchHost()).client})
+			signals = append(signals, s.nodes.signalOrder(j.rec.Job.ID, j.batchHost()))
 		default:
 			changes = s.cancelledLocked(changes, j, "cancelled while node "+j.batchHost()+" was down", now)
 		}

@@ -173,7 +173,7 @@ func (s *Server) controlJobLocked(caller peer, action string, j *job, op *contro
 			// The node ends the run; its end event requeues the job.
 			next = j.rec
 			next.RequeueRequested = true
-			op.requeues = append(op.requeues, signalOrder{id: job.ID, node: j.batchHost(), client: s.nodes.get(j.batchHost()).client})
+			op.requeues = append(op.requeues, s.nodes.signalOrder(job.ID, j.batchHost()))
 		}
 		return &next, ""
 	}

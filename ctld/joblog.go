@@ -27,10 +27,7 @@ func (s *Server) readLog(ctx context.Context, caller peer, id uint64, offset int
 	out := api.LogChunk{State: j.state(), Done: j.state().Terminal()}
 	out.Offset, out.Next = offset, offset
 	host := j.batchHost()
-	var client *api.NodeClient
-	if n := s.nodes.get(host); n != nil {
-		client = n.client
-	}
+	client := s.nodes.client(host)
 	req := api.OutputRequest{Launch: launchRequest(j), Stderr: stderr, Offset: offset}
 	s.mu.RUnlock()
 	req.Launch.Script = "" // the node needs the patterns, not the script

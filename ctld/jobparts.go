@@ -33,7 +33,7 @@ func launchOrders(j *job, nodes *nodeRegistry) []launchOrder {
 	out := make([]launchOrder, len(hosts))
 	for i, host := range hosts {
 		out[i] = launchOrder{id: j.rec.Job.ID, seq: j.launch.seq, node: host,
-			client: nodes.get(host).client, req: launchRequestOn(j, i)}
+			client: nodes.client(host), req: launchRequestOn(j, i)}
 	}
 	return out
 }
@@ -111,7 +111,7 @@ func partsStopper(s *Server) func([]stoppedJob) {
 				if !s.nodes.isUp(name) {
 					continue
 				}
-				o := signalOrder{id: sj.id, node: name, client: s.nodes.get(name).client}
+				o := s.nodes.signalOrder(sj.id, name)
 				s.bg.Add(1)
 				go func() {
 					defer s.bg.Done()

@@ -239,3 +239,22 @@ func (r *nodeRegistry) upClients(names []string, timeout time.Duration) (map[str
 	}
 	return out, nil
 }
+
+// client is the named node's client; nil for a node not known.
+func (r *nodeRegistry) client(name string) *api.NodeClient {
+	if n := r.byName[name]; n != nil {
+		return n.client
+	}
+	return nil
+}
+
+// signalOrder is the order to signal job id on node name, which is known.
+func (r *nodeRegistry) signalOrder(id uint64, name string) signalOrder {
+	return signalOrder{id: id, node: name, client: r.byName[name].client}
+}
+
+// reports reports whether node name's latest registration listed job id.
+func (r *nodeRegistry) reports(name string, id uint64) bool {
+	n := r.byName[name]
+	return n != nil && containsID(n.reported, id)
+}

@@ -93,7 +93,7 @@ func (p *pipeline) reported(node string, running []uint64) bool {
 // a stopped noded) or still lists it: no job ever runs twice at once.
 func (p *pipeline) mayStart(id uint64, on []string, nodes *nodeRegistry) bool {
 	for _, name := range on {
-		if n := nodes.get(name); n != nil && containsID(n.reported, id) || p.avoid[id] == name {
+		if nodes.reports(name, id) || p.avoid[id] == name {
 			return false
 		}
 	}

@@ -114,7 +114,7 @@ func (s *Server) enforceTimeLimits(now time.Time) {
 			continue
 		}
 		j.limitSignalled = true
-		orders = append(orders, signalOrder{id: job.ID, node: j.batchHost(), client: s.nodes.get(j.batchHost()).client})
+		orders = append(orders, s.nodes.signalOrder(job.ID, j.batchHost()))
 	}
 	s.mu.Unlock()
 	for _, o := range orders {

@@ -93,8 +93,8 @@ func stepAlloc(j *job, nodes *nodeRegistry) steplayout.Alloc {
 	a := steplayout.Alloc{JobID: job.ID}
 	for _, name := range job.Nodes {
 		nd := steplayout.Node{Name: name, CPUs: job.CPUs, MemBytes: job.MemBytes}
-		if n := nodes.get(name); n != nil && n.client != nil {
-			nd.Addr = n.client.BaseURL
+		if c := nodes.client(name); c != nil {
+			nd.Addr = c.BaseURL
 		}
 		for _, g := range job.GPUAlloc {
 			if g.Node == name {
@@ -244,8 +244,8 @@ func (s *Server) cancelStep(caller peer, jobID uint64, stepID int) (api.Step, er
 		if slices.ContainsFunc(rec.Reports, func(r store.StepNodeEnd) bool { return r.Node == n.Node }) {
 			continue
 		}
-		if nd := s.nodes.get(n.Node); nd != nil && nd.client != nil {
-			orders = append(orders, stepCancelOrder{jobID: jobID, stepID: stepID, node: n.Node, client: nd.client})
+		if c := s.nodes.client(n.Node); c != nil {
+			orders = append(orders, stepCancelOrder{jobID: jobID, stepID: stepID, node: n.Node, client: c})
 		}
 	}
 	s.bg.Add(len(orders))
