@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"regexp"
 	"slices"
@@ -474,5 +475,35 @@ func TestSlurmHelp(t *testing.T) {
 	}
 	if n := len(f.Requests()); n != 0 {
 		t.Errorf("help asked the controller %d times", n)
+	}
+}
+
+func TestSqueueOptions(t *testing.T) {
+	f := MustFakeCtld(t)
+	now := time.Now()
+	f.jobs = fixtureJobs(now)[:3]
+	planned := now.Add(time.Hour).Truncate(time.Second)
+	f.jobs[0].PlannedStart, f.jobs[0].PlannedNodes = &planned, []string{"dev1", "dev2"}
+	r := f.slurm(t, "", "squeue", "--start", "-h")
+	want := fmt.Sprintf("%18s %9s %8s %8s %2s %19s %6s %-20s %s\n", "12", "batch", "eval", "bob", "PD", planned.Format("2006-01-02T15:04:05"), "2", "dev[1-2]", "(Priority)") +
+		fmt.Sprintf("%18s %9s %8s %8s %2s %19s %6s %-20s %s\n", "11", "batch", "x?y", "bob", "PD", "N/A", "1", "(null)", "(None)")
+	if r.code != 0 || r.stdout != want {
+		t.Errorf("squeue --start -h:\n%q\nwant:\n%q (%s)", r.stdout, want, r.stderr)
+	}
+	before := len(f.Requests())
+	r = f.slurm(t, "", "squeue", "-u", "bob,alice", "-t", "PD,r", "-h", "-o", "%i")
+	q := f.Requests()[before].Query
+	if r.code != 0 || strings.Join(q["user"], ",") != "bob,alice" || strings.Join(q["state"], ",") != "PENDING,RUNNING" || q.Get("all") != "" {
+		t.Errorf("squeue -u bob,alice -t PD,r asked %v (exit %d %q)", q, r.code, r.stderr)
+	}
+	if r := f.slurm(t, "", "squeue", "-t", "BOGUS"); r.code != 1 || !strings.HasPrefix(r.stderr, "squeue: error: Invalid job state specified: \"BOGUS\"") {
+		t.Errorf("squeue -t BOGUS: exit %d %q", r.code, r.stderr)
+	}
+	t.Setenv("SQUEUE_FORMAT", "%i:%u")
+	if r := f.slurm(t, "", "squeue", "-h", "-S", "-i"); r.stdout != "12:bob\n11:bob\n3:alice\n" {
+		t.Errorf("SQUEUE_FORMAT with -S -i: %q %q", r.stdout, r.stderr)
+	}
+	if r := f.slurm(t, "", "squeue", "-h", "-S", "z"); r.code != 1 || r.stderr != "squeue: error: Invalid sort specification: z\n" {
+		t.Errorf("-S z: exit %d %q", r.code, r.stderr)
 	}
 }
