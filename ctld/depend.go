@@ -247,19 +247,15 @@ func (q *queue) dependedOn() map[uint64]bool {
 // runningNames counts running jobs by user and name, once a
 // snapshot (every call without notes).
 func (q *queue) runningNames(notes *cycleNotes) map[string]int {
-	if notes != nil && notes.runningNames != nil {
-		return notes.runningNames
-	}
-	names := make(map[string]int)
-	for _, j := range q.active {
-		if j.state() == api.StateRunning {
-			names[j.rec.Job.User+"\x00"+j.rec.Job.Name]++
+	return notes.runningNamesOr(func() map[string]int {
+		names := make(map[string]int)
+		for _, j := range q.active {
+			if j.state() == api.StateRunning {
+				names[j.rec.Job.User+"\x00"+j.rec.Job.Name]++
+			}
 		}
-	}
-	if notes != nil {
-		notes.runningNames = names
-	}
-	return names
+		return names
+	})
 }
 
 // dependency evaluates a job's dependency. task is the job's array

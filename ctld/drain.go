@@ -93,7 +93,8 @@ func (s *Server) changeNodes(op nodeOp, exprs []string, reason string, caller pe
 		s.Kick() // a resumed node, or requeued jobs, may start now
 	}
 	for _, c := range lost {
-		s.log.Printf("end job %d %s: its node was set DOWN", c.next.Job.ID, c.next.Job.State)
+		_, next := c.jobs()
+		s.log.Printf("end job %d %s: its node was set DOWN", next.ID, next.State)
 	}
 	if err != nil {
 		return resp, fmt.Errorf("%s: the nodes changed, but ending their jobs failed: %w", op, err)

@@ -75,3 +75,6 @@ type change struct {
 func perNode(j *api.Job) sched.Resources {
 	return sched.Resources{CPUs: j.CPUs, MemBytes: j.MemBytes, FGPU: jobFGPUPerNode(j)}
 }
+
+// jobs are the change's job as it is and as it will be.
+func (c change) jobs() (old, next *api.Job) { return &c.j.rec.Job, &c.next.Job }

@@ -73,3 +73,7 @@ func (u *usageLedger) loop(ctx context.Context) {
 		}
 	}
 }
+
+func newUsageLedger(fs *fairshare.State, st *store.Store, q *queue, mu *lockorder.RWMutex[lockorder.Server], log *log.Logger) *usageLedger {
+	return &usageLedger{fs: fs, store: st, q: q, mu: mu, log: log}
+}

@@ -61,7 +61,7 @@ func (p *pipeline) noteWake(w int64) {
 // old run, forgotten once the job ends. The caller holds Server.mu for
 // writing.
 func (p *pipeline) observe(c change) {
-	old, next := &c.j.rec.Job, &c.next.Job
+	old, next := c.jobs()
 	switch {
 	case next.Restarts > old.Restarts && len(old.Nodes) > 0:
 		p.avoid[next.ID] = old.Nodes[0]
@@ -118,3 +118,9 @@ func describeRef(id uint64, task *int) string {
 	}
 	return fmt.Sprint(id)
 }
+
+// endSignal is closed when a job or an array's pending tasks next end.
+func (p *pipeline) endSignal() <-chan struct{} { return p.ended }
+
+// stopping is closed when the user plane shuts down.
+func (p *pipeline) stopping() <-chan struct{} { return p.stop }

@@ -353,3 +353,10 @@ func (q *queue) pendingKey(id uint64) bool {
 	}
 	return q.arrays[id].pendingRem() != nil
 }
+
+// attach gives a new queue its store and its observers: observe sees
+// every change on its way in, ended is called when jobs end, stopped
+// with the parts to stop of jobs that ended.
+func (q *queue) attach(st *store.Store, observe func(change), ended func(), stopped func([]stoppedJob)) {
+	q.store, q.observe, q.ended, q.stopped = st, observe, ended, stopped
+}

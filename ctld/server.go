@@ -227,19 +227,18 @@ func New(cfg Config) (*Server, error) {
 	if s.policies, err = policy.Load(filepath.Join(cfg.StateDir, PoliciesFile)); err != nil {
 		return nil, err
 	}
-	s.snapshots = &snapshotBuilder{q: s.q, nodes: s.nodes, parts: s.parts, policies: s.policies, fs: s.fs, pipeline: &s.cfg.Pipeline}
+	s.snapshots = newSnapshotBuilder(s.q, s.nodes, s.parts, s.policies, s.fs, &s.cfg.Pipeline)
 	// The state file first: a damaged or lost one is the refusal to give.
 	if s.store, err = store.Open(dbPath, store.Options{}); err != nil {
 		return nil, err
 	}
 	// The queue's observers: the pipeline's requeue avoidance, and the
 	// fair-share charge of a run that ends, up to its end.
-	s.q.store, s.q.observe = s.store, func(c change) {
+	s.q.attach(s.store, func(c change) {
 		s.pipe.observe(c)
-		s.fs.ChargeEnd(&c.j.rec.Job, &c.next.Job, time.Now())
-	}
-	s.q.ended = s.pipe.wakeWaiters
-	s.q.stopped = partsStopper(s)
+		old, next := c.jobs()
+		s.fs.ChargeEnd(old, next, time.Now())
+	}, s.pipe.wakeWaiters, partsStopper(s))
 	if s.key, s.tls, err = loadIdentity(&s.cfg, ran); err != nil { // before load: known nodes get clients pinned to the CA
 		s.store.Close()
 		return nil, err
@@ -248,7 +247,7 @@ func New(cfg Config) (*Server, error) {
 		s.store.Close()
 		return nil, err
 	}
-	s.ledger = &usageLedger{fs: s.fs, store: s.store, q: s.q, mu: &s.mu, log: s.log}
+	s.ledger = newUsageLedger(s.fs, s.store, s.q, &s.mu, s.log)
 	if err := s.ledger.load(time.Now()); err != nil { // after the jobs: it re-charges their runs
 		s.store.Close()
 		return nil, err

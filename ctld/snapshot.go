@@ -294,3 +294,19 @@ func (b *snapshotBuilder) appendArrayTasks(pending []sched.Pending, now time.Tim
 	}
 	return pending
 }
+
+// runningNamesOr is the running jobs by user and name counted once per
+// snapshot: count's answer, kept in the notes when there are any.
+func (n *cycleNotes) runningNamesOr(count func() map[string]int) map[string]int {
+	if n == nil {
+		return count()
+	}
+	if n.runningNames == nil {
+		n.runningNames = count()
+	}
+	return n.runningNames
+}
+
+func newSnapshotBuilder(q *queue, nodes *nodeRegistry, parts partitions, policies *policy.Set, fs *fairshare.State, pipeline *PipelineConfig) *snapshotBuilder {
+	return &snapshotBuilder{q: q, nodes: nodes, parts: parts, policies: policies, fs: fs, pipeline: pipeline}
+}

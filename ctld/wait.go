@@ -30,7 +30,7 @@ func (s *Server) wait(ctx context.Context, caller peer, ref jobRef, timeout time
 	for {
 		s.mu.RLock()
 		resp, msg := s.q.waitState(ref)
-		ended := s.pipe.ended
+		ended := s.pipe.endSignal()
 		s.mu.RUnlock()
 		if msg != "" {
 			return api.WaitResponse{}, fault.Errorf(fault.NotFound, "%s", msg)
@@ -42,7 +42,7 @@ func (s *Server) wait(ctx context.Context, caller peer, ref jobRef, timeout time
 		case <-ended:
 		case <-timer.C:
 			return resp, nil
-		case <-s.pipe.stop:
+		case <-s.pipe.stopping():
 			return resp, nil
 		case <-ctx.Done():
 			return resp, ctx.Err()
