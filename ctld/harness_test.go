@@ -217,6 +217,7 @@ type fakeNode struct {
 
 	stepKills []api.StepCancelRequest // step cancels received (steps_test.go)
 	steps     []api.NodeStep          // what GET /v1/steps answers
+	stepLists int                     // GET /v1/steps asked
 }
 
 func newFakeNode(tc *testCluster, name string, cpus int, mem int64) *fakeNode {
@@ -308,6 +309,7 @@ func (f *fakeNode) serve(w http.ResponseWriter, r *http.Request) {
 	case nodeStepsPath:
 		f.mu.Lock()
 		known := append([]api.NodeStep{}, f.steps...)
+		f.stepLists++
 		f.mu.Unlock()
 		json.NewEncoder(w).Encode(known)
 	default:

@@ -18,7 +18,7 @@ func (s *Server) housekeep(ctx context.Context) {
 	t := time.NewTicker(housekeepTick)
 	defer t.Stop()
 	s.purgeFinished(time.Now())
-	lastPurge, lastEnforce := time.Now(), time.Now()
+	lastPurge, lastEnforce, lastSweep := time.Now(), time.Now(), time.Now()
 	for {
 		select {
 		case <-ctx.Done():
@@ -31,6 +31,10 @@ func (s *Server) housekeep(ctx context.Context) {
 			if now.Sub(lastEnforce) >= enforceLimitsTick {
 				lastEnforce = now
 				s.enforceTimeLimits(now)
+			}
+			if now.Sub(lastSweep) >= stepSweepInterval {
+				lastSweep = now
+				stepSweep{s}.run(now)
 			}
 			if now.Sub(lastPurge) >= s.cfg.Pipeline.PurgeInterval {
 				lastPurge = now

@@ -286,3 +286,36 @@ func TestStepCancel(t *testing.T) {
 		t.Fatalf("cancel of an ended step: %d", code)
 	}
 }
+
+// A step srun never launched on a node (its credential expired unused)
+// has that part ended by the sweep, once the node does not list it; a
+// node that lists the step keeps it.
+func TestStepNeverLaunchedIsSwept(t *testing.T) {
+	tc, nodes, id := stepCluster(t, 2)
+	mustStep(t, tc, uidOwner, id, api.StepRequest{})
+	nodes[0].set(func(f *fakeNode) { f.steps = []api.NodeStep{{JobID: id, StepID: 0}} })
+	stepSweep{tc.srv}.run(time.Now()) // too young: no node is asked (and no goroutine started)
+	for _, f := range nodes {
+		f.mu.Lock()
+		asked := f.stepLists
+		f.mu.Unlock()
+		if asked != 0 {
+			t.Fatalf("node %s asked about a step that may still be launched", f.name)
+		}
+	}
+	tc.srv.mu.Lock()
+	rec := *tc.srv.q.job(id).steps.running[0]
+	rec.Step.Start = rec.Step.Start.Add(-stepCredentialLifetime - stepLaunchGrace - time.Second)
+	tc.srv.q.job(id).steps.running[0] = &rec
+	tc.srv.mu.Unlock()
+	stepSweep{tc.srv}.run(time.Now())
+	waitFor(t, "the second node's part recorded", func() bool {
+		tc.srv.mu.RLock()
+		defer tc.srv.mu.RUnlock()
+		r := tc.srv.q.job(id).steps.running[0]
+		return r != nil && len(r.Reports) == 1 && r.Reports[0].Node == nodes[1].name && r.Reports[0].State == api.StateFailed
+	})
+	nodes[0].set(func(f *fakeNode) { f.steps = nil })
+	stepSweep{tc.srv}.run(time.Now())
+	waitFor(t, "the step ended", func() bool { return stepOf(t, tc, id, 0).State == api.StateFailed })
+}
