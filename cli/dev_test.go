@@ -131,6 +131,17 @@ func fakeNodedMain(args []string) int {
 		return 2
 	}
 	if os.Getenv("FAKE_NODED_FAIL") == *name {
+		// Fail only once the other node is up (FAKE_NODED_FAIL_AFTER is
+		// its state marker): stopping a fake still in its Go runtime's
+		// start, before main catches SIGTERM, would kill it without the
+		// mark the test looks for, however politely it was asked.
+		if after := os.Getenv("FAKE_NODED_FAIL_AFTER"); after != "" {
+			for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+				if _, err := os.Stat(after); err == nil {
+					break
+				}
+			}
+		}
 		fmt.Fprintln(os.Stderr, "fake noded: failing on purpose")
 		return 3
 	}
@@ -300,6 +311,7 @@ func TestDevStartsAndStopsCluster(t *testing.T) {
 func TestDevChildFailure(t *testing.T) {
 	t.Setenv("FAKE_NODED_FAIL", "dev2")
 	state := filepath.Join(t.TempDir(), "st")
+	t.Setenv("FAKE_NODED_FAIL_AFTER", filepath.Join(state, "noded", "dev1", "gpu-args"))
 	d := startDev(append(MustFakeDaemons(t), "--state", state, "--nodes", "2")...)
 	defer d.cancel()
 	code := d.wait(t)
