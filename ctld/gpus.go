@@ -97,23 +97,6 @@ func jobFGPUPerNode(job *api.Job) int {
 	return job.FGPUHundredths + int(gpu.GPUs(job.GPUs, gpu.DefaultPerGPU))
 }
 
-// heldGPUs is what running jobs hold of each node's devices.
-func (q *queue) heldGPUs() map[string][]gpu.Holding {
-	held := make(map[string][]gpu.Holding)
-	for _, j := range q.unfinished() {
-		job := &j.rec.Job
-		if job.State != api.StateRunning {
-			continue
-		}
-		for _, a := range job.GPUAlloc {
-			for _, sh := range gpu.SharesFromAPI(a.Shares) {
-				held[a.Node] = append(held[a.Node], gpu.Holding{UID: job.UID, Share: sh})
-			}
-		}
-	}
-	return held
-}
-
 // startGPUs checks a start's shares against the devices as they are
 // now (held: what running jobs and this cycle's earlier starts hold) and
 // returns the job's allocation record; ok is false when a share no longer
@@ -149,15 +132,6 @@ func (r *nodeRegistry) startGPUs(job *api.Job, st sched.Start, held map[string][
 		}
 	}
 	return alloc, true
-}
-
-// addGPULaunchOn tells a node of the job its shares there.
-func addGPULaunchOn(j *job, host string, req *api.LaunchRequest) {
-	for _, a := range j.rec.Job.GPUAlloc {
-		if a.Node == host {
-			req.GPUs, req.FGPUPerGPUHundredths = a.Shares, a.FGPUPerGPUHundredths
-		}
-	}
 }
 
 // gpuRequest is a job's GPUs per node, as the controller resolves them.
@@ -272,30 +246,6 @@ func (n *node) gpuView(name string, parts partitions, held map[string][]gpu.Hold
 		devs = append(devs, api.NodeGPU{GPU: f.Device.API(), AllocHundredths: used, Jobs: jobsOf[name][f.Device.Index]})
 	}
 	return int(gpu.NodeCapacity(n.gpus, p)), alloc, int(p), devs
-}
-
-// gpuJobs lists, per node and device, the running jobs holding it.
-func (q *queue) gpuJobs() map[string]map[int][]uint64 {
-	out := map[string]map[int][]uint64{}
-	for id, j := range q.unfinished() {
-		if j.state() != api.StateRunning {
-			continue
-		}
-		for _, a := range j.rec.Job.GPUAlloc {
-			if out[a.Node] == nil {
-				out[a.Node] = map[int][]uint64{}
-			}
-			for _, sh := range a.Shares {
-				out[a.Node][sh.Device] = append(out[a.Node][sh.Device], id)
-			}
-		}
-	}
-	for _, devs := range out {
-		for d := range devs {
-			slices.Sort(devs[d])
-		}
-	}
-	return out
 }
 
 // checkRegisterGPUs refuses device lists that would confuse placement.

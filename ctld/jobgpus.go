@@ -1,0 +1,60 @@
+package ctld
+
+import (
+	"slices"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/gpu"
+)
+
+// The GPUs the queue's jobs hold, read from their allocations.
+
+// heldGPUs is what running jobs hold of each node's devices.
+func (q *queue) heldGPUs() map[string][]gpu.Holding {
+	held := make(map[string][]gpu.Holding)
+	for _, j := range q.unfinished() {
+		job := &j.rec.Job
+		if job.State != api.StateRunning {
+			continue
+		}
+		for _, a := range job.GPUAlloc {
+			for _, sh := range gpu.SharesFromAPI(a.Shares) {
+				held[a.Node] = append(held[a.Node], gpu.Holding{UID: job.UID, Share: sh})
+			}
+		}
+	}
+	return held
+}
+
+// addGPULaunchOn tells a node of the job its shares there.
+func addGPULaunchOn(j *job, host string, req *api.LaunchRequest) {
+	for _, a := range j.rec.Job.GPUAlloc {
+		if a.Node == host {
+			req.GPUs, req.FGPUPerGPUHundredths = a.Shares, a.FGPUPerGPUHundredths
+		}
+	}
+}
+
+// gpuJobs lists, per node and device, the running jobs holding it.
+func (q *queue) gpuJobs() map[string]map[int][]uint64 {
+	out := map[string]map[int][]uint64{}
+	for id, j := range q.unfinished() {
+		if j.state() != api.StateRunning {
+			continue
+		}
+		for _, a := range j.rec.Job.GPUAlloc {
+			if out[a.Node] == nil {
+				out[a.Node] = map[int][]uint64{}
+			}
+			for _, sh := range a.Shares {
+				out[a.Node][sh.Device] = append(out[a.Node][sh.Device], id)
+			}
+		}
+	}
+	for _, devs := range out {
+		for d := range devs {
+			slices.Sort(devs[d])
+		}
+	}
+	return out
+}
