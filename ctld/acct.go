@@ -37,7 +37,7 @@ func (s *Server) history(caller peer, f api.AcctFilter) (*acctHistory, error) {
 	s.mu.RLock()
 	items := s.q.history(&f, caller)
 	s.mu.RUnlock()
-	return &acctHistory{mu: &s.mu, items: sortAcct(items), f: f, caller: caller, steps: s.q.store.StepsOfJobs, log: s.log}, nil
+	return &acctHistory{mu: &s.mu, items: sortAcct(items), f: f, caller: caller, steps: s.store.StepsOfJobs, log: s.log}, nil
 }
 
 // acctHistory is a planned history: the items, by pointer, whose records
@@ -114,51 +114,6 @@ type acctItem struct {
 	id  uint64
 	job *api.Job
 	rem *arrayJob
-}
-
-// history lists what f names and caller may see: pointers only, some 24
-// bytes a job, so a history of 100,000 jobs is planned without copying
-// any of it. The caller holds Server.mu (read is enough).
-func (q *queue) history(f *api.AcctFilter, caller peer) []acctItem {
-	var items []acctItem
-	addJob := func(j *job) {
-		if j != nil && (caller.UID == 0 || j.rec.Job.UID == caller.UID) {
-			items = append(items, acctItem{id: j.rec.Job.ID, job: &j.rec.Job})
-		}
-	}
-	addRem := func(a *arrayJob) {
-		if r := a.remJob(); r != nil && r.State.Terminal() && (caller.UID == 0 || r.UID == caller.UID) {
-			items = append(items, acctItem{id: remView(a).ID, rem: a})
-		}
-	}
-	switch {
-	case len(f.IDs)+len(f.Tasks) > 0:
-		for _, id := range f.IDs {
-			if a := q.array(id); a != nil {
-				for pos := 0; pos < a.count; pos++ {
-					addJob(q.job(a.base + uint64(pos)))
-				}
-				addRem(a)
-			} else {
-				addJob(q.job(id))
-			}
-		}
-		for _, t := range f.Tasks {
-			if a := q.array(t.JobID); a != nil {
-				if id, ok := a.idOf(t.Task); ok {
-					addJob(q.job(id))
-				}
-			}
-		}
-	default:
-		for _, j := range q.jobs {
-			addJob(j)
-		}
-		for _, a := range q.arrays {
-			addRem(a)
-		}
-	}
-	return items
 }
 
 // sortAcct orders history items by ID, each once.
@@ -243,7 +198,7 @@ func withTimes(r api.AcctRecord) api.AcctRecord {
 // remRecord is the record of an array's tasks that ended without running.
 func remRecord(a *arrayJob) api.AcctRecord {
 	v := remView(a)
-	r := api.AcctRecord{JobID: v.ID, ArrayJobID: a.base, ArrayTasks: v.ArrayTasks, Name: v.Name, Partition: v.Partition,
+	r := api.AcctRecord{JobID: v.ID, ArrayJobID: v.ArrayJobID, ArrayTasks: v.ArrayTasks, Name: v.Name, Partition: v.Partition,
 		Account: v.Spec.Account, User: v.User, UID: v.UID, State: v.State, SubmitTime: v.SubmitTime,
 		CPUs: v.CPUs, NodeCount: max(v.NodeCount, 1), Message: v.Message}
 	if v.EndTime != nil {
