@@ -14,7 +14,6 @@ import (
 	"github.com/corral-hpc/corral/ctld/lifecycle"
 	"github.com/corral-hpc/corral/ctld/store"
 	"github.com/corral-hpc/corral/hostlist"
-	"github.com/corral-hpc/corral/sched"
 )
 
 // checkRegister rejects registrations that would confuse everything else.
@@ -76,7 +75,8 @@ func (s *Server) register(req api.RegisterRequest) (api.RegisterResponse, error)
 		s.log.Printf("node %s restarted (boot %s)", req.Name, req.BootID)
 	}
 	for _, c := range lost {
-		s.log.Printf("end job %d %s: node %s does not report it", c.next.Job.ID, c.next.Job.State, req.Name)
+		_, next := c.jobs()
+		s.log.Printf("end job %d %s: node %s does not report it", next.ID, next.State, req.Name)
 	}
 	if len(kill) > 0 {
 		s.log.Printf("node %s: told to kill jobs %v that are not running there", req.Name, kill)
@@ -97,15 +97,15 @@ func (s *Server) reconcileLocked(n *node, running []uint64, now time.Time) (kill
 	for _, id := range running {
 		reported[id] = true
 		j := s.q.job(id)
-		if j == nil || j.state() != api.StateRunning || !j.runsOn(n.rec.Name) {
+		if j == nil || j.state() != api.StateRunning || !j.runsOn(n.name()) {
 			kill = append(kill, id)
 		}
 	}
 	for id, j := range s.q.unfinished() {
-		if j.state() != api.StateRunning || !j.runsOn(n.rec.Name) {
+		if j.state() != api.StateRunning || !j.runsOn(n.name()) {
 			continue
 		}
-		if n.rec.Down { // declared dead (corral down): its runs are gone whatever it says
+		if n.declaredDown() { // declared dead (corral down): its runs are gone whatever it says
 			lost = s.appendFailed(lost, j, now, downedMessage(n))
 			if reported[id] {
 				kill = append(kill, id)
@@ -116,7 +116,7 @@ func (s *Server) reconcileLocked(n *node, running []uint64, now time.Time) (kill
 			continue
 		}
 		if j.lost(now, lostGrace(s.cfg.Heartbeat)) {
-			lost = s.appendFailed(lost, j, now, "node "+n.rec.Name+" does not report the job")
+			lost = s.appendFailed(lost, j, now, "node "+n.name()+" does not report the job")
 		}
 	}
 	slices.Sort(kill)
@@ -220,7 +220,8 @@ func (s *Server) sweepNodes(now time.Time) {
 		return
 	}
 	for _, c := range lost {
-		s.log.Printf("end job %d %s: %s", c.next.Job.ID, c.next.Job.State, c.next.Job.Message)
+		_, next := c.jobs()
+		s.log.Printf("end job %d %s: %s", next.ID, next.State, next.Message)
 	}
 	if len(lost) > 0 || len(down) > 0 {
 		s.Kick()
@@ -243,41 +244,12 @@ func (s *Server) listNodes() []api.Node {
 	held, gpuJobs := s.q.heldGPUs(), s.q.gpuJobs()
 	out := make([]api.Node, 0, s.nodes.count())
 	for name, n := range s.nodes.all() {
-		a := alloc[name]
-		st, reason := n.state(a, len(jobsOn[name]) > 0)
 		ids := jobsOn[name]
 		slices.Sort(ids)
-		out = append(out, api.Node{Name: name, Addr: n.rec.Addr, State: st, Reason: reason,
-			CPUs: n.rec.CPUs, MemBytes: n.rec.MemBytes, AllocCPUs: a.CPUs, AllocMemBytes: a.MemBytes,
-			Partitions: append([]string{}, n.parts...), LastHeartbeat: n.rec.LastSeen, RunningJobs: ids})
-		o := &out[len(out)-1]
-		o.FGPUHundredths, o.AllocFGPUHundredths, o.FGPUPerGPUHundredths, o.GPUs = n.gpuView(name, s.parts, held, gpuJobs)
-		if n.rec.Drain != "" {
-			since := n.rec.DrainedSince
-			o.DrainedSince = &since
-		}
+		v := n.view(name, alloc[name], ids)
+		v.FGPUHundredths, v.AllocFGPUHundredths, v.FGPUPerGPUHundredths, v.GPUs = n.gpuView(name, s.parts, held, gpuJobs)
+		out = append(out, v)
 	}
 	sort.Slice(out, func(a, b int) bool { return hostlist.Less(out[a].Name, out[b].Name) })
 	return out
-}
-
-// state is the node's state and its reason for listings, given what its
-// running jobs hold and whether it has any.
-func (n *node) state(a sched.Resources, running bool) (api.NodeState, string) {
-	switch {
-	case !n.up && n.rec.Down:
-		return api.NodeDown, n.rec.Drain
-	case !n.up:
-		return api.NodeDown, n.reason
-	case n.rec.Drain != "" && running:
-		return api.NodeDraining, n.rec.Drain
-	case n.rec.Drain != "":
-		return api.NodeDrained, n.rec.Drain
-	case a.CPUs == 0 && a.MemBytes == 0:
-		return api.NodeIdle, n.reason
-	case a.CPUs >= n.rec.CPUs || a.MemBytes >= n.rec.MemBytes:
-		return api.NodeAllocated, n.reason
-	default:
-		return api.NodeMixed, n.reason
-	}
 }
