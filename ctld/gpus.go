@@ -283,3 +283,15 @@ func withGPUTime(r api.AcctRecord, gpus float64) api.AcctRecord {
 	r.GPUTimeS = int64(float64(r.ElapsedS)*gpus + 0.5)
 	return r
 }
+
+// free is what each node that is up has free, given alloc, what is
+// allocated on each; fGPU aside, as devices are checked per share.
+func (r *nodeRegistry) free(alloc map[string]sched.Resources) map[string]sched.Resources {
+	free := make(map[string]sched.Resources, len(r.byName))
+	for name, n := range r.byName {
+		if n.up {
+			free[name] = withoutFGPU(sched.Resources{CPUs: n.rec.CPUs, MemBytes: n.rec.MemBytes}.Sub(alloc[name]))
+		}
+	}
+	return free
+}

@@ -31,9 +31,9 @@ type launchOrder struct {
 // while planning ran) and all starts are persisted in one transaction
 // before any launch is sent.
 func (s *Server) applyLocked(snap sched.Snapshot, notes cycleNotes, plan sched.Plan, now time.Time) []launchOrder {
-	s.pipe.noteWake(notes.wake)
+	s.pipe.noteWake(notes.nextWake())
 	notes.applyToArrays(snap, plan)
-	s.killInvalidDepsLocked(notes.kills, now)
+	s.killInvalidDepsLocked(notes.invalidDeps(), now)
 	for _, p := range snap.Pending {
 		if j := s.q.unfinishedJob(p.ID); j != nil && j.state() == api.StatePending {
 			j.rec.Job.Priority = p.Priority
@@ -60,13 +60,7 @@ func (s *Server) applyLocked(snap sched.Snapshot, notes cycleNotes, plan sched.P
 	if len(plan.Starts) == 0 {
 		return nil
 	}
-	free := make(map[string]sched.Resources, s.nodes.count())
-	alloc := s.q.allocation()
-	for name, n := range s.nodes.all() {
-		if n.up {
-			free[name] = withoutFGPU(sched.Resources{CPUs: n.rec.CPUs, MemBytes: n.rec.MemBytes}.Sub(alloc[name]))
-		}
-	}
+	free := s.nodes.free(s.q.allocation())
 	heldGPUs := s.q.heldGPUs() // devices are checked per share
 	var changes []change
 	for _, st := range plan.Starts {

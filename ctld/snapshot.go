@@ -310,3 +310,11 @@ func (n *cycleNotes) runningNamesOr(count func() map[string]int) map[string]int 
 func newSnapshotBuilder(q *queue, nodes *nodeRegistry, parts partitions, policies *policy.Set, fs *fairshare.State, pipeline *PipelineConfig) *snapshotBuilder {
 	return &snapshotBuilder{q: q, nodes: nodes, parts: parts, policies: policies, fs: fs, pipeline: pipeline}
 }
+
+// nextWake is the earliest future eligibility the snapshot saw (Unix
+// nanoseconds, 0: none).
+func (n *cycleNotes) nextWake() int64 { return n.wake }
+
+// invalidDeps are the jobs whose dependency can never be satisfied and
+// that are to be killed.
+func (n *cycleNotes) invalidDeps() []killOrder { return n.kills }
