@@ -187,6 +187,12 @@ type JobSpec struct {
 	// set, as sbatch), in four octal digits ("0027"); the job runs with it
 	// and its output files are created under it. "": DefaultUmask.
 	Umask string `json:"umask,omitempty"`
+
+	// Allocation is a job of salloc or of srun outside an allocation: no
+	// script; every node holds the allocation (RoleExtern) for steps, and
+	// the job ends when its client releases it (AllocationRequest) or
+	// stops renewing it.
+	Allocation bool `json:"allocation,omitempty"`
 }
 
 // GresRequest is one generic resource: name[:type]:count (gpu:a100:2).

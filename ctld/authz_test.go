@@ -79,6 +79,8 @@ func matrixCases() []matrixCase {
 		{"POST /v1/jobs/requeue", job("POST", "/v1/jobs/requeue", ids), notRefused},
 		{"POST /v1/jobs/update", job("POST", "/v1/jobs/update", func(id uint64) any { return api.UpdateRequest{ID: id, Name: ptr("renamed")} }), notRefused},
 		// The job is pending: a caller let through hears 409 (steps) or 404 (no step 0).
+		// A batch job: a caller let through hears 400 (not an allocation).
+		{"POST /v1/jobs/{id}/allocation", job("POST", "/v1/jobs/{id}/allocation", func(uint64) any { return api.AllocationRequest{} }), notRefused},
 		{"POST /v1/jobs/{id}/steps", job("POST", "/v1/jobs/{id}/steps", func(uint64) any { return api.StepRequest{} }), notRefused},
 		{"GET /v1/jobs/{id}/steps", job("GET", "/v1/jobs/{id}/steps", nil), func(c int, _ string) bool { return c == 200 }},
 		{"POST /v1/steps/cancel", job("POST", "/v1/steps/cancel", func(id uint64) any { return map[string]any{"job_id": id, "step_id": 0} }), notRefused},

@@ -97,12 +97,15 @@ func (s *Server) applyEvents(events []api.JobEvent) error {
 
 // nodeEndEvent is the lifecycle event a node's end report is for j: the
 // end of a run being requeued, a TIMEOUT when the controller stopped the
-// run at a time limit lowered while it ran (the node saw a cancel), else
-// the end as the node reports it.
+// run at a time limit lowered while it ran (the node saw a cancel), the
+// released allocation's end as its client's command ended, else the end
+// as the node reports it.
 func nodeEndEvent(j *job, ev api.JobEvent, now time.Time) lifecycle.Event {
 	kind := lifecycle.End
 	job := &j.rec.Job
 	switch {
+	case j.alloc.released != nil && ev.State == api.StateCancelled: // stopped for its release
+		return releasedEnd(*j.alloc.released, ev)
 	case j.cancelRequested:
 	case j.rec.RequeueRequested:
 		kind = lifecycle.EndRequeue

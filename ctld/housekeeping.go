@@ -12,8 +12,8 @@ const (
 )
 
 // housekeep wakes the scheduler when a blocked job becomes eligible,
-// enforces time limits lowered while jobs ran, and purges finished jobs
-// past retention.
+// enforces time limits lowered while jobs ran, cancels allocations their
+// client abandoned, and purges finished jobs past retention.
 func (s *Server) housekeep(ctx context.Context) {
 	t := time.NewTicker(housekeepTick)
 	defer t.Stop()
@@ -31,6 +31,7 @@ func (s *Server) housekeep(ctx context.Context) {
 			if now.Sub(lastEnforce) >= enforceLimitsTick {
 				lastEnforce = now
 				s.enforceTimeLimits(now)
+				s.expireAllocations(now)
 			}
 			if now.Sub(lastSweep) >= stepSweepInterval {
 				lastSweep = now

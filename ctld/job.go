@@ -26,6 +26,19 @@ type job struct {
 	limitSignalled bool
 	// steps are its running steps and the last step ID.
 	steps jobSteps
+	// alloc follows an allocation job's client (JobSpec.Allocation).
+	alloc allocClient
+}
+
+// allocClient is what ctld knows of an allocation's client (salloc, or
+// srun outside an allocation). It is not persisted: after a restart the
+// client has a whole inactivity bound to renew again, and a release
+// whose node had not reported yet ends CANCELLED.
+type allocClient struct {
+	seen time.Time // its last renewal; zero: not seen since submit or load
+	// released: the client released the allocation with this exit code;
+	// the node's end report then ends the job COMPLETED or FAILED.
+	released *int
 }
 
 // launchState follows the launch of the job's current start. It is not

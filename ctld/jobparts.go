@@ -10,7 +10,8 @@ import (
 
 // A job runs on every node of its allocation (docs/steps.md): the first
 // node runs the batch script (api.RoleBatch), the others hold the
-// allocation for steps (api.RoleExtern, Slurm's extern step). Each part
+// allocation for steps (api.RoleExtern, Slurm's extern step); an
+// allocation job (salloc's) holds it on every node. Each part
 // is launched on its node; the job ends when the batch script ends (or is
 // cancelled, or times out), and then ctld stops the other parts. An
 // extern part that ends while the job runs, without ctld asking, is its
@@ -45,7 +46,7 @@ func launchRequestOn(j *job, i int) api.LaunchRequest {
 	req := launchRequest(j)
 	job, spec := &j.rec.Job, &j.rec.Job.Spec
 	req.Role, req.NodeIndex = api.RoleBatch, i
-	if i > 0 {
+	if i > 0 || spec.Allocation { // an allocation's client runs its work
 		req.Role = api.RoleExtern
 	}
 	req.Ntasks, req.NtasksPerNode, req.CPUsPerTask = spec.Ntasks, spec.NtasksPerNode, spec.CPUsPerTask

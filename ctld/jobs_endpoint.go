@@ -15,7 +15,7 @@ import (
 )
 
 // jobsEndpoint serves /v1/jobs: submit, list, show, wait, log, cancel,
-// hold, release, requeue and update. Each handler decodes the request,
+// hold, release, requeue, update, and an allocation's renewal and release. Each handler decodes the request,
 // calls one domain method (which checks ownership) and encodes the answer.
 type jobsEndpoint struct{ srv *Server }
 
@@ -31,6 +31,27 @@ func (e jobsEndpoint) submit(w http.ResponseWriter, r *http.Request, caller peer
 		return
 	}
 	writeJSON(w, http.StatusOK, api.SubmitResponse{JobID: id})
+}
+
+// allocation serves POST /v1/jobs/{id}/allocation: an allocation's
+// client renews or releases it (api.AllocationRequest).
+func (e jobsEndpoint) allocation(w http.ResponseWriter, r *http.Request, caller peer) {
+	id, err := stepJobID(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	var req api.AllocationRequest
+	if err := decodeBody(r.Body, &req, true); err != nil {
+		writeError(w, err)
+		return
+	}
+	out, err := e.srv.allocation(caller, id, req)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 // testSubmit serves POST /v1/jobs/test: every check a submit gets, then a

@@ -58,6 +58,10 @@ type Config struct {
 	// long even if it keeps heartbeating (default 10s), so a node that
 	// cannot run jobs does not bounce every job through it each second.
 	LaunchFailureHold time.Duration
+	// AllocIdleLimit is how long an allocation's client (salloc, srun
+	// outside an allocation) may go without renewing it before the
+	// allocation is cancelled; default 15s.
+	AllocIdleLimit time.Duration
 	// Logger gets one line per significant event; default stderr.
 	Logger *log.Logger
 
@@ -120,6 +124,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.LaunchFailureHold <= 0 {
 		c.LaunchFailureHold = 10 * time.Second
+	}
+	if c.AllocIdleLimit <= 0 {
+		c.AllocIdleLimit = defaultAllocIdleLimit
 	}
 	if c.Logger == nil {
 		c.Logger = log.New(os.Stderr, "", log.LstdFlags|log.Lmicroseconds)

@@ -46,7 +46,7 @@ func (s *Server) createStep(caller peer, jobID uint64, req api.StepRequest) (api
 		return api.StepGrant{}, refuseStep(fault.Forbidden, jobID, "Access/permission denied (the job belongs to "+j.rec.Job.User+")")
 	case j.state() == api.StatePending:
 		return api.StepGrant{}, refuseStep(fault.Conflict, jobID, "Job is pending execution")
-	case j.state() != api.StateRunning || j.cancelRequested || j.rec.RequeueRequested:
+	case j.state() != api.StateRunning || j.cancelRequested || j.rec.RequeueRequested || j.alloc.released != nil:
 		return api.StepGrant{}, refuseStep(fault.Conflict, jobID, "Job/step already completing or completed")
 	}
 	held := make(map[string]int)

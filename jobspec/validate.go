@@ -53,7 +53,15 @@ func validate(spec *api.JobSpec, now time.Time, sizes bool) error {
 	var p api.Problems
 	bad := func(format string, args ...any) { p = append(p, fmt.Errorf(format, args...)) }
 	// A script over its size is the size walk's to report.
-	if len(spec.Script) <= api.MaxScriptBytes {
+	switch {
+	case spec.Allocation: // salloc's: its client runs the work
+		if spec.Script != "" {
+			bad("an allocation (salloc) has no batch script")
+		}
+		if spec.Array != nil {
+			bad("an allocation (salloc) cannot be a job array")
+		}
+	case len(spec.Script) <= api.MaxScriptBytes:
 		if err := api.ValidateScript("script", spec.Script); err != nil {
 			p = append(p, err)
 		}

@@ -36,6 +36,11 @@ func TestValidateOneRuleEach(t *testing.T) {
 		}, ""},
 		{"empty script", func(s *api.JobSpec) { s.Script = " \n" }, "script is empty"},
 		{"NUL script", func(s *api.JobSpec) { s.Script = "#!/bin/sh\x00" }, "script contains NUL bytes: it is not a text file"},
+		{"allocation", func(s *api.JobSpec) { s.Script, s.Allocation = "", true }, ""},
+		{"allocation with a script", func(s *api.JobSpec) { s.Allocation = true }, "an allocation (salloc) has no batch script"},
+		{"allocation array", func(s *api.JobSpec) {
+			s.Script, s.Allocation, s.Array = "", true, &api.JobArray{Ranges: []api.ArrayRange{{First: 1, Last: 2, Step: 1}}}
+		}, "an allocation (salloc) cannot be a job array"},
 		{"no CPUs", func(s *api.JobSpec) { s.CPUs = 0 }, "cpus must be at least 1 (got 0)"},
 		{"too many CPUs", func(s *api.JobSpec) { s.CPUs = MaxCPUs + 1 }, "cpus=65537 is out of range: it must be between 0 and 65536"},
 		{"negative nodes", func(s *api.JobSpec) { s.Nodes = -1 }, "nodes must be at least 1 (got -1)"},

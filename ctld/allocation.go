@@ -1,0 +1,134 @@
+package ctld
+
+import (
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/fault"
+	"github.com/corral-hpc/corral/ctld/lifecycle"
+)
+
+// Allocation jobs (salloc's, and srun's outside an allocation) run no
+// script: every node holds the allocation and the client on the submit
+// host starts steps in it. The client renews the allocation while it
+// lives and releases it with its command's exit code; the job then ends
+// COMPLETED or FAILED once its first node reports the stop, as Slurm's
+// accounting shows salloc jobs. A client that stops renewing for
+// Config.AllocIdleLimit (kill -9, a lost host) has its allocation
+// cancelled: Slurm keeps such an allocation until its time limit unless
+// InactiveLimit is set; corral always bounds it, since an abandoned
+// interactive allocation holds nodes nobody uses. Clients are told to
+// renew five times within the bound, so a few renewals may fail (a
+// controller restart) before it is reached.
+const defaultAllocIdleLimit = 15 * time.Second
+
+// releasedState is the state of an allocation released with code.
+func releasedState(code int) api.JobState {
+	if code == 0 {
+		return api.StateCompleted
+	}
+	return api.StateFailed
+}
+
+// releasedEnd is the end of an allocation released with code, as its
+// node's report of the stop ends it.
+func releasedEnd(code int, ev api.JobEvent) lifecycle.Event {
+	return lifecycle.Event{Kind: lifecycle.End, At: ev.Time, State: releasedState(code), ExitCode: code,
+		PeakMemBytes: ev.PeakMemBytes, CPUTimeUsec: ev.CPUTimeUsec, Message: ev.Message}
+}
+
+// allocation renews allocation job id for its client, or releases it
+// (req.Release): a pending one is cancelled at once, a running one's
+// first node is told to stop and its report ends the job.
+func (s *Server) allocation(caller peer, id uint64, req api.AllocationRequest) (api.Allocation, error) {
+	now := time.Now()
+	s.mu.Lock()
+	j := s.q.job(id)
+	switch {
+	case j == nil:
+		s.mu.Unlock()
+		return api.Allocation{}, fault.Errorf(fault.NotFound, "job %d does not exist", id)
+	case !s.gate.MayAct(caller.caller(), j.rec.Job.UID):
+		s.mu.Unlock()
+		return api.Allocation{}, fault.Errorf(fault.Forbidden, "job %d belongs to %s", id, j.rec.Job.User)
+	case !j.rec.Job.Spec.Allocation:
+		s.mu.Unlock()
+		return api.Allocation{}, fault.Errorf(fault.Invalid, "job %d is a batch job, not an allocation (salloc)", id)
+	}
+	j.alloc.seen = now
+	var changes []change
+	var signals []signalOrder
+	if req.Release && !j.state().Terminal() && j.alloc.released == nil {
+		switch {
+		case j.state() == api.StatePending:
+			changes = s.cancelledLocked(changes, j, "released before it started", now)
+		case s.nodes.isUp(j.batchHost()):
+			code := req.ExitCode
+			j.alloc.released = &code
+			signals = append(signals, s.nodes.signalOrder(id, j.batchHost()))
+		default: // nothing to stop there: it ends now
+			next, err := step(j.rec, lifecycle.Event{Kind: lifecycle.End, State: releasedState(req.ExitCode),
+				ExitCode: req.ExitCode, Message: "released while node " + j.batchHost() + " was down"}, now)
+			if err == nil {
+				changes = append(changes, change{j, next})
+			}
+		}
+	}
+	err := s.q.commit(changes, nil)
+	out := allocationView(j, max(int(s.cfg.AllocIdleLimit/5/time.Second), 1))
+	s.mu.Unlock()
+	if err != nil {
+		return api.Allocation{}, err
+	}
+	if len(changes) > 0 {
+		s.Kick()
+	}
+	user := s.users.name(caller.UID)
+	if req.Release {
+		s.log.Printf("job %d: allocation released by %s, exit code %d", id, user, req.ExitCode)
+	}
+	s.sendSignals(s.bgCtx, signals, user)
+	return out, nil
+}
+
+// allocationView is where allocation j stands for its client.
+func allocationView(j *job, renew int) api.Allocation {
+	job := &j.rec.Job
+	return api.Allocation{JobID: job.ID, State: job.State, Reason: job.Reason, Nodes: job.Nodes, CPUs: job.CPUs,
+		Ready: job.State == api.StateRunning && j.launch.inFlight == 0 && j.alloc.released == nil && !j.cancelRequested,
+		Renew: renew, Message: job.Message}
+}
+
+// expireAllocations cancels the allocations whose client has not renewed
+// them for allocIdleLimit. An allocation not seen since its submit or
+// the controller's start is seen now: its client gets the whole bound.
+func (s *Server) expireAllocations(now time.Time) {
+	s.mu.Lock()
+	var idle []*job
+	var ids []uint64
+	for id, j := range s.q.unfinished() {
+		switch a := &j.alloc; {
+		case !j.rec.Job.Spec.Allocation || a.released != nil || j.cancelRequested:
+		case a.seen.IsZero():
+			a.seen = now
+		case now.Sub(a.seen) >= s.cfg.AllocIdleLimit:
+			idle, ids = append(idle, j), append(ids, id)
+		}
+	}
+	if len(idle) == 0 {
+		s.mu.Unlock()
+		return
+	}
+	changes, signals := s.cancelOrdersLocked(idle, now)
+	err := s.q.commit(changes, nil)
+	s.mu.Unlock()
+	if err != nil {
+		s.log.Printf("cancel idle allocations: %v", err)
+		return
+	}
+	for _, id := range ids {
+		s.log.Printf("job %d: its client stopped renewing the allocation for %s: cancelling it", id, s.cfg.AllocIdleLimit)
+	}
+	s.Kick()
+	s.sendSignals(s.bgCtx, signals, "the inactivity limit")
+}

@@ -1,0 +1,142 @@
+package ctld
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+)
+
+func allocSpec(nodes int) api.JobSpec {
+	no := false
+	return api.JobSpec{Name: "interactive", Allocation: true, Nodes: nodes, CPUs: 4, MemBytes: 1 << 30,
+		WorkDir: "/tmp", Requeue: &no}
+}
+
+// allocCall renews (or releases) allocation id as uid.
+func allocCall(t *testing.T, tc *testCluster, uid uint32, id uint64, req api.AllocationRequest) (api.Allocation, int, string) {
+	t.Helper()
+	code, body := callAs(t, tc, uid, http.MethodPost, fmt.Sprintf("/v1/jobs/%d/allocation", id), req)
+	var a api.Allocation
+	if code == http.StatusOK {
+		if err := json.Unmarshal(body, &a); err != nil {
+			t.Fatalf("allocation: %v: %s", err, body)
+		}
+	}
+	return a, code, string(body)
+}
+
+func mustAlloc(t *testing.T, tc *testCluster, id uint64, req api.AllocationRequest) api.Allocation {
+	t.Helper()
+	a, code, body := allocCall(t, tc, uidOwner, id, req)
+	if code != http.StatusOK {
+		t.Fatalf("allocation %d: %d %s", id, code, body)
+	}
+	return a
+}
+
+// An allocation of two nodes holds both (extern, no script), is ready
+// for steps once launched, and ends as its client's command ended: the
+// release stops its first node, whose report ends it COMPLETED (exit 0)
+// or FAILED (the code), and then its other node is stopped.
+func TestAllocationHeldOnEveryNodeAndReleased(t *testing.T) {
+	for _, code := range []int{0, 3} {
+		t.Run(fmt.Sprint("exit ", code), func(t *testing.T) {
+			tc, n1, n2, id, l1, l2 := twoNodeJob(t, allocSpec(2))
+			for i, l := range []api.LaunchRequest{l1, l2} {
+				if l.Role != api.RoleExtern || l.Script != "" || l.NodeIndex != i {
+					t.Errorf("launch on node %d: role %q, script %q, index %d", i, l.Role, l.Script, l.NodeIndex)
+				}
+			}
+			var a api.Allocation
+			waitFor(t, "allocation ready", func() bool { a = mustAlloc(t, tc, id, api.AllocationRequest{}); return a.Ready })
+			if a.JobID != id || a.State != api.StateRunning || !a.Ready || len(a.Nodes) != 2 || a.CPUs != 4 || a.Renew < 1 {
+				t.Fatalf("allocation = %+v", a)
+			}
+			mustStep(t, tc, uidOwner, id, api.StepRequest{Ntasks: 2})
+
+			a = mustAlloc(t, tc, id, api.AllocationRequest{Release: true, ExitCode: code})
+			if a.State != api.StateRunning || a.Ready {
+				t.Fatalf("released allocation before its node reported = %+v", a)
+			}
+			waitSignalled(t, n1, id)
+			if _, c, body := askStep(t, tc, uidOwner, id, api.StepRequest{Overlap: true}); c != http.StatusConflict ||
+				!strings.Contains(body, "already completing") {
+				t.Fatalf("step in a released allocation: %d %s", c, body)
+			}
+			if err := n1.end(id, api.StateCancelled, 0); err != nil {
+				t.Fatal(err)
+			}
+			want := api.StateCompleted
+			if code != 0 {
+				want = api.StateFailed
+			}
+			j := tc.waitJob(id, "ended", func(j api.Job) bool { return j.State.Terminal() })
+			if j.State != want || j.ExitCode == nil || *j.ExitCode != code {
+				t.Fatalf("released with %d: job %s exit %v, want %s", code, j.State, j.ExitCode, want)
+			}
+			waitSignalled(t, n2, id)
+			// A late renewal or release changes nothing.
+			if a := mustAlloc(t, tc, id, api.AllocationRequest{Release: true, ExitCode: 9}); a.State != want {
+				t.Fatalf("allocation after its end = %+v", a)
+			}
+		})
+	}
+}
+
+// Only an allocation's owner (or an operator) renews or releases it, and
+// only an allocation; releasing one still pending cancels it.
+func TestAllocationRefusalsAndPendingRelease(t *testing.T) {
+	tc := MustServer(t, eventsOnly, withPartitions(matrixConf))
+	n1 := newFakeNode(tc, "n1", 4, 8<<30)
+	n1.register()
+	batch := tc.submitFor(uidOwner, script("batch"))
+	if _, code, body := allocCall(t, tc, uidOwner, batch, api.AllocationRequest{}); code != http.StatusBadRequest ||
+		!strings.Contains(body, "not an allocation") {
+		t.Fatalf("renewing a batch job: %d %s", code, body)
+	}
+	n1.waitLaunch()
+	waiting := tc.submitFor(uidOwner, allocSpec(1)) // the batch job holds the node
+	if _, code, body := allocCall(t, tc, nobody, waiting, api.AllocationRequest{Release: true}); code != http.StatusForbidden ||
+		!strings.Contains(body, "belongs to") {
+		t.Fatalf("another user's release: %d %s", code, body)
+	}
+	if _, code, _ := allocCall(t, tc, uidOwner, waiting+100, api.AllocationRequest{}); code != http.StatusNotFound {
+		t.Fatalf("renewing an unknown job: %d", code)
+	}
+	if a := mustAlloc(t, tc, waiting, api.AllocationRequest{}); a.State != api.StatePending || a.Ready {
+		t.Fatalf("pending allocation = %+v", a)
+	}
+	if a := mustAlloc(t, tc, waiting, api.AllocationRequest{Release: true, ExitCode: 130}); a.State != api.StateCancelled {
+		t.Fatalf("released pending allocation = %+v", a)
+	}
+}
+
+// An allocation whose client stops renewing it is cancelled once the
+// inactivity bound passes: a running one's node is told to stop it, and
+// it ends CANCELLED; a pending one ends at once.
+func TestAbandonedAllocationIsCancelled(t *testing.T) {
+	tc := MustServer(t, eventsOnly, withPartitions(matrixConf), func(c *Config) { c.AllocIdleLimit = 300 * time.Millisecond })
+	nodes := map[string]*fakeNode{"n1": newFakeNode(tc, "n1", 4, 8<<30), "n2": newFakeNode(tc, "n2", 4, 8<<30)}
+	for _, f := range nodes {
+		f.register()
+	}
+	tc.submitFor(uidOwner, script("holder"))
+	running := tc.submitFor(uidOwner, allocSpec(1))
+	host := nodes[tc.waitJob(running, "running", inState(api.StateRunning)).Nodes[0]]
+	waiting := tc.submitFor(uidOwner, allocSpec(1))
+	if j := tc.waitJob(waiting, "ended", func(j api.Job) bool { return j.State.Terminal() }); j.State != api.StateCancelled {
+		t.Fatalf("abandoned pending allocation ended %s", j.State)
+	}
+	waitSignalled(t, host, running)
+	if err := host.end(running, api.StateCancelled, 0); err != nil {
+		t.Fatal(err)
+	}
+	if j := tc.waitJob(running, "ended", func(j api.Job) bool { return j.State.Terminal() }); j.State != api.StateCancelled {
+		t.Fatalf("abandoned allocation ended %s", j.State)
+	}
+}
