@@ -126,6 +126,9 @@ type JobSpec struct {
 	Error     string   `json:"error,omitempty"`  // pattern; empty means same as Output
 	WorkDir   string   `json:"work_dir"`         // absolute
 	Env       []string `json:"env,omitempty"`    // KEY=VALUE, the submitter's environment
+	// SubmitHost is the submitting host's name (SLURM_SUBMIT_HOST); the
+	// CLI sets it.
+	SubmitHost string `json:"submit_host,omitempty"`
 
 	// The fields below carry the rest of sbatch's options. Package jobspec
 	// parses and validates them; a zero value always means "not asked for".

@@ -89,6 +89,7 @@ func submit(c *ucli.Context) error {
 		return usageErrorf("work directory %s does not exist or is not a directory", spec.WorkDir)
 	}
 	spec.Env = os.Environ()
+	spec.SubmitHost, _ = os.Hostname() // unknown: SLURM_SUBMIT_HOST is left unset
 	if spec.Umask, err = submitUmask(); err != nil {
 		return usageErrorf("%v", err)
 	}

@@ -56,6 +56,16 @@ func ownUmask(t *testing.T) string {
 	return api.FormatUmask(uint32(m))
 }
 
+// hostname is this host's name, which a submit sends (SLURM_SUBMIT_HOST).
+func hostname(t *testing.T) string {
+	t.Helper()
+	h, err := os.Hostname()
+	if err != nil {
+		t.Skipf("this host has no name to submit from: %v", err)
+	}
+	return h
+}
+
 func TestSubmitBuildsSpec(t *testing.T) {
 	t.Setenv("CORRAL_TEST_MARK", "submitted-env")
 	t.Setenv("SLURM_UMASK", "")
@@ -75,7 +85,7 @@ func TestSubmitBuildsSpec(t *testing.T) {
 			stdout: "Submitted batch job 7\n",
 			check: func(t *testing.T, dir string, req api.SubmitRequest) {
 				want := api.JobSpec{Name: "train", Script: jobScript, Partition: "gpu", CPUs: 4, CPUsPerTask: 4, MemBytes: 2 << 30,
-					TimeLimit: 5400, Output: "corral-%j.out", WorkDir: dir, Env: req.Spec.Env, Umask: ownUmask(t)}
+					TimeLimit: 5400, Output: "corral-%j.out", WorkDir: dir, Env: req.Spec.Env, Umask: ownUmask(t), SubmitHost: hostname(t)}
 				if !equalSpec(req.Spec, want) {
 					t.Errorf("spec = %+v\nwant   %+v", req.Spec, want)
 				}
@@ -139,7 +149,7 @@ func TestSubmitBuildsSpec(t *testing.T) {
 			stdout: "Submitted batch job 7\n",
 			check: func(t *testing.T, dir string, req api.SubmitRequest) {
 				want := api.JobSpec{Name: "wrap", Script: "#!/bin/sh\nsleep 5; echo done\n", CPUs: 1, TimeLimit: 600,
-					Output: "corral-%j.out", WorkDir: dir, Env: req.Spec.Env, Umask: ownUmask(t)}
+					Output: "corral-%j.out", WorkDir: dir, Env: req.Spec.Env, Umask: ownUmask(t), SubmitHost: hostname(t)}
 				if !equalSpec(req.Spec, want) {
 					t.Errorf("spec = %+v\nwant   %+v", req.Spec, want)
 				}

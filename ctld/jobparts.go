@@ -18,6 +18,10 @@ import (
 // node failing the job, as a lost node is. A one-node job has only its
 // batch part and is launched and stopped as it always was.
 
+// ClusterName is SLURM_CLUSTER_NAME in every job: corral runs one
+// cluster.
+const ClusterName = "corral"
+
 // runsOn reports whether node is one of j's nodes.
 func (j *job) runsOn(node string) bool { return slices.Contains(j.rec.Job.Nodes, node) }
 
@@ -50,6 +54,7 @@ func launchRequestOn(j *job, i int) api.LaunchRequest {
 		req.Role = api.RoleExtern
 	}
 	req.Ntasks, req.NtasksPerNode, req.CPUsPerTask = spec.Ntasks, spec.NtasksPerNode, spec.CPUsPerTask
+	req.SubmitHost, req.ClusterName = spec.SubmitHost, ClusterName
 	req.TasksPerNode = batchTasksPerNode(len(job.Nodes), spec.Ntasks, spec.NtasksPerNode)
 	req.CPUsPerNode = make([]int, len(job.Nodes))
 	for n := range req.CPUsPerNode {

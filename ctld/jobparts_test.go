@@ -31,7 +31,7 @@ func twoNodeJob(t *testing.T, spec api.JobSpec) (*testCluster, *fakeNode, *fakeN
 func twoNodeSpec() api.JobSpec {
 	no := false
 	return api.JobSpec{Name: "mpi", Script: "#!/bin/sh\nsrun hostname\n", Nodes: 2, CPUs: 4, Ntasks: 6, CPUsPerTask: 1,
-		MemBytes: 1 << 30, WorkDir: "/tmp", Requeue: &no}
+		MemBytes: 1 << 30, WorkDir: "/tmp", Requeue: &no, SubmitHost: "login1"}
 }
 
 // waitSignalled waits until node f was told to stop job id.
@@ -53,7 +53,7 @@ func TestJobLaunchesOnEveryNode(t *testing.T) {
 		l := c.l
 		if l.JobID != id || l.Role != c.role || l.NodeIndex != c.index || l.NodeList[c.index] != []string{n1.name, n2.name}[c.index] ||
 			l.Ntasks != 6 || l.CPUsPerTask != 1 || !slices.Equal(l.TasksPerNode, []int{3, 3}) || !slices.Equal(l.CPUsPerNode, []int{4, 4}) ||
-			l.Script == "" || l.UID != uidOwner {
+			l.Script == "" || l.UID != uidOwner || l.SubmitHost != "login1" || l.ClusterName != ClusterName {
 			t.Errorf("launch on node %d: %+v", c.index, l)
 		}
 	}
