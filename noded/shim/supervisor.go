@@ -28,8 +28,11 @@ func startSupervisor(pidFile string) (*supervisor, error) {
 		return nil, err
 	}
 	// In its own session the process gets no terminal signals; should one
-	// come anyway, or should noded's end of a pipe vanish, carry on.
-	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGPIPE)
+	// come anyway, or should noded's end of a pipe vanish, carry on. They
+	// are caught, not ignored: an ignored signal stays ignored across exec,
+	// and a step's tasks, started from here, must get SIGINT (srun's
+	// Ctrl-C) and SIGHUP as any program does.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP, syscall.SIGINT, syscall.SIGPIPE)
 	s := &supervisor{cancel: make(chan struct{})}
 	term := make(chan os.Signal, 1)
 	signal.Notify(term, syscall.SIGTERM)
