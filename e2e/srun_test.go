@@ -1,0 +1,121 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+)
+
+// Issue 13 with the real binaries: srun from the submitting host with
+// --jobid starts a step in a running 2-node job. Its 4 tasks run in the
+// job's containers, two on each node, with Slurm's task variables; the
+// output comes back labelled; a failing task's exit code is srun's; a
+// task sees the batch script's files in the job's private /tmp on its
+// node; a Ctrl-C to srun reaches every task.
+func TestSrunInARunningJob(t *testing.T) {
+	c := StartCluster(t, ClusterOpts{Nodes: []NodeOpts{{Name: "n1", CPUs: 2, Mem: "1G"}, {Name: "n2", CPUs: 2, Mem: "1G"}}})
+	work := jobDir(t)
+	id := c.Submit(work, "-N2", "--ntasks-per-node=2", "-o", "/dev/null",
+		"--wrap", "echo from-batch > /tmp/mark; sleep 300")
+	// The script runs on the job's first node; steps list the job's nodes
+	// in the same order.
+	nodes := c.WaitState(id, api.StateRunning, 60*time.Second).Nodes
+	if len(nodes) != 2 {
+		t.Fatalf("job on %v, want 2 nodes", nodes)
+	}
+	job := strconv.FormatUint(id, 10)
+
+	// The mark appears once the script ran its first line.
+	var r Result
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		r = runCorral(t, c.Socket, work, "srun", "--jobid", job, "-N1", "-n1", "-w", nodes[0], "cat", "/tmp/mark")
+		if r.Code == 0 {
+			break
+		}
+	}
+	if r.Code != 0 || r.Stdout != "from-batch\n" {
+		t.Fatalf("the batch script's /tmp from a step on its node: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
+	}
+
+	r = runCorral(t, c.Socket, work, "srun", "--jobid", job, "--ntasks-per-node=2", "-l", "sh", "-c",
+		`echo "$SLURM_PROCID $SLURM_LOCALID $SLURMD_NODENAME $SLURM_NTASKS $SLURM_STEP_NUM_NODES $SLURM_NODEID"`)
+	lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
+	slices.Sort(lines)
+	want := []string{"0: 0 0 " + nodes[0] + " 4 2", "1: 1 1 " + nodes[0] + " 4 2", "2: 2 0 " + nodes[1] + " 4 2", "3: 3 1 " + nodes[1] + " 4 2"}
+	nodeIDs := map[string]string{} // node name: its SLURM_NODEID
+	for i, l := range lines {
+		if i < len(want) && strings.HasPrefix(l, want[i]+" ") {
+			f := strings.Fields(l)
+			if id, seen := nodeIDs[f[3]]; seen && id != f[6] {
+				t.Errorf("%s: tasks of one node see SLURM_NODEID %s and %s", f[3], id, f[6])
+			}
+			nodeIDs[f[3]] = f[6]
+			lines[i] = want[i]
+		}
+	}
+	if r.Code != 0 || !slices.Equal(lines, want) || len(nodeIDs) != 2 || nodeIDs[nodes[0]] == nodeIDs[nodes[1]] {
+		t.Fatalf("4 tasks over 2 nodes: exit %d, stdout %q, want lines %q and node IDs 0 and 1; stderr %q", r.Code, r.Stdout, want, r.Stderr)
+	}
+
+	r = runCorral(t, c.Socket, work, "srun", "--jobid", job, "-n2", "sh", "-c", `exit $((SLURM_PROCID + 3))`)
+	if r.Code != 4 || !strings.Contains(r.Stderr, "srun: error: "+nodes[1]+": task 1: Exited with exit code 4") {
+		t.Fatalf("failing tasks: exit %d, stderr %q; want 4 (the highest)", r.Code, r.Stderr)
+	}
+
+	srunInterrupted(t, c, work, job)
+
+	if r := c.Corral("cancel", job); r.Code != 0 {
+		t.Fatalf("cancel: %d %q", r.Code, r.Stderr)
+	}
+	c.WaitEnded(id, 60*time.Second)
+}
+
+// srunInterrupted: a Ctrl-C (SIGINT) reaching srun reaches every task on
+// every node; srun says so as Slurm does and exits with the tasks' status.
+func srunInterrupted(t *testing.T, c *Cluster, work, job string) {
+	cmd := exec.Command(filepath.Join(binDir, "corral"), "srun", "--jobid", job, "-n2", "-l", "sh", "-c",
+		`trap 'echo got-INT; exit 7' INT; echo ready; while :; do sleep 0.1; done`)
+	cmd.Env = append(os.Environ(), api.SocketEnv+"="+c.Socket)
+	cmd.Dir = work
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(out)
+	var got []string
+	for ready := 0; ready < 2 && lines.Scan(); {
+		got = append(got, lines.Text())
+		if strings.HasSuffix(lines.Text(), ": ready") {
+			ready++
+		}
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	// Should the tasks not end, srun would wait for them for ever.
+	guard := time.AfterFunc(60*time.Second, func() { cmd.Process.Kill() })
+	defer guard.Stop()
+	for lines.Scan() {
+		got = append(got, lines.Text())
+	}
+	err = cmd.Wait()
+	slices.Sort(got)
+	want := []string{"0: got-INT", "0: ready", "1: got-INT", "1: ready"}
+	if cmd.ProcessState.ExitCode() != 7 || !slices.Equal(got, want) ||
+		!strings.Contains(stderr.String(), "srun: interrupt (one more within 1 sec to abort)") {
+		t.Fatalf("Ctrl-C to srun: %v, output %q, want %q; stderr %q", err, got, want, stderr.String())
+	}
+}
