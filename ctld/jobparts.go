@@ -138,10 +138,15 @@ func (o signalOrder) stop(ctx context.Context) error {
 }
 
 // externEnded says why an extern part's own end fails its job, as when
-// its node is lost; ok is false for an end from before the job's present
-// run (a part of an earlier run, stopped late), which changes nothing.
+// its node is lost; ok is false for an end that changes nothing: one from
+// before the job's present run (a part of an earlier run, stopped late),
+// or one at the time limit, which every node of the job enforces and the
+// batch part's own TIMEOUT is about to report.
 func externEnded(j *job, ev api.JobEvent) (msg string, ok bool) {
 	if st := j.rec.Job.StartTime; st != nil && !ev.Time.IsZero() && ev.Time.Before(*st) {
+		return "", false
+	}
+	if ev.State == api.StateTimeout {
 		return "", false
 	}
 	msg = "node " + ev.Node + " lost its part of the job"

@@ -73,9 +73,17 @@ func TestJobLaunchesOnEveryNode(t *testing.T) {
 }
 
 // An extern part that ends while its job runs is its node failing the
-// job: NODE_FAIL, and the batch part is stopped.
+// job: NODE_FAIL, and the batch part is stopped. One that ends at the
+// time limit (every node enforces it) leaves the job to its batch part.
 func TestExternPartEndingFailsItsJob(t *testing.T) {
 	tc, n1, n2, id, _, _ := twoNodeJob(t, twoNodeSpec())
+	timeout := api.JobEvent{JobID: id, Node: n2.name, Kind: api.EventEnded, Time: time.Now(), State: api.StateTimeout}
+	if err := n2.ctld().Do(context.Background(), http.MethodPost, "/v1/node/events", api.EventsRequest{Events: []api.JobEvent{timeout}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if j := tc.job(id); j.State != api.StateRunning {
+		t.Fatalf("an extern part's end at the time limit ended the job %s", j.State)
+	}
 	ev := api.JobEvent{JobID: id, Node: n2.name, Kind: api.EventEnded, Time: time.Now(), State: api.StateFailed, ExitCode: 1,
 		Message: "container gone after a reboot"}
 	if err := n2.ctld().Do(context.Background(), http.MethodPost, "/v1/node/events", api.EventsRequest{Events: []api.JobEvent{ev}}, nil); err != nil {
