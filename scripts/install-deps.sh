@@ -9,6 +9,11 @@ command -v gcc >/dev/null 2>&1 || need+=(gcc)
 # corral-noded's seccomp support (go build -tags seccomp) links libseccomp.
 [ -e /usr/include/seccomp.h ] || need+=(libseccomp-dev)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
+# The MPI launcher tests (e2e) build and run Open MPI and MPICH programs.
+command -v mpirun.openmpi >/dev/null 2>&1 || need+=(openmpi-bin)
+[ -n "$(find /usr/lib -path '*openmpi/include/mpi.h' -print -quit 2>/dev/null)" ] || need+=(libopenmpi-dev)
+command -v mpiexec.hydra >/dev/null 2>&1 || need+=(mpich)
+[ -n "$(find /usr/include -path '*mpich/mpi.h' -print -quit 2>/dev/null)" ] || need+=(libmpich-dev)
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi
