@@ -51,4 +51,6 @@ else:
     answer = c.makefile().readline().strip()
     if not answer:
         sys.exit("worker: rank 0 closed without the set of ranks")
-print("rank %d of %d local %d/%d on %s met %s" % (rank, world, local, local_world, node, answer), flush=True)
+# One write: the workers of a node share the agent's output, and print
+# may write the line and its newline apart.
+os.write(1, ("rank %d of %d local %d/%d on %s met %s\n" % (rank, world, local, local_world, node, answer)).encode())
