@@ -51,6 +51,9 @@ type Credential struct {
 	Issued  int64    `json:"iat"` // unix seconds
 	Expires int64    `json:"exp"` // unix seconds
 	Nonce   string   `json:"nonce"`
+	// Job is set when noded forwards a request from inside that job
+	// (its job socket), for ctld's log; 0 otherwise.
+	Job uint64 `json:"job,omitempty"`
 }
 
 // NewCredential fills the issue time, expiry and a random nonce.

@@ -45,6 +45,10 @@ type Hierarchy struct {
 	Mountpoint  string
 	// Own is the absolute directory of the detecting process's cgroup.
 	Own string
+	// Root is the cgroup the mount shows at Mountpoint, as
+	// /proc/<pid>/cgroup names cgroups ("/" but for a bind of a
+	// sub-cgroup).
+	Root string
 }
 
 // Host is the cgroup layout as seen by the process that detected it.
@@ -56,6 +60,8 @@ type Host struct {
 	Unified string
 	// UnifiedOwn is the absolute directory of the process's cgroup2 cgroup.
 	UnifiedOwn string
+	// UnifiedRoot is the cgroup2 mount's Root (Hierarchy.Root).
+	UnifiedRoot string
 	// Domain is, on ModeV2 after Prepare, the directory jobs nest under.
 	Domain string
 }
@@ -109,7 +115,7 @@ func DetectFrom(mountinfo, selfCgroup io.Reader) (*Host, error) {
 			if !ok {
 				return nil, fmt.Errorf("cgroup2 is mounted at %s but /proc/self/cgroup has no 0:: line", m.mountpoint)
 			}
-			h.Unified = m.mountpoint
+			h.Unified, h.UnifiedRoot = m.mountpoint, m.root
 			h.UnifiedOwn, err = ownDir(m, p)
 			if err != nil {
 				return nil, err
@@ -131,7 +137,7 @@ func DetectFrom(mountinfo, selfCgroup io.Reader) (*Host, error) {
 			for _, c := range ctrls {
 				seen[c] = true
 			}
-			h.V1 = append(h.V1, Hierarchy{Controllers: ctrls, Mountpoint: m.mountpoint, Own: dir})
+			h.V1 = append(h.V1, Hierarchy{Controllers: ctrls, Mountpoint: m.mountpoint, Own: dir, Root: m.root})
 		}
 	}
 	switch {

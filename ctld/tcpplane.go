@@ -42,6 +42,9 @@ func tcpHandler(s *Server) http.Handler {
 		if !s.conns.chargeRemote(w, r, cred.UID) { // the uid's connection bound
 			return
 		}
+		if cred.Job != 0 && r.Method != http.MethodGet {
+			s.log.Printf("from inside job %d on %s, uid %d: %s %s", cred.Job, cred.Host, cred.UID, r.Method, r.URL.Path)
+		}
 		user.ServeHTTP(w, r.WithContext(withPeer(r.Context(), peer{UID: cred.UID, GID: cred.GID})))
 	})
 }

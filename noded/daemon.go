@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -43,6 +44,8 @@ type Daemon struct {
 	q       *eventq.Queue
 	ctld    *api.NodeClient
 	tls     *nodeTLS // nil when ctld's URL is http (tls.go)
+	// ctldTLS pins the cluster CA for calls to an https ctld (nil: http).
+	ctldTLS *tls.Config
 	bootID  string
 	ln      net.Listener
 	addr    string // advertised host:port
@@ -104,6 +107,11 @@ func New(cfg Config, logger *log.Logger) (*Daemon, error) {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, err
 		}
+	}
+	// Jobs see the host's /run read-only; their controller socket is
+	// bound over /run/corral (jobsock.go), which must exist to be bound.
+	if err := os.MkdirAll(filepath.Dir(api.DefaultSocket), 0o755); err != nil {
+		return nil, err
 	}
 	if d.cg, err = cgroup.Detect(); err != nil {
 		return nil, err

@@ -28,6 +28,12 @@
 // shim. A step's end is queued like a job's; a job's end first ends its
 // steps; a restart reattaches live runners as it does shims.
 //
+// Each job gets a controller socket of its own (jobsock.go,
+// jobforward.go), bound into its container at /run/corral: noded admits
+// only the job's processes (uid and cgroup, through the peer's pidfd) and
+// forwards their requests to ctld as the job's user, so srun and the
+// other commands work inside the job.
+//
 // With an https controller URL the node plane is TLS (tls.go: noded's
 // certificate is issued by ctld's CA for a key made here), and
 // credsock.go offers local users remote credentials for their own uid.

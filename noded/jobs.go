@@ -39,6 +39,9 @@ type job struct {
 	// cancelledSteps are steps ctld cancelled before they started here: a
 	// launch still on its way must not start them afterwards.
 	cancelledSteps map[int]bool
+	// sock is the job's controller socket (jobsock.go); nil for a
+	// reattached job launched without one.
+	sock *jobSocket
 }
 
 // launchError is a launch noded refuses, with its HTTP status and, for a
@@ -138,10 +141,20 @@ func (d *Daemon) launch(r *api.LaunchRequest) (err error) {
 	if err != nil {
 		return err
 	}
+	sock, err := d.openJobSocket(dir, place, r)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			sock.close()
+		}
+	}()
 	sj := &shim.Job{
 		Launch: *r, Node: d.cfg.Name, Cpuset: d.cpus.cpuset(slots), Slots: slots,
 		MaxPids: d.cfg.MaxPids, KillWaitMs: d.cfg.KillWait.Milliseconds(), InitPath: d.cfg.InitPath,
 		RuncRoot: d.runcRoot, CgroupPath: place.Path, Hide: append([]string{d.cfg.StateDir}, d.cfg.Hide...),
+		CtlSocket: true,
 	}
 	if err := d.prepareEnvironment(r, sj); err != nil {
 		return err
@@ -158,7 +171,7 @@ func (d *Daemon) launch(r *api.LaunchRequest) (err error) {
 	if err := shim.WriteJob(dir, sj); err != nil {
 		return err
 	}
-	j := &job{id: r.JobID, dir: dir, slots: slots, gpu: claim, uid: r.UID, ownerKnown: true, steps: map[int]*step{}}
+	j := &job{id: r.JobID, dir: dir, slots: slots, gpu: claim, uid: r.UID, ownerKnown: true, steps: map[int]*step{}, sock: sock}
 	cmd, status, err := d.startShim(j)
 	if err != nil {
 		return fmt.Errorf("starting the shim of job %d: %w", r.JobID, err)
@@ -285,6 +298,9 @@ func (d *Daemon) report(j *job, res *shim.Result) {
 	j.gpu = nil
 	d.mu.Unlock()
 	d.gpus.release(j.id, claim) // MIG instances go before ctld hears of the end
+	if j.sock != nil {
+		j.sock.close() // nothing more in the job may reach ctld
+	}
 	d.put(endEvent(j.id, d.cfg.Name, res))
 	d.mu.Lock()
 	delete(d.jobs, j.id)

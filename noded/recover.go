@@ -58,6 +58,7 @@ func (d *Daemon) recover() error {
 				j.slots = sj.Slots
 				d.cpus.take(sj.Slots)
 				j.uid, j.ownerKnown = sj.Launch.UID, true
+				j.sock = d.reopenJobSocket(dir, sj)
 			}
 			d.recoverSteps(j)
 			d.gpus.recovered(id, dir, true)
@@ -147,4 +148,22 @@ func (d *Daemon) removeShimLeftovers(id uint64, dir string) error {
 		d.log.Printf("job %d: %v", id, err)
 	}
 	return nil
+}
+
+// reopenJobSocket serves again the socket of a job launched with one,
+// which died with the earlier noded. A failure leaves the job running
+// without it: logged, as the job itself is unharmed.
+func (d *Daemon) reopenJobSocket(dir string, sj *shim.Job) *jobSocket {
+	if !sj.CtlSocket {
+		return nil
+	}
+	place, err := d.cg.Job(d.cgScope, sj.Launch.JobID)
+	var s *jobSocket
+	if err == nil {
+		s, err = d.openJobSocket(dir, place, &sj.Launch)
+	}
+	if err != nil {
+		d.log.Printf("job %d: %v; srun and corral inside the job cannot reach the controller", sj.Launch.JobID, err)
+	}
+	return s
 }

@@ -44,7 +44,8 @@ func (d *Daemon) setupTLS() error {
 	if err != nil {
 		return err
 	}
-	d.ctld = api.NewNodeClientTLS(d.cfg.CtldURL, d.cfg.Key, 10*time.Second, api.ClientTLS(pool))
+	d.ctldTLS = api.ClientTLS(pool)
+	d.ctld = api.NewNodeClientTLS(d.cfg.CtldURL, d.cfg.Key, 10*time.Second, d.ctldTLS)
 	d.tls = &nodeTLS{d: d}
 	return nil
 }

@@ -51,13 +51,14 @@ func Environment(j *Job) []string {
 	set = append(set, layoutVars(j, nodes)...)
 	set = append(set, pipelineVars(l)...)
 	set = append(set, gpuVars(j)...) // gpu.go
+	set = append(set, ctlVars(j)...) // ctlsock.go
 	override := map[string]bool{}
 	for _, kv := range set {
 		override[kv[0]] = true
 	}
 	var env []string
 	hasPath := false
-	for _, kv := range exported(l) {
+	for _, kv := range withoutCtl(j, exported(l)) {
 		k, _, ok := strings.Cut(kv, "=")
 		if !ok || k == "" || override[k] {
 			continue

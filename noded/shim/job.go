@@ -20,6 +20,9 @@ const (
 	LogFile     = "shim.log"
 	ScriptFile  = "script"
 	RootfsDir   = "rootfs"
+	// CtlDir holds the job's controller socket, which noded serves and
+	// the container sees at api.DefaultSocket.
+	CtlDir = "ctl"
 )
 
 // Job is launch.json: the launch request and what noded decided for it.
@@ -40,6 +43,10 @@ type Job struct {
 	CgroupPath string `json:"cgroup_path"`
 	// Hide lists host paths masked inside the container (noded's state).
 	Hide []string `json:"hide,omitempty"`
+	// CtlSocket says noded serves the job's controller socket in CtlDir:
+	// the shim binds it into the container and names it in the job's
+	// environment.
+	CtlSocket bool `json:"ctl_socket,omitempty"`
 	// ImageRootfs is the unpacked image the job runs in ("": the host
 	// view); ImageEnv are the image's variables. When noded's store did
 	// not hold Launch.Image, ImageRootfs is empty and the shim pulls the

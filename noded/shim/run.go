@@ -122,6 +122,10 @@ func run(dir string, job *Job, ctl Controls) (res *Result, cleanup func(), err e
 	if err := os.Mkdir(rootfs, 0o755); err != nil {
 		return &Result{}, cleanup, err
 	}
+	ctlBinds, err := ctlBind(dir, job) // ctlsock.go
+	if err != nil {
+		return &Result{}, cleanup, err
+	}
 	if cancelled(ctl.Cancel) {
 		return &Result{State: api.StateCancelled, ExitCode: 0, End: time.Now()}, cleanup, nil
 	}
@@ -139,7 +143,7 @@ func run(dir string, job *Job, ctl Controls) (res *Result, cleanup func(), err e
 		ID:         ContainerID(l.JobID),
 		StateRoot:  job.RuncRoot,
 		Rootfs:     rootfs,
-		Binds:      append(binds(job, script), files.binds...),
+		Binds:      append(append(binds(job, script), ctlBinds...), files.binds...),
 		Image:      imageOf(job, dir),
 		Hide:       job.Hide,
 		ShmBytes:   l.ShmBytes,

@@ -80,7 +80,8 @@ func TaskEnv(job *Job, s *StepJob, rank, local int) []string {
 		set = append(set, [2]string{"SLURM_CPUS_PER_TASK", itoa(max(n.CPUs/len(n.Ranks), 1))})
 	}
 	set = append(set, gpuVars(job)...) // gpu.go
-	return overlay(s.Launch.Env, set)
+	set = append(set, ctlVars(job)...) // ctlsock.go: srun's may name a socket outside the job
+	return overlay(withoutCtl(job, s.Launch.Env), set)
 }
 
 func nodeOf(c *api.StepCredential, node string) *api.StepNode {
