@@ -268,10 +268,6 @@ func sortedConcerns(cs map[concern]bool) []string {
 	return out
 }
 
-// stillMixed are the files not yet split; the list only shrinks: a file
-// on it that holds one concern must leave it.
-var stillMixed = []string{"snapshot.go"}
-
 // TestLayout: every non-test file of the package holds at most one
 // concern. Each file's concern is logged (-v).
 func TestLayout(t *testing.T) {
@@ -283,12 +279,6 @@ func TestLayout(t *testing.T) {
 		t.Logf("%-22s %s", name, strings.Join(sortedConcerns(cs), ", "))
 		for c := range cs {
 			seen[c]++
-		}
-		if slices.Contains(stillMixed, name) {
-			if len(cs) < 2 {
-				t.Errorf("%s holds one concern now: take it off stillMixed", name)
-			}
-			continue
 		}
 		if len(cs) > 1 {
 			t.Errorf("%s holds %s: one concern per file; move the others' part into a method of their owner",

@@ -126,45 +126,25 @@ func (b *snapshotBuilder) build(now time.Time, test *api.Job) (sched.Snapshot, c
 	// Wall clock only: start times are stored without a monotonic reading,
 	// and planned starts must come out as exact wall times of them.
 	snap := sched.Snapshot{Now: now.Round(0)}
-	for name, n := range b.nodes.all() {
-		snap.Nodes = append(snap.Nodes, sched.Node{Name: name,
-			Capacity: sched.Resources{CPUs: n.rec.CPUs, MemBytes: n.rec.MemBytes}, Up: n.up && n.rec.Drain == ""})
-		n.addGPUsTo(&snap.Nodes[len(snap.Nodes)-1], b.parts)
-	}
+	snap.Nodes = b.nodes.schedNodes(b.parts)
 	for _, p := range b.parts.list {
 		sp := sched.Partition{Name: p.Name, DefaultTime: time.Duration(p.DefaultTime) * time.Second,
 			MaxTime: time.Duration(p.MaxTime) * time.Second}
 		for _, n := range sortNodes(b.nodes.inPartition(b.parts, p.Name)) {
-			sp.Nodes = append(sp.Nodes, n.rec.Name)
+			sp.Nodes = append(sp.Nodes, n.name())
 		}
 		snap.Partitions = append(snap.Partitions, sp)
 	}
 	// The ID and Pending buffers are reused from cycle to cycle (planners
 	// keep nothing between calls).
-	pending := b.idBuf[:0]
-	for id, j := range b.q.unfinished() {
-		job := &j.rec.Job
-		switch job.State {
-		case api.StateRunning:
-			r := sched.Running{ID: id}
-			for _, n := range job.Nodes {
-				r.Alloc = append(r.Alloc, sched.Allocation{Node: n, Resources: perNode(job)})
-			}
-			if job.StartTime != nil && job.TimeLimit > 0 {
-				r.End = job.StartTime.Add(time.Duration(job.TimeLimit) * time.Second)
-			}
-			addRunningGPUs(&r, job)
-			snap.Running = append(snap.Running, r)
-		case api.StatePending:
-			pending = append(pending, id)
-		}
-	}
+	var pending []uint64
+	snap.Running, pending = b.q.runningAndPending(b.idBuf[:0])
 	slices.Sort(pending) // sorting 8-byte IDs is far cheaper than sorting Pending values
 	b.idBuf = pending
 	snap.Pending = slices.Grow(b.pendingBuf[:0], len(pending))[:len(pending)]
 	g := b.groups()
 	for i, id := range pending {
-		job := &b.q.unfinishedJob(id).rec.Job
+		job := b.q.unfinishedRecord(id)
 		snap.Pending[i] = pendingOf(job, id, b.priority(job, now), b.blockedOf(job, job.ArrayTaskID, now, &notes))
 		snap.Pending[i].Groups = g.pendingMembers(job, b.q.array(job.ArrayJobID))
 	}
@@ -201,7 +181,7 @@ func (b *snapshotBuilder) groups() *groupBuilder {
 func (g *groupBuilder) describe(job *api.Job, a *arrayJob) groups.Job {
 	d := groups.Job{User: job.User, Name: job.Name, Singleton: isSingleton(job.Spec.Dependency), Account: job.Spec.Account}
 	if a != nil {
-		d.Array, d.MaxRunning = a.base, a.maxRunning
+		d.Array, d.MaxRunning = a.id(), a.limit()
 	}
 	if g.policies != nil {
 		d.UserLimits, d.AccountLimits = g.policies.Limits(job.User, job.Spec.Account)
@@ -222,7 +202,7 @@ func (g *groupBuilder) addRunning(running []sched.Running, q *queue) {
 		return
 	}
 	for i := range running {
-		job := &q.unfinishedJob(running[i].ID).rec.Job
+		job := q.unfinishedRecord(running[i].ID)
 		running[i].Groups = g.Running(g.describe(job, q.array(job.ArrayJobID)))
 	}
 }
@@ -241,30 +221,17 @@ func (b *snapshotBuilder) appendArrayTasks(pending []sched.Pending, now time.Tim
 		return pending
 	}
 	notes.first = make(map[uint64]*arrayJob)
-	running := make(map[uint64]int)
-	for _, j := range b.q.unfinished() {
-		if id := j.rec.Job.ArrayJobID; id != 0 && j.state() == api.StateRunning {
-			running[id]++
-		}
-	}
-	free := make(map[string]int) // free CPUs of each partition's nodes that are up
-	alloc := b.q.allocation()
-	for name, n := range b.nodes.all() {
-		if n.up {
-			for _, p := range n.parts {
-				free[p] += max(n.rec.CPUs-alloc[name].CPUs, 0)
-			}
-		}
-	}
+	running := b.q.runningPerArray()
+	free := b.nodes.freeCPUs(b.q.allocation())
 	for a := range b.q.arraysInOrder() {
 		job := a.pendingRem()
-		if job == nil || a.remCount == 0 {
+		if job == nil || a.remaining() == 0 {
 			continue
 		}
 		prio := b.priority(job, now)
-		n := min(a.remCount, 1+free[job.Partition]/max(job.CPUs, 1))
-		if a.maxRunning > 0 {
-			n = min(n, a.maxRunning-running[a.base])
+		n := min(a.remaining(), 1+free[job.Partition]/max(job.CPUs, 1))
+		if a.limit() > 0 {
+			n = min(n, a.limit()-running[a.id()])
 		}
 		offered := 0
 		for _, index := range a.firstPending(max(n, 1)) {

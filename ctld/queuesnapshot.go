@@ -1,0 +1,60 @@
+package ctld
+
+import (
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/sched"
+)
+
+// The queue's side of a scheduling snapshot: its running jobs as the
+// planner sees them, and what the snapshot builder reads of its jobs and
+// arrays. The caller holds Server.mu (read at least).
+
+// runningAndPending is the running jobs as the planner sees them and the
+// IDs of the pending ones, appended to pending (a reused buffer).
+func (q *queue) runningAndPending(pending []uint64) ([]sched.Running, []uint64) {
+	var running []sched.Running
+	for id, j := range q.active {
+		job := &j.rec.Job
+		switch job.State {
+		case api.StateRunning:
+			r := sched.Running{ID: id}
+			for _, n := range job.Nodes {
+				r.Alloc = append(r.Alloc, sched.Allocation{Node: n, Resources: perNode(job)})
+			}
+			if job.StartTime != nil && job.TimeLimit > 0 {
+				r.End = job.StartTime.Add(time.Duration(job.TimeLimit) * time.Second)
+			}
+			addRunningGPUs(&r, job)
+			running = append(running, r)
+		case api.StatePending:
+			pending = append(pending, id)
+		}
+	}
+	return running, pending
+}
+
+// unfinishedRecord is the record of unfinished job id, which exists; to
+// read only.
+func (q *queue) unfinishedRecord(id uint64) *api.Job { return &q.active[id].rec.Job }
+
+// runningPerArray counts the running tasks of each array.
+func (q *queue) runningPerArray() map[uint64]int {
+	running := make(map[uint64]int)
+	for _, j := range q.active {
+		if id := j.rec.Job.ArrayJobID; id != 0 && j.state() == api.StateRunning {
+			running[id]++
+		}
+	}
+	return running
+}
+
+// id is the array's job ID.
+func (a *arrayJob) id() uint64 { return a.base }
+
+// limit is the array's %N: how many of its tasks may run at once (0: no limit).
+func (a *arrayJob) limit() int { return a.maxRunning }
+
+// remaining is how many tasks the pending remainder holds.
+func (a *arrayJob) remaining() int { return a.remCount }
