@@ -10,6 +10,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/hostlist"
 	"github.com/corral-hpc/corral/jobspec"
 )
 
@@ -61,10 +62,34 @@ func acct(c *ucli.Context) error {
 		header = append(header[:len(header)-1], "GPUTIME", "NODELIST")
 	}
 	rows := make([][]string, 0, len(recs))
+	now := time.Now()
 	for i := range recs {
 		rows = append(rows, acctRow(&recs[i], withGPU))
+		for k := range recs[i].Steps {
+			rows = append(rows, acctStepRow(&recs[i], &recs[i].Steps[k], withGPU, now))
+		}
 	}
 	return writeTable(out(c), header, rows)
+}
+
+// acctStepRow is a step's line under its job, as sacct prints JOB.STEP:
+// CPUTIME is its elapsed time × its tasks' CPUs.
+func acctStepRow(r *api.AcctRecord, st *api.Step, withGPU bool, now time.Time) []string {
+	end := now
+	if st.End != nil {
+		end = *st.End
+	}
+	elapsed := int64(max(end.Sub(st.Start), 0) / time.Second)
+	row := []string{
+		acctRef(r) + "." + api.StepName(st.StepID), st.Name, r.Partition, r.User, string(st.State),
+		fmt.Sprintf("%d:%d", st.ExitCode, st.Signal), jobspec.FormatDuration(elapsed),
+		jobspec.FormatDuration(elapsed * int64(st.Tasks*max(st.CPUsPerTask, 1))), jobspec.FormatDuration(st.CPUTimeUsec / 1e6),
+		formatSize(st.PeakMemBytes),
+	}
+	if withGPU {
+		row = append(row, "")
+	}
+	return append(row, hostlist.Compress(st.Nodes))
 }
 
 func acctRow(r *api.AcctRecord, withGPU bool) []string {

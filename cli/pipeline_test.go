@@ -109,20 +109,24 @@ func TestAcctTable(t *testing.T) {
 	f := MustFakeCtld(t)
 	start := time.Date(2026, 1, 20, 10, 0, 0, 0, time.UTC)
 	two := 2
+	stepEnd := start.Add(30 * time.Second)
 	f.pipe.acct = []api.AcctRecord{
 		{JobID: 5, Name: "train", Partition: "batch", User: "alice", State: api.StateCompleted, StartTime: &start,
 			EndTime: start.Add(90 * time.Second), ElapsedS: 90, CPUs: 4, NodeCount: 1, CPUTimeS: 360, TotalCPUUsec: 61e6,
-			MaxRSSBytes: 3 << 29, Nodes: []string{"n1"}},
+			MaxRSSBytes: 3 << 29, Nodes: []string{"n1"}, Steps: []api.Step{{JobID: 5, StepID: 0, Name: "hostname",
+				State: api.StateFailed, ExitCode: 2, Nodes: []string{"n1", "n2"}, Tasks: 4, CPUsPerTask: 1, Start: start,
+				End: &stepEnd, CPUTimeUsec: 2e6, PeakMemBytes: 1 << 20}}},
 		{JobID: 9, ArrayJobID: 7, ArrayTaskID: &two, Name: "arr", Partition: "batch", User: "alice", State: api.StateFailed,
 			ExitCode: 3, StartTime: &start, EndTime: start, Nodes: []string{"n2"}},
 		{JobID: 10, ArrayJobID: 7, ArrayTasks: "3-5", Name: "arr", Partition: "batch", User: "alice", State: api.StateCancelled,
 			EndTime: start, Nodes: []string{}},
 	}
 	r := f.run("acct", "-s", "CD,FAILED,CA", "-u", "alice", "-j", "5,7_2")
-	want := "JOBID    JOBNAME  PARTITION  USER   STATE      EXITCODE  ELAPSED  CPUTIME  TOTALCPU  MAXRSS  NODELIST\n" +
-		"5        train    batch      alice  COMPLETED  0:0       1:30     6:00     1:01      1.5G    n1\n" +
-		"7_2      arr      batch      alice  FAILED     3:0       0:00     0:00     0:00      0       n2\n" +
-		"7_[3-5]  arr      batch      alice  CANCELLED  0:0       0:00     0:00     0:00      0       None assigned\n"
+	want := "JOBID    JOBNAME   PARTITION  USER   STATE      EXITCODE  ELAPSED  CPUTIME  TOTALCPU  MAXRSS  NODELIST\n" +
+		"5        train     batch      alice  COMPLETED  0:0       1:30     6:00     1:01      1.5G    n1\n" +
+		"5.0      hostname  batch      alice  FAILED     2:0       0:30     2:00     0:02      1.0M    n[1-2]\n" +
+		"7_2      arr       batch      alice  FAILED     3:0       0:00     0:00     0:00      0       n2\n" +
+		"7_[3-5]  arr       batch      alice  CANCELLED  0:0       0:00     0:00     0:00      0       None assigned\n"
 	if r.code != 0 || r.stdout != want {
 		t.Errorf("exit %d stderr %q\n%s\nwant\n%s", r.code, r.stderr, r.stdout, want)
 	}
