@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"net"
@@ -41,8 +42,9 @@ type fakeStepCluster struct {
 	socket  string
 	nodes   []*fakeStepNode
 	grant   api.StepGrant
-	refuse  string // non-empty: CreateStep fails with this message
-	busy    int    // CreateStep answers "Requested nodes are busy" this many times first
+	refuse  string       // non-empty: CreateStep fails with this message
+	busy    int          // CreateStep answers "Requested nodes are busy" this many times first
+	ended   api.JobState // non-empty: the step's state in GET /v1/jobs/5/steps (else RUNNING)
 	mu      sync.Mutex
 	request api.StepRequest
 }
@@ -103,6 +105,13 @@ func newFakeStepCluster(t *testing.T, nodes ...*fakeStepNode) *fakeStepCluster {
 		default:
 			reply(w, 200, fc.grant)
 		}
+	})
+	mux.HandleFunc("GET /v1/jobs/5/steps", func(w http.ResponseWriter, r *http.Request) {
+		fc.mu.Lock()
+		defer fc.mu.Unlock()
+		st := fc.grant.Step
+		st.State = cmp.Or(fc.ended, api.StateRunning)
+		reply(w, 200, []api.Step{st})
 	})
 	srv := &http.Server{Handler: mux}
 	go srv.Serve(ln)

@@ -183,3 +183,28 @@ func TestSrunRetriesWhileNodesAreBusy(t *testing.T) {
 		t.Errorf("exit %d, %d busy answers left, stderr %q; want 0, 0, %q", code, fc.busy, stderr, want)
 	}
 }
+
+// TestSrunStepEndedWithoutANode: a runner that fails before it reaches
+// srun still ends its part of the step; srun learns it from ctld and stops
+// waiting for that node.
+func TestSrunStepEndedWithoutANode(t *testing.T) {
+	defer func(d time.Duration) { srunStepPoll = d }(srunStepPoll)
+	srunStepPoll = 10 * time.Millisecond
+	play := func(t *testing.T, n *fakeStepNode, l api.StepLaunch) {
+		if n.name == "n2" {
+			return // its runner failed before connecting
+		}
+		if rc := dial(t, l, l.IOToken, n.name); rc != nil {
+			rc.exit(t, 0, stepio.ExitStatus{})
+			rc.exit(t, 1, stepio.ExitStatus{})
+			rc.finish(t)
+		}
+	}
+	n1, n2 := twoNodes(play)
+	fc := newFakeStepCluster(t, n1, n2)
+	fc.ended = api.StateFailed
+	code, _, stderr := fc.srun(t, "", inJob, "-i", "none", "work")
+	if code != 1 || !strings.Contains(stderr, "srun: error: StepId=5.2 ended (FAILED) before node n2 connected\n") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+}

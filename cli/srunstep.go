@@ -29,6 +29,10 @@ var (
 	// srunKillTimeout is how long srun waits for the nodes to report
 	// after it killed the step before it gives up on them.
 	srunKillTimeout = time.Minute
+	// srunStepPoll is how often srun asks ctld whether the step still
+	// runs while a node it launched has not connected: a runner that
+	// fails before it reaches srun ends its part of the step all the same.
+	srunStepPoll = 2 * time.Second
 )
 
 // srunForwarded are the signals srun passes on to every task.
@@ -61,6 +65,8 @@ type stepSession struct {
 	killExpiry <-chan time.Time // set once the step is being killed
 	term       *localTerminal   // --pty with srun on a terminal
 	rank0      *stepNode        // once connected: where input and window sizes go
+	cl         *api.Client      // made on first use
+	asking     bool             // a step state request is under way
 }
 
 // stepNode is one node of the step.
@@ -70,6 +76,7 @@ type stepNode struct {
 	conn     net.Conn
 	w        *stepio.Writer
 	exited   map[int]bool
+	launched bool // the node accepted the launch
 	finished bool // Done seen, connection lost, or never started
 }
 
@@ -83,6 +90,7 @@ const (
 	evLaunched
 	evLaunchFailed
 	evConnectTimeout
+	evStepState // ctld's answer about the step (state, or err)
 )
 
 type stepEvent struct {
@@ -91,6 +99,7 @@ type stepEvent struct {
 	conn  net.Conn
 	frame stepio.Frame
 	err   error
+	state api.JobState
 }
 
 func newStepSession(cfg *srunConfig, env srunEnv, g *api.StepGrant) (*stepSession, error) {
@@ -173,8 +182,12 @@ func (s *stepSession) run(ctx context.Context) int {
 	for _, n := range s.order {
 		go s.launchOn(ctx, n)
 	}
+	poll := time.NewTicker(srunStepPoll)
+	defer poll.Stop()
 	for !s.allFinished() {
 		select {
+		case <-poll.C:
+			s.askStepState(ctx)
 		case e := <-s.events:
 			s.handle(e)
 		case sig := <-sigs:
@@ -316,7 +329,19 @@ func (s *stepSession) handle(e stepEvent) {
 			s.sendWinsize()
 			s.forwardStdin(n)
 		}
+	case evStepState:
+		s.asking = false
+		if e.err != nil || e.state == api.StateRunning {
+			return
+		}
+		for _, n := range s.order {
+			if n.launched && n.conn == nil && !n.finished {
+				fmt.Fprintf(s.env.stderr, "srun: error: StepId=%d.%d ended (%s) before node %s connected\n", s.jobID, s.stepID, e.state, n.Node)
+				s.lose(n)
+			}
+		}
 	case evLaunched:
+		n.launched = true
 		time.AfterFunc(srunConnectTimeout, func() { s.send(stepEvent{kind: evConnectTimeout, node: n}) })
 	case evLaunchFailed:
 		if n.conn != nil || n.finished {
@@ -378,6 +403,37 @@ func (s *stepSession) frame(n *stepNode, f stepio.Frame) {
 		}
 		n.finished = true
 	}
+}
+
+// askStepState asks ctld, in the background, how the step stands, while
+// a node that accepted its launch has not connected.
+func (s *stepSession) askStepState(ctx context.Context) {
+	waiting := false
+	for _, n := range s.order {
+		waiting = waiting || n.launched && n.conn == nil && !n.finished
+	}
+	if !waiting || s.asking {
+		return
+	}
+	s.asking = true
+	if s.cl == nil {
+		s.cl = s.env.client()
+	}
+	go func() {
+		rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+		defer cancel()
+		steps, err := s.cl.Steps(rctx, s.jobID)
+		e := stepEvent{kind: evStepState, err: err}
+		if err == nil {
+			e.err = fmt.Errorf("step %d.%d is not listed", s.jobID, s.stepID)
+			for _, st := range steps {
+				if st.StepID == s.stepID {
+					e.state, e.err = st.State, nil
+				}
+			}
+		}
+		s.send(e)
+	}()
 }
 
 // lose ends a node whose tasks srun will hear no more of: those that had
