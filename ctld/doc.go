@@ -38,8 +38,8 @@
 // Jobs and array jobs belong to one type, queue: it
 // loads them, gives new ones their IDs, answers references (a job, a task
 // A_T, an array A) and commits every job change. Its reads for one
-// concern (a listing, the history, a wait, a dependency) sit in that
-// concern's file. How an array is stored, one pending remainder record
+// purpose (a listing, the history, a wait, a dependency, a snapshot) sit
+// in a queue file named for it (history.go, queuesnapshot.go, ...). How an array is stored, one pending remainder record
 // for the tasks not yet started, stays with the queue and arrayJob;
 // handlers see jobs, and an array's pending tasks as one job
 // (arrayJob.remJob).
