@@ -96,9 +96,6 @@ type ClusterOpts struct {
 	KillWait string
 	Config   string // corral.conf contents, optional
 	NoNodes  bool   // a controller alone: jobs stay pending
-	// SocketInJobs puts the controller's socket where jobs' containers
-	// see it (their /tmp is private), so srun inside a job reaches ctld.
-	SocketInJobs bool
 }
 
 // Cluster is a running ctld with its node daemons, all child processes.
@@ -126,9 +123,6 @@ func StartCluster(t testing.TB, opts ClusterOpts) *Cluster {
 		opts.KillWait = "1s"
 	}
 	dir := shortTempDir(t)
-	if opts.SocketInJobs {
-		dir = sharedTempDir(t)
-	}
 	c := &Cluster{t: t, Dir: dir, Socket: filepath.Join(dir, "ctld.sock"), opts: opts}
 	c.listen = "127.0.0.1:" + strconv.Itoa(freePort(t))
 	c.CtldURL = "https://" + c.listen // always TLS; noded pins ctld/ca.pem beside the key
@@ -145,20 +139,6 @@ func StartCluster(t testing.TB, opts ClusterOpts) *Cluster {
 // shortTempDir keeps Unix socket paths well under the 108-byte limit.
 func shortTempDir(t testing.TB) string {
 	dir, err := os.MkdirTemp("", "corral-e2e-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
-
-// sharedTempDir is outside /tmp, which jobs do not share, and open to
-// every job user.
-func sharedTempDir(t testing.TB) string {
-	dir, err := os.MkdirTemp("/var/tmp", "corral-e2e-")
-	if err == nil {
-		err = os.Chmod(dir, 0o755)
-	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,15 +28,14 @@ func needCommands(t *testing.T, names ...string) {
 	}
 }
 
-// mpiCluster is a 2-node cluster whose jobs reach ctld and find the
-// Slurm names on their PATH, with a work directory every job user can
-// write.
+// mpiCluster is a 2-node cluster whose jobs find the Slurm names on
+// their PATH, with a work directory every job user can write. srun
+// inside a job reaches ctld through the job's own socket.
 func mpiCluster(t *testing.T) (*Cluster, string) {
-	c := StartCluster(t, ClusterOpts{SocketInJobs: true,
+	c := StartCluster(t, ClusterOpts{
 		Nodes: []NodeOpts{{Name: "n1", CPUs: 2, Mem: "1G"}, {Name: "n2", CPUs: 2, Mem: "1G"}}})
 	dir := mustOpenDir(t, "corral-mpi-", 0o777)
 	t.Setenv("PATH", slurmBin(t, dir)+":"+os.Getenv("PATH"))
-	t.Setenv(api.SocketEnv, c.Socket)
 	return c, dir
 }
 
