@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/internal/fsutil"
 	"github.com/corral-hpc/corral/noded/shim"
 )
 
@@ -82,11 +83,14 @@ func fakeRunner(jobDir, id string) int {
 	b, err := os.ReadFile(filepath.Join(dir, shim.StepFile))
 	must(err)
 	must(json.Unmarshal(b, &sj))
+	// The pid file first, whole (noded writes it too, the same bytes),
+	// then the start count the tests wait for: a test that saw the start
+	// must find the pid, never a file half written.
+	must(fsutil.WriteFileAtomic(filepath.Join(dir, shim.RunnerPidFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600))
 	f, err := os.OpenFile(filepath.Join(dir, "starts"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	must(err)
 	fmt.Fprintln(f, os.Getpid())
 	f.Close()
-	must(os.WriteFile(filepath.Join(dir, shim.RunnerPidFile), []byte(strconv.Itoa(os.Getpid())), 0o600))
 	status := os.NewFile(shim.StatusFD, "status")
 	fmt.Fprintf(status, "started %s\n", time.Now().Format(time.RFC3339Nano))
 	argv := sj.Launch.Argv
