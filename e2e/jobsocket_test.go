@@ -77,3 +77,31 @@ while [ ! -e outsider.done ]; do sleep 0.05; done
 		t.Errorf("job %d's steps %+v, want its own srun's alone (step 0, 2 tasks)", job, steps)
 	}
 }
+
+// TestJobSocketAfterNodedRestart: kill -9 of noded takes the job's
+// socket down with it; the restarted noded serves it again at the same
+// place in the running container, and srun inside the job works on.
+func TestJobSocketAfterNodedRestart(t *testing.T) {
+	node := NodeOpts{Name: "n1", CPUs: 2, Mem: "2G"}
+	c := StartCluster(t, ClusterOpts{Nodes: []NodeOpts{node}})
+	c.endJobsAtCleanup()
+	dir := jobDir(t)
+	t.Setenv("PATH", slurmBin(t, dir)+":"+os.Getenv("PATH"))
+	job := c.Submit(dir, "-t", "2", "-o", "restart.out", "--wrap", `srun echo before
+echo ready > first.done
+while [ ! -e restarted ]; do sleep 0.05; done
+srun echo after
+squeue -h -j "$SLURM_JOB_ID" -o %T`)
+	waitFile(t, filepath.Join(dir, "first.done"), "ready", 60*time.Second)
+	c.killNode(0)
+	c.StartNode(node)
+	c.WaitNodesUp(1, 15*time.Second)
+	if err := os.WriteFile(filepath.Join(dir, "restarted"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	j := c.WaitEnded(job, 60*time.Second)
+	got := strings.Join(readLines(t, filepath.Join(dir, "restart.out")), "\n")
+	if j.State != api.StateCompleted || got != "before\nafter\nRUNNING" {
+		t.Fatalf("job ended %s (%s), output:\n%s\nwant COMPLETED with before, after, RUNNING", j.State, j.Message, got)
+	}
+}

@@ -26,8 +26,8 @@ import (
 // own socket and noded's state are out of the job's sight. Only the
 // job's own processes may use it: the peer's uid (SO_PEERCRED) must be
 // the job's (or root) and its cgroup the job's, read through a pidfd of
-// the very process that connected (SO_PEERPIDFD), so neither a process
-// outside the job nor a reused pid passes. Requests are forwarded as the
+// the very process that connected (SO_PEERPIDFD, Linux 6.5+), so neither
+// a process outside the job nor a reused pid passes. Requests are forwarded as the
 // job's user (jobforward.go).
 
 // maxJobConns bounds one job's open connections to its socket: a job
@@ -195,8 +195,14 @@ func (s *jobSocket) checkPeer(c *net.UnixConn) error {
 	}); err != nil || credErr != nil {
 		return errors.New("cannot read the caller's peer credentials")
 	}
+	if errors.Is(pidfdErr, unix.ENOPROTOOPT) {
+		// Before Linux 6.5: a pidfd of the pid the kernel reported. Should
+		// the caller be gone and its pid reused by then, the uid above is
+		// still the caller's, and it is forwarded as the job's user only.
+		pidfd, pidfdErr = unix.PidfdOpen(int(cred.Pid), 0)
+	}
 	if pidfdErr != nil {
-		return fmt.Errorf("cannot identify the calling process (SO_PEERPIDFD needs Linux 6.5): %v", pidfdErr)
+		return fmt.Errorf("cannot identify the calling process: %v", pidfdErr)
 	}
 	defer unix.Close(pidfd)
 	if cred.Uid != s.uid && cred.Uid != 0 {

@@ -1,9 +1,11 @@
 package noded
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -71,20 +73,17 @@ func testJobCgroup(t *testing.T, h *cgroup.Host) (cgroup.Placement, string) {
 	return cgroup.Placement{Dirs: map[string]string{key: dir}}, filepath.Join(dir, "cgroup.procs")
 }
 
-// TestJobSocketPeers: only a process of the job's user inside the job's
-// cgroup reaches ctld through the job's socket, and then as the job's
-// user with the job's ID, whatever credential it sent itself; a process
-// of the same user outside the job, root outside the job and a request
-// for the node plane are refused and forward nothing.
-func TestJobSocketPeers(t *testing.T) {
+// serveTestJobSocket serves the socket of job 7 of nobody, whose cgroup
+// is a fresh one, forwarding to a recording controller.
+func serveTestJobSocket(t *testing.T) (ctld *seenCtld, sock, procs string) {
 	containertest.MustRoot(t)
 	h, err := cgroup.Detect()
 	if err != nil {
 		t.Skipf("needs cgroups: %v", err)
 	}
-	ctld := &seenCtld{}
+	ctld = &seenCtld{}
 	srv := httptest.NewServer(ctld)
-	defer srv.Close()
+	t.Cleanup(srv.Close)
 	d := &Daemon{cfg: Config{CtldURL: srv.URL, Name: "n1", Key: testKey}, log: log.New(os.Stderr, "", 0), cg: h}
 	place, procs := testJobCgroup(t, h)
 	jobDir := filepath.Join(containertest.MustUserDir(t, 0, 0), "7")
@@ -96,8 +95,17 @@ func TestJobSocketPeers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.close()
-	sock := filepath.Join(jobDir, shim.CtlDir, jobSocketFile)
+	t.Cleanup(s.close)
+	return ctld, filepath.Join(jobDir, shim.CtlDir, jobSocketFile), procs
+}
+
+// TestJobSocketPeers: only a process of the job's user inside the job's
+// cgroup reaches ctld through the job's socket, and then as the job's
+// user with the job's ID, whatever credential it sent itself; a process
+// of the same user outside the job, root outside the job and a request
+// for the node plane are refused and forward nothing.
+func TestJobSocketPeers(t *testing.T) {
+	ctld, sock, procs := serveTestJobSocket(t)
 
 	// curl as uid, moved into the job's cgroup first when inJob.
 	curl := func(uid int, inJob bool, path string) (string, string) {
@@ -139,5 +147,47 @@ func TestJobSocketPeers(t *testing.T) {
 		if cr.UID != containertest.Nobody || cr.GID != containertest.Nobody || cr.Job != 7 || cr.Host != "n1" {
 			t.Errorf("forwarded as %+v, want the job's user (uid %d) from job 7 on n1", cr, containertest.Nobody)
 		}
+	}
+}
+
+// TestJobSocketConnectionBound: a job holding maxJobConns connections
+// open gets 503 on one more, whoever it is; once one closes, the next
+// connection is judged on its peer again.
+func TestJobSocketConnectionBound(t *testing.T) {
+	_, sock, _ := serveTestJobSocket(t)
+	var held []net.Conn
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	for range maxJobConns {
+		c, err := net.Dial("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
+	status := func() int {
+		cl := &http.Client{Transport: &http.Transport{DisableKeepAlives: true,
+			DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+				return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+			}}}
+		resp, err := cl.Get("http://corral/v1/jobs")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := status(); code != http.StatusServiceUnavailable {
+		t.Fatalf("connection %d: %d, want 503", maxJobConns+1, code)
+	}
+	held[0].Close()
+	held = held[1:]
+	// The server sees the close when it reads; the test process is not in
+	// the job, so a judged connection is refused with 403.
+	if !containertest.Eventually(10*time.Second, func() bool { return status() == http.StatusForbidden }) {
+		t.Fatal("a connection after one closed is still refused as over the bound")
 	}
 }
