@@ -124,3 +124,30 @@ func TestSlurmNamesInsideAJob(t *testing.T) {
 		t.Errorf("the job printed %q, want n1 a1 a2", got)
 	}
 }
+
+// TestSlurmJobName: a name with the characters scripts put in them
+// (spaces, '=', ':') is taken whole and comes back unchanged from squeue
+// and sacct.
+func TestSlurmJobName(t *testing.T) {
+	c := StartCluster(t, ClusterOpts{})
+	bin, dir := slurmBin(t, t.TempDir()), jobDir(t)
+	const name = "lr=0.1 run:v2"
+	r := c.slurmCmd(bin, dir, "sbatch", "--parsable", "-J", name, "--wrap", "sleep 30")
+	if r.Code != 0 {
+		t.Fatalf("sbatch -J %q: exit %d %s", name, r.Code, r.Stderr)
+	}
+	id, err := strconv.ParseUint(strings.TrimSpace(r.Stdout), 10, 64)
+	if err != nil {
+		t.Fatalf("sbatch --parsable printed %q", r.Stdout)
+	}
+	if q := c.slurmCmd(bin, dir, "squeue", "-h", "-o", "%j"); q.Code != 0 || q.Stdout != name+"\n" {
+		t.Errorf("squeue -h -o %%j: exit %d, printed %q, want %q", q.Code, q.Stdout, name+"\n")
+	}
+	if q := c.slurmCmd(bin, dir, "scancel", strconv.FormatUint(id, 10)); q.Code != 0 {
+		t.Fatalf("scancel: exit %d %s", q.Code, q.Stderr)
+	}
+	c.WaitEnded(id, 30*time.Second)
+	if q := c.slurmCmd(bin, dir, "sacct", "-n", "-P", "-X", "-j", strconv.FormatUint(id, 10), "-o", "JobName"); q.Code != 0 || q.Stdout != name+"\n" {
+		t.Errorf("sacct -o JobName: exit %d, printed %q, want %q", q.Code, q.Stdout, name+"\n")
+	}
+}

@@ -4,21 +4,24 @@ import (
 	"crypto/rand"
 	"fmt"
 	"math/big"
+	"unicode"
+	"unicode/utf8"
 )
 
-// MaxJobName is the longest --job-name.
-const MaxJobName = 64
+// MaxJobName is the longest --job-name, in bytes: slurmctld's limit on a
+// job's name.
+const MaxJobName = 1024
 
-// ValidJobName reports whether s is 1 to 64 letters, digits, '.', '_' and
-// '-': a name that is safe in file patterns (%x), shell variables and
-// command lines without quoting.
+// ValidJobName reports whether s is a name Slurm accepts: 1 to
+// MaxJobName bytes of printable UTF-8 (spaces, '=', ':', '+', '/' and the
+// like included), with no control character such as a newline or tab,
+// which would break squeue's and sacct's one-line-per-job output.
 func ValidJobName(s string) bool {
-	if len(s) == 0 || len(s) > MaxJobName {
+	if len(s) == 0 || len(s) > MaxJobName || !utf8.ValidString(s) {
 		return false
 	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+	for _, r := range s {
+		if !unicode.IsPrint(r) && r != ' ' {
 			return false
 		}
 	}
@@ -31,7 +34,7 @@ func CheckJobName(s string) error {
 	if ValidJobName(s) {
 		return nil
 	}
-	return fmt.Errorf("invalid --job-name %s: use 1 to %d letters, digits, '.', '_' and '-'", quoteValue(s), MaxJobName)
+	return fmt.Errorf("invalid --job-name %s: use 1 to %d bytes of printable text, without newlines, tabs or other control characters", quoteValue(s), MaxJobName)
 }
 
 // DefaultJobName is a job's name when it gives none: the script's file

@@ -11,9 +11,11 @@ func TestJobNames(t *testing.T) {
 		name string
 		ok   bool
 	}{
-		{"train", true}, {"resnet-50_v2.1", true}, {"a", true}, {strings.Repeat("x", 64), true},
-		{"", false}, {strings.Repeat("x", 65), false}, {"two words", false}, {"a/b", false},
-		{"semi;colon", false}, {"dollar$", false}, {"ünïcode", false}, {"tab\tname", false},
+		{"train", true}, {"resnet-50_v2.1", true}, {"a", true}, {strings.Repeat("x", MaxJobName), true},
+		{"lr=0.1 run:v2", true}, {"a+b/c", true}, {"two words", true}, {"semi;colon", true},
+		{"dollar$", true}, {"ünïcode", true},
+		{"", false}, {strings.Repeat("x", MaxJobName+1), false}, {"tab\tname", false},
+		{"new\nline", false}, {"bell\a", false}, {"bad\xffutf8", false},
 	}
 	for _, tc := range tests {
 		if got := ValidJobName(tc.name); got != tc.ok {
@@ -27,20 +29,20 @@ func TestJobNames(t *testing.T) {
 			t.Errorf("-J %q: error is not one line: %q", tc.name, err)
 		}
 	}
-	if _, err := Parse([]string{"-J", "two words", "--wrap", "true"}, nil); err == nil ||
-		!strings.Contains(err.Error(), "letters, digits, '.', '_' and '-'") {
+	if _, err := Parse([]string{"-J", strings.Repeat("x", MaxJobName+1), "--wrap", "true"}, nil); err == nil ||
+		!strings.Contains(err.Error(), "1 to 1024 bytes of printable text") {
 		t.Errorf("refusal does not say what is allowed: %v", err)
 	}
 }
 
 func TestDefaultJobName(t *testing.T) {
-	if got := DefaultJobName("train.sh"); got != "train.sh" {
+	if got := DefaultJobName("my job (copy).sh"); got != "my job (copy).sh" {
 		t.Errorf("a valid script name became %q", got)
 	}
 	shape := regexp.MustCompile(`^[a-z]+-[a-z]+-[0-9]{4}$`)
 	seen := map[string]bool{}
 	for i := 0; i < 20; i++ {
-		n := DefaultJobName("my job (copy).sh")
+		n := DefaultJobName("bad\nname.sh")
 		if !shape.MatchString(n) || !ValidJobName(n) {
 			t.Fatalf("random name %q", n)
 		}

@@ -129,7 +129,7 @@ var options = []option{
 		}},
 	{long: "input", short: 'i', arg: "PATTERN", help: "stdin file (default /dev/null); same patterns as --output",
 		apply: func(r *Request, v string) error { return setText(&r.Spec.Input, "input", v) }},
-	{long: "job-name", short: 'J', arg: "NAME", help: "name of the job: 1 to 64 of A-Z a-z 0-9 . _ - (default: the script's file name, or a random name)",
+	{long: "job-name", short: 'J', arg: "NAME", help: "name of the job: printable text, no newline (default: the script's file name)",
 		apply: func(r *Request, v string) error {
 			if err := setText(&r.Spec.Name, "job-name", v); err != nil {
 				return err
