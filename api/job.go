@@ -150,9 +150,14 @@ type JobSpec struct {
 	// "user", "mcs" or "topo" as written after --exclusive=.
 	Exclusive  string `json:"exclusive,omitempty"`
 	Constraint string `json:"constraint,omitempty"` // -C node features, as written (&, |, [], *N)
-	QOS        string `json:"qos,omitempty"`
-	Account    string `json:"account,omitempty"`
-	Comment    string `json:"comment,omitempty"`
+	// NodeList is -w: the job runs on exactly these nodes (its node count
+	// is at least their number). Exclude is -x: never on these. Both are
+	// expanded host names.
+	NodeList []string `json:"nodelist,omitempty"`
+	Exclude  []string `json:"exclude,omitempty"`
+	QOS      string   `json:"qos,omitempty"`
+	Account  string   `json:"account,omitempty"`
+	Comment  string   `json:"comment,omitempty"`
 
 	Gres        []GresRequest `json:"gres,omitempty"`          // --gres, per node
 	GPUs        []GresRequest `json:"gpus,omitempty"`          // -G/--gpus, for the whole job

@@ -4,13 +4,11 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/corral-hpc/corral/api"
-	"github.com/corral-hpc/corral/hostlist"
 	"github.com/corral-hpc/corral/jobspec"
 	"github.com/corral-hpc/corral/slurmopt"
 )
@@ -134,9 +132,9 @@ func (cfg *srunConfig) apply(s slurmopt.Set) error {
 	case "gpus-per-task":
 		r.GPUsPerTask, err = positive(s.Name, v)
 	case "nodelist":
-		r.NodeList, err = nodeNames(s.Name, v)
+		r.NodeList, err = jobspec.NodeNames(s.Name, v)
 	case "exclude":
-		r.Exclude, err = nodeNames(s.Name, v)
+		r.Exclude, err = jobspec.NodeNames(s.Name, v)
 	case "relative":
 		n, e := strconv.Atoi(v)
 		if e != nil || n < 0 {
@@ -218,27 +216,6 @@ func positive(name, v string) (int, error) {
 		return 0, fmt.Errorf("invalid --%s %q: give a whole number from 1", name, v)
 	}
 	return n, nil
-}
-
-// nodeNames expands a hostlist (dev[1-2],gpu01), or reads the names from
-// a file when the value contains a slash, as Slurm does.
-func nodeNames(name, v string) ([]string, error) {
-	expr := v
-	if strings.Contains(v, "/") {
-		data, err := os.ReadFile(v)
-		if err != nil {
-			return nil, fmt.Errorf("--%s: %v", name, err)
-		}
-		expr = strings.Join(strings.Fields(strings.ReplaceAll(string(data), ",", " ")), ",")
-	}
-	names, err := hostlist.Expand(expr)
-	if err != nil {
-		return nil, fmt.Errorf("--%s: %v", name, err)
-	}
-	if len(names) == 0 {
-		return nil, fmt.Errorf("--%s: no node names in %q", name, v)
-	}
-	return names, nil
 }
 
 // distribution takes Slurm's first level only: tasks over nodes.

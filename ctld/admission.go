@@ -20,7 +20,8 @@ import (
 //     (jobspec.Validate) and the controller's own that need nothing
 //     filled in;
 //   - mutators fill in what the job left out (partition, nodes, name,
-//     time limit, memory, account) and refuse what they cannot fill;
+//     time limit, memory, the nodes -w and -x leave, account) and refuse
+//     what they cannot fill;
 //   - validators judge the completed job against the cluster (partition
 //     limits, fit on the nodes, mounts, policies).
 //
@@ -39,8 +40,10 @@ type admission struct {
 	owner  account
 	now    time.Time
 
-	part  api.Partition // the job's partition, once the partition step found it
-	known []*node       // that partition's registered nodes
+	part api.Partition // the job's partition, once the partition step found it
+	// known are that partition's registered nodes; the placement step
+	// keeps those the job may use (-w, -x).
+	known []*node
 }
 
 // admissionStep is one named rule. A mutator may change spec; a check or
@@ -63,6 +66,7 @@ var (
 	admissionMutators = []admissionStep{
 		{"partition", setPartition},
 		{"defaults", setDefaults},
+		{"placement", setPlacement},
 		{"account", setAccount},
 	}
 	admissionValidators = []admissionStep{

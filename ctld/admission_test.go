@@ -174,6 +174,42 @@ func TestAdmissionSteps(t *testing.T) {
 			filled: func(s *api.JobSpec) bool {
 				return s.Name == "mine" && s.Nodes == 3 && s.TimeLimit == 60 && s.MemBytes == 4<<30
 			}},
+		{name: "nodelist raises the node count", step: setPlacement,
+			fixture: func(t *testing.T) *admissionFixture {
+				return newAdmission(t).node("n1", 8, 8<<30).node("n2", 8, 8<<30).in("batch")
+			},
+			spec:   func(s *api.JobSpec) { s.Nodes, s.NodeList = 1, []string{"n1", "n2"} },
+			filled: func(s *api.JobSpec) bool { return s.Nodes == 2 }},
+		{name: "nodelist shorter than the node count", step: setPlacement,
+			fixture: func(t *testing.T) *admissionFixture {
+				return newAdmission(t).node("n1", 8, 8<<30).node("n2", 8, 8<<30).in("batch")
+			},
+			spec: func(s *api.JobSpec) { s.Nodes, s.NodeList = 2, []string{"n2"} },
+			want: "--nodes=2 is more than the 1 node(s) of --nodelist n2: corral runs a --nodelist job on exactly the listed nodes"},
+		{name: "nodelist names a node of no partition", step: setPlacement,
+			fixture: func(t *testing.T) *admissionFixture {
+				return newAdmission(t).node("n1", 8, 8<<30).node("n2", 8, 8<<30).in("batch")
+			},
+			spec: func(s *api.JobSpec) { s.Nodes, s.NodeList = 1, []string{"n7"} },
+			want: "--nodelist: node n7 is not in partition batch (its nodes: n[1-2])"},
+		{name: "nodelist outside a configured partition", step: setPlacement,
+			fixture: func(t *testing.T) *admissionFixture { return newAdmission(t).in("big") },
+			spec:    func(s *api.JobSpec) { s.Nodes, s.NodeList = 1, []string{"n1", "n2"} },
+			want:    "--nodelist: nodes n1,n2 are not in partition big (its nodes: n9)"},
+		{name: "exclude leaves nothing", step: setPlacement,
+			fixture: func(t *testing.T) *admissionFixture {
+				return newAdmission(t).node("n1", 8, 8<<30).node("n2", 8, 8<<30).in("batch")
+			},
+			spec: func(s *api.JobSpec) { s.Nodes, s.Exclude = 1, []string{"n1", "n2", "n5"} },
+			want: "--exclude leaves no node of partition batch (its nodes: n[1-2]): it could never run"},
+		{name: "exclude leaves too few", step: setPlacement,
+			fixture: func(t *testing.T) *admissionFixture {
+				return newAdmission(t).node("n1", 8, 8<<30).node("n2", 8, 8<<30).in("batch")
+			},
+			spec: func(s *api.JobSpec) { s.Nodes, s.Exclude = 2, []string{"n1"} },
+			want: "job asks for 2 nodes but --exclude leaves 1 in partition batch: it could never run"},
+		{name: "exclude before any node", step: setPlacement, fixture: func(t *testing.T) *admissionFixture { return newAdmission(t).in("batch") },
+			spec: func(s *api.JobSpec) { s.Nodes, s.Exclude = 1, []string{"n1"} }},
 		{name: "default account", step: setAccount, filled: func(s *api.JobSpec) bool { return s.Account == "chem" }},
 		{name: "account not allowed", step: setAccount, spec: func(s *api.JobSpec) { s.Account = "physics" },
 			want: "user alice may not charge account physics (alice's accounts: chem); nothing was submitted"},
@@ -267,6 +303,21 @@ func TestAdmitOneProblemAsBefore(t *testing.T) {
 	}
 }
 
+// TestPlacementNarrowsFit: the fit validator judges only the nodes -x
+// leaves: a job that fits only on an excluded node is refused at submit.
+func TestPlacementNarrowsFit(t *testing.T) {
+	f := newAdmission(t).node("small", 2, 8<<30).node("large", 16, 8<<30)
+	_, err := f.a.admit(admissionSpec(func(s *api.JobSpec) { s.CPUs, s.Exclude = 8, []string{"large"} }))
+	if err == nil || err.Error() != "job asks for 8 CPUs per node but the largest node in partition batch has 2: it could never run" {
+		t.Errorf("8 CPUs with the 16-CPU node excluded: %v", err)
+	}
+	spec, err := newAdmission(t).node("small", 2, 8<<30).node("large", 16, 8<<30).a.admit(
+		admissionSpec(func(s *api.JobSpec) { s.CPUs, s.NodeList = 8, []string{"large"} }))
+	if err != nil || spec.Nodes != 1 {
+		t.Errorf("8 CPUs on -w large: %+v, %v", spec, err)
+	}
+}
+
 // TestRefusalKeepsTheFirstKind: several problems answer with the first
 // one's fault kind; problems from jobspec are invalid.
 func TestRefusalKeepsTheFirstKind(t *testing.T) {
@@ -304,7 +355,7 @@ func TestAdmissionOrder(t *testing.T) {
 		want  string
 	}{
 		{admissionChecks, "spec, supported, nice, array, dependency, gres, image"},
-		{admissionMutators, "partition, defaults, account"},
+		{admissionMutators, "partition, defaults, placement, account"},
 		{admissionValidators, "time limit, fit, mounts, policy"},
 	} {
 		if got := names(tt.steps); got != tt.want {

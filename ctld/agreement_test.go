@@ -15,8 +15,8 @@ import (
 // agreementQueue fills a controller with a random cluster and queue:
 // nodes (some down), running jobs and array tasks, array remainders with
 // and without %N, pending jobs of two users and two accounts (some held,
-// some singletons, some of a partition no longer configured) and random
-// policies. The caller holds cycleMu, so no cycle runs meanwhile.
+// some singletons, some of a partition no longer configured, some with
+// -w or -x) and random policies. The caller holds cycleMu, so no cycle runs meanwhile.
 func agreementQueue(t *testing.T, rng *rand.Rand, s *Server, now time.Time) {
 	t.Helper()
 	users := []string{"alice", "bob"}
@@ -80,6 +80,12 @@ func agreementQueue(t *testing.T, rng *rand.Rand, s *Server, now time.Time) {
 		}
 		job.Spec.Nice = rng.Intn(3) * 100
 		job.Spec.Partition = job.Partition
+		switch rng.Intn(6) { // -w or -x: the snapshot resolves them alike for both
+		case 0:
+			job.Spec.NodeList = []string{fmt.Sprintf("n%d", rng.Intn(6))}
+		case 1:
+			job.Spec.Exclude = []string{fmt.Sprintf("n%d", rng.Intn(6)), fmt.Sprintf("n%d", rng.Intn(6))}
+		}
 		return job
 	}
 	for i := rng.Intn(6); i > 0; i-- {
@@ -187,6 +193,12 @@ func TestPropertyTestOnlyAgreesWithCycle(t *testing.T) {
 			if rng.Intn(10) == 0 {
 				probe.Partition = "gone"
 			}
+			switch rng.Intn(3) {
+			case 0:
+				probe.Spec.NodeList = []string{fmt.Sprintf("n%d", rng.Intn(6))}
+			case 1:
+				probe.Spec.Exclude = []string{"n0"}
+			}
 
 			test := s.planTestLocked(probe, now)
 			probe.State = api.StatePending
@@ -208,6 +220,13 @@ func TestPropertyTestOnlyAgreesWithCycle(t *testing.T) {
 			if testStarts != cycleStarts || !testStarts && test.Reason != got.Reason {
 				t.Fatalf("test-only: start %v reason %q; cycle: %s reason %q (probe %+v)",
 					testStarts, test.Reason, got.State, got.Reason, probe)
+			}
+			if cycleStarts {
+				allowed := allowedNodes(&probe.Spec, got.Nodes)
+				if fmt.Sprint(got.Nodes) != fmt.Sprint(test.Nodes) || allowed != nil && !allowed[got.Nodes[0]] {
+					t.Fatalf("cycle started the probe on %v, test-only said %v (-w %v, -x %v)",
+						got.Nodes, test.Nodes, probe.Spec.NodeList, probe.Spec.Exclude)
+				}
 			}
 		})
 	}

@@ -164,7 +164,7 @@ func TestEnvironmentSubmitAndLaunch(t *testing.T) {
 		mut  func(*api.JobSpec)
 		want string
 	}{
-		{func(s *api.JobSpec) { s.Name = "two words" }, "invalid --job-name"},
+		{func(s *api.JobSpec) { s.Name = "two\nlines" }, "invalid --job-name"},
 		{func(s *api.JobSpec) { s.ContainerImage = "Bad Image" }, "invalid image reference"},
 		{func(s *api.JobSpec) { s.Mounts = []api.Mount{{Source: "rel", Target: "/x"}} }, "invalid --mount"},
 	} {

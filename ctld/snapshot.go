@@ -83,6 +83,8 @@ type snapshotBuilder struct {
 	// otherwise allocate megabytes per cycle.
 	idBuf      []uint64
 	pendingBuf []sched.Pending
+	// nodeNames are the snapshot's nodes, which -x leaves a job.
+	nodeNames []string
 }
 
 // prepare charges running jobs to the usage ledger up to now and fixes
@@ -92,12 +94,14 @@ type snapshotBuilder struct {
 func (b *snapshotBuilder) prepare(now time.Time) { b.fs.Prepare(now, b.view()) }
 
 // pendingOf is the planner's entry for a pending job under id: its
-// request, priority (nice applied) and what keeps it from starting
-// (blocked, "" if nothing). Every sched.Pending comes from here.
-func pendingOf(job *api.Job, id uint64, prio int64, blocked api.Reason) sched.Pending {
+// request, priority (nice applied), the nodes it may use and what keeps
+// it from starting (blocked, "" if nothing). Every sched.Pending comes
+// from here; build sets the node names first.
+func (b *snapshotBuilder) pendingOf(job *api.Job, id uint64, prio int64, blocked api.Reason) sched.Pending {
 	p := sched.Pending{ID: id, Partition: job.Partition, NodeCount: job.NodeCount,
 		PerNode: perNode(job), TimeLimit: time.Duration(job.TimeLimit) * time.Second,
-		Priority: prio - int64(job.Spec.Nice), Submit: job.SubmitTime, Blocked: blocked}
+		Priority: prio - int64(job.Spec.Nice), Submit: job.SubmitTime, Blocked: blocked,
+		Allowed: allowedNodes(&job.Spec, b.nodeNames)}
 	gpuPending(job, &p) // the planner adds whole GPUs at each node's worth
 	return p
 }
@@ -127,6 +131,10 @@ func (b *snapshotBuilder) build(now time.Time, test *api.Job) (sched.Snapshot, c
 	// and planned starts must come out as exact wall times of them.
 	snap := sched.Snapshot{Now: now.Round(0)}
 	snap.Nodes = b.nodes.schedNodes(b.parts)
+	b.nodeNames = b.nodeNames[:0]
+	for _, n := range snap.Nodes {
+		b.nodeNames = append(b.nodeNames, n.Name)
+	}
 	for _, p := range b.parts.list {
 		sp := sched.Partition{Name: p.Name, DefaultTime: time.Duration(p.DefaultTime) * time.Second,
 			MaxTime: time.Duration(p.MaxTime) * time.Second}
@@ -145,12 +153,12 @@ func (b *snapshotBuilder) build(now time.Time, test *api.Job) (sched.Snapshot, c
 	g := b.groups()
 	for i, id := range pending {
 		job := b.q.unfinishedRecord(id)
-		snap.Pending[i] = pendingOf(job, id, b.priority(job, now), b.blockedOf(job, job.ArrayTaskID, now, &notes))
+		snap.Pending[i] = b.pendingOf(job, id, b.priority(job, now), b.blockedOf(job, job.ArrayTaskID, now, &notes))
 		snap.Pending[i].Groups = g.pendingMembers(job, b.q.array(job.ArrayJobID))
 	}
 	snap.Pending = b.appendArrayTasks(snap.Pending, now, g, &notes)
 	if test != nil {
-		p := pendingOf(test, testOnlyID, b.priority(test, now), b.blockedOf(test, nil, now, nil))
+		p := b.pendingOf(test, testOnlyID, b.priority(test, now), b.blockedOf(test, nil, now, nil))
 		p.Submit = now
 		p.Groups = g.pendingMembers(test, nil)
 		snap.Pending = append(snap.Pending, p)
@@ -237,7 +245,7 @@ func (b *snapshotBuilder) appendArrayTasks(pending []sched.Pending, now time.Tim
 		for _, index := range a.firstPending(max(n, 1)) {
 			id, _ := a.idOf(index)
 			view := taskView(a, index)
-			p := pendingOf(&view, id, prio, b.blockedOf(&view, &index, now, notes))
+			p := b.pendingOf(&view, id, prio, b.blockedOf(&view, &index, now, notes))
 			if p.Blocked == api.ReasonDependencyNeverSatisfied && offered == 0 && !hasAfterCorr(job.Spec.Dependency) {
 				// The whole remainder can never run: kill (or show) it once.
 				notes.kills = slices.DeleteFunc(notes.kills, func(k killOrder) bool { return k.id == p.ID })

@@ -9,12 +9,11 @@ import (
 
 // Reasons shared by several ignored options.
 const (
-	noLayout    = "corral allocates CPUs per node, without a socket, core or thread layout"
-	noBinding   = "corral does no task binding; the job's own launcher places its tasks"
-	noPlacement = "corral does not place jobs on named nodes"
-	oneCluster  = "corral runs a single cluster"
-	noSegments  = "corral has no topology segments"
-	noBB        = "this cluster has no burst buffers"
+	noLayout   = "corral allocates CPUs per node, without a socket, core or thread layout"
+	noBinding  = "corral does no task binding; the job's own launcher places its tasks"
+	oneCluster = "corral runs a single cluster"
+	noSegments = "corral has no topology segments"
+	noBB       = "this cluster has no burst buffers"
 )
 
 // options is the table: one row per option, sorted by long name. It holds
@@ -76,7 +75,8 @@ var options = []option{
 	{long: "distribution", short: 'm', arg: "LAYOUT", ignore: noBinding},
 	{long: "error", short: 'e', arg: "PATTERN", help: "stderr file (default: the --output file); %j %x %u %A %a %N %n %%",
 		apply: func(r *Request, v string) error { return setText(&r.Spec.Error, "error", v) }},
-	{long: "exclude", short: 'x', arg: "NODES", ignore: noPlacement},
+	{long: "exclude", short: 'x', arg: "NODES", help: "never run on these nodes (a host list, or a file of names when it has a /)",
+		apply: func(r *Request, v string) error { return setNodeNames(&r.Spec.Exclude, "exclude", v) }},
 	{long: "exclusive", arg: "user|mcs|topo", optionalArg: true, help: "allocate whole nodes, shared with no other job",
 		values: []string{"user", "mcs", "topo"}, apply: applyExclusive},
 	{long: "export", arg: "VARS", help: "environment the job gets: ALL (default), NONE, NIL or NAME,NAME=value,...",
@@ -186,8 +186,9 @@ var options = []option{
 	{long: "no-kill", short: 'k', arg: "off", optionalArg: true, ignore: "corral ends the job when one of its nodes fails"},
 	{long: "no-requeue", help: "never requeue the job",
 		apply: func(r *Request, _ string) error { r.Spec.Requeue = boolPtr(false); return nil }},
-	{long: "nodefile", short: 'F', arg: "FILE", ignore: noPlacement},
-	{long: "nodelist", short: 'w', arg: "NODES", ignore: noPlacement},
+	{long: "nodefile", short: 'F', arg: "FILE", help: "as --nodelist, the names read from FILE", apply: applyNodeFile},
+	{long: "nodelist", short: 'w', arg: "NODES", help: "run on exactly these nodes (a host list, or a file of names when it has a /)",
+		apply: func(r *Request, v string) error { return setNodeNames(&r.Spec.NodeList, "nodelist", v) }},
 	{long: "nodes", short: 'N', arg: "N", help: "number of nodes (default 1); of MIN-MAX, corral takes MIN", apply: applyNodes},
 	{long: "ntasks", short: 'n', arg: "N", help: "number of tasks (default one per node)",
 		apply: func(r *Request, v string) error { return setCount(&r.Spec.Ntasks, "ntasks", v) }},

@@ -157,6 +157,9 @@ func validate(spec *api.JobSpec, now time.Time, sizes bool) error {
 			p = append(p, err)
 		}
 	}
+	if both := nodesInBoth(spec.NodeList, spec.Exclude); len(both) > 0 {
+		bad("--nodelist and --exclude both name %s", strings.Join(both, ","))
+	}
 	for _, m := range spec.Mounts {
 		if !filepath.IsAbs(m.Source) || !filepath.IsAbs(m.Target) || filepath.Clean(m.Target) == "/" {
 			bad("invalid --mount %s:%s: use absolute paths, not the container's root", m.Source, m.Target)

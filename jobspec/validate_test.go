@@ -87,6 +87,8 @@ func TestValidateOneRuleEach(t *testing.T) {
 		{"input", func(s *api.JobSpec) { s.Input = "a\nb" }, `invalid --input "a\nb": give a file name pattern`},
 		{"job name", func(s *api.JobSpec) { s.Name = "a\nb" },
 			`invalid --job-name "a\nb": use 1 to 1024 bytes of printable text, without newlines, tabs or other control characters`},
+		{"nodes in -w and -x", func(s *api.JobSpec) { s.NodeList, s.Exclude = []string{"n1", "n2"}, []string{"n2"} },
+			"--nodelist and --exclude both name n2"},
 		{"mount", func(s *api.JobSpec) { s.Mounts = []api.Mount{{Source: "/data", Target: "/"}} },
 			"invalid --mount /data:/: use absolute paths, not the container's root"},
 		{"fGPU and GPUs", func(s *api.JobSpec) { s.FGPUHundredths, s.GPUs = 50, []api.GresRequest{{Name: "gpu", Count: 1}} },

@@ -20,6 +20,9 @@
 // controller, its test-only submits and the simulator stop at the same
 // limits.
 //
+// A job may be limited to some nodes (Pending.Allowed: its -w, -x and
+// -C, resolved by the caller); every planner plans it only there.
+//
 // Two planners implement Planner: FirstFit, the baseline, and Backfill
 // (modes conservative, easy and fcfs). Backfill keeps an availability
 // timeline per node (timeline.go) so every reservation is exact, and a

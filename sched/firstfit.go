@@ -70,7 +70,7 @@ func (FirstFit) Plan(s Snapshot) Plan {
 				continue
 			}
 			anyUp = true
-			if !need.Fits(free[name]) {
+			if !j.allows(name) || !need.Fits(free[name]) {
 				continue
 			}
 			var got []gpu.Share

@@ -224,9 +224,10 @@ func (r *request) gpuAmount(perGPU gpu.Hundredths) gpu.Hundredths {
 // gpuBound says whether placing r on n involves n's devices.
 func (n *nodeState) gpuBound(r *request) bool { return n.gpus != nil && r.wantsGPU() }
 
-// canHold says whether r could ever run on the idle node.
+// canHold says whether r could ever run on the idle node: it fits and
+// the job allows it.
 func (n *nodeState) canHold(r *request) bool {
-	if !r.need.Fits(n.capacity) {
+	if !r.need.Fits(n.capacity) || !r.allows(n.name) {
 		return false
 	}
 	switch {

@@ -48,6 +48,18 @@ func (b *JobBuilder) Blocked(r api.Reason) *JobBuilder  { b.j.Blocked = r; retur
 func (b *JobBuilder) Submitted(t time.Time) *JobBuilder { b.j.Submit = t; return b }
 func (b *JobBuilder) Obj() Pending                      { return b.j }
 
+// Allowed limits the job to these nodes.
+func (b *JobBuilder) Allowed(set map[string]bool) *JobBuilder { b.j.Allowed = set; return b }
+
+// Only limits the job to the named nodes.
+func (b *JobBuilder) Only(names ...string) *JobBuilder {
+	set := make(map[string]bool, len(names))
+	for _, n := range names {
+		set[n] = true
+	}
+	return b.Allowed(set)
+}
+
 type RunningBuilder struct{ r Running }
 
 // MakeRunning starts a running job with no allocation and an unknown end.
@@ -223,6 +235,9 @@ func MustNotOvercommit(t testing.TB, s Snapshot, plan Plan) {
 		}
 		d := plannedDuration(s, j)
 		for _, n := range nodes {
+			if !j.allows(n) {
+				t.Fatalf("job %d placed on %s, which it does not allow (%v)", id, n, j.Allowed)
+			}
 			res := j.PerNode
 			if !hasDevices[n] { // a pool: whole GPUs take one fGPU each
 				res.FGPU += int(gpu.GPUs(j.GPUs, gpu.DefaultPerGPU))

@@ -114,6 +114,15 @@ func randomSnapshot(rng *rand.Rand, nodes, running, pending int) Snapshot {
 		if rng.Intn(20) == 0 {
 			j.Blocked(api.ReasonJobHeld)
 		}
+		if rng.Intn(5) == 0 { // -w, -x or -C resolved: a random few nodes
+			allowed := map[string]bool{}
+			for _, name := range all {
+				if rng.Intn(3) == 0 {
+					allowed[name] = true
+				}
+			}
+			j.Allowed(allowed)
+		}
 		s.Pending = append(s.Pending, j.Obj())
 	}
 	return s
@@ -161,7 +170,7 @@ func couldEverRun(s Snapshot, j Pending) bool {
 	fit := 0
 	for _, name := range part.Nodes {
 		n, ok := up[name]
-		if !ok {
+		if !ok || !j.allows(name) {
 			continue
 		}
 		need, capacity, ok := scalarNeed(n, j)
@@ -341,7 +350,7 @@ func TestPropertyConservativeStartsAreEarliest(t *testing.T) {
 		fitsOn := func(node string, j Pending, from time.Time, d time.Duration) bool {
 			n := capOf[node]
 			need, capacity, ok := scalarNeed(n, j)
-			if !n.Up || !ok {
+			if !n.Up || !ok || !j.allows(node) {
 				return false
 			}
 			if len(n.GPUs) > 0 && (j.PerNode.FGPU > 0 || j.GPUs > 0) {

@@ -94,7 +94,15 @@ type Pending struct {
 	// that would take any of them past Snapshot.GroupLimits is not made:
 	// the job waits with the reason of the first such group.
 	Groups []Member
+	// Allowed, when not nil, is the only nodes the job may run on: the
+	// caller resolves its -w, -x and -C against the nodes. A node outside
+	// it is never planned for the job, neither to start now nor in an
+	// estimate; an empty set plans it nowhere.
+	Allowed map[string]bool
 }
+
+// allows reports whether the job may run on the node called name.
+func (p *Pending) allows(name string) bool { return p.Allowed == nil || p.Allowed[name] }
 
 // Member is a job's part in a group: it counts Use towards the group's
 // limit (1 for a job count, the job's CPUs for a CPU limit...).

@@ -85,7 +85,7 @@ func JobRecord(w io.Writer, j *api.Job, e *Env) error {
 		[]string{kv("SubmitTime", e.stamp(&j.SubmitTime, "Unknown")), kv("EligibleTime", e.stamp(eligible(j), "Unknown"))},
 		[]string{kv("StartTime", e.stamp(start, "Unknown")), kv("EndTime", e.stamp(jobEnd(j), "Unknown")), kv("Deadline", "N/A")},
 		[]string{kv("Partition", j.Partition), kv("AllocNode:Sid", "(null)")},
-		[]string{kv("ReqNodeList", "(null)"), kv("ExcNodeList", "(null)")},
+		[]string{kv("ReqNodeList", orNull(nodeList(j.Spec.NodeList))), kv("ExcNodeList", orNull(nodeList(j.Spec.Exclude)))},
 		[]string{kv("NodeList", orNull(nodeList(j.Nodes)))},
 		[]string{kv("BatchHost", orNull(firstNode(j)))},
 		[]string{kv("NumNodes", nodes), kv("NumCPUs", j.CPUs*nodes), kv("NumTasks", tasks), kv("CPUs/Task", cpt), kv("ReqB:S:C:T", "0:0:*:*")},

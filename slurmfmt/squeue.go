@@ -63,7 +63,7 @@ var jobFields = map[string]jobField{
 	}},
 	"m": {"MIN_MEMORY", NeedSummary, func(j *api.Job, _ *Env) string { return MemMB(j.MemBytes) }},
 	"M": {"TIME", NeedBrief, func(j *api.Job, e *Env) string { return Compact(int64(j.Elapsed(e.Now) / time.Second)) }},
-	"n": {"REQ_NODES", NeedBrief, func(*api.Job, *Env) string { return "" }},
+	"n": {"REQ_NODES", NeedFull, func(j *api.Job, _ *Env) string { return nodeList(j.Spec.NodeList) }},
 	"N": {"NODELIST", NeedBrief, func(j *api.Job, _ *Env) string { return nodeList(j.Nodes) }},
 	"o": {"COMMAND", NeedBrief, func(*api.Job, *Env) string { return "(null)" }},
 	"p": {"PRIORITY", NeedSummary, func(j *api.Job, _ *Env) string {

@@ -25,7 +25,7 @@ func running() *api.Job {
 		State: api.StateRunning, Priority: 2147483648, CPUs: 4, MemBytes: 3 << 30, NodeCount: 2,
 		TimeLimit: 7200, SubmitTime: *at("2026-03-04T10:00:00"), StartTime: at("2026-03-04T10:58:55"),
 		Nodes: []string{"dev1", "dev2"},
-		Spec: api.JobSpec{Account: "ml", WorkDir: "/home/alice", Nice: 5, Comment: "c1", Constraint: "a100",
+		Spec: api.JobSpec{Account: "ml", WorkDir: "/home/alice", Nice: 5, Comment: "c1", Constraint: "a100", NodeList: []string{"dev1", "dev2"},
 			GPUsPerNode: []api.GresRequest{{Count: 2}},
 			Dependency:  &api.Dependency{Conditions: []api.DependencyCondition{{Type: api.DependAfterOK, JobID: 41}}}},
 	}
@@ -68,7 +68,7 @@ func TestJobFields(t *testing.T) {
 		{"L", "58:55", "UNLIMITED"},
 		{"m", "3G", "1536M"},
 		{"M", "1:01:05", "0:00"},
-		{"n", "", ""},
+		{"n", "dev[1-2]", ""},
 		{"N", "dev[1-2]", ""},
 		{"o", "(null)", "(null)"},
 		{"p", "0.50000000011642", "0.00000000000000"},
