@@ -41,6 +41,7 @@ func App() *ucli.App {
 			imageCommand(), logCommand(), usageCommand(), policyCommand(), // image.go, log.go, usage.go, policy.go
 			devCommand(),
 			srunCommand(),
+			sallocCommand(),
 			adminCommand(), // admin.go: backup
 			completionCommand(), docsCommand(),
 		},

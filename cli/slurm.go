@@ -41,7 +41,7 @@ func slurmCommands() map[string]*slurmCommand {
 		"sshare":   sshareCommand(),
 		"sstat":    notYetCommand("sstat", "live statistics of job steps come with job steps; corral show job and sacct report a job's peak memory and CPU time once it ends"),
 		"srun":     srunPersonality(),
-		"salloc":   notYetCommand("salloc", "interactive allocations are not supported yet: submit a batch script (sbatch) instead"),
+		"salloc":   sallocPersonality(),
 	}
 }
 

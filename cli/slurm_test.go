@@ -51,7 +51,7 @@ func TestSlurmOptionErrors(t *testing.T) {
 		{"scancel", []string{"1-5"}, "scancel: error: invalid job id 1-5\n"},
 		{"scancel", []string{"-s", "USR1", "12"}, "scancel: error: --signal is not supported by corral: corral cannot signal a job without ending it yet\n"},
 		{"scontrol", []string{"frobnicate"}, "scontrol: error: invalid command: frobnicate (corral's scontrol answers show, hold, release, requeue, update, ping and version)\n"},
-		{"salloc", []string{"bash"}, "salloc: error: salloc is not supported by corral yet: interactive allocations are not supported yet: submit a batch script (sbatch) instead\n"},
+		{"salloc", []string{"--wrap", "true"}, "salloc: error: --wrap is for batch scripts: give the command itself after the options\nTry \"salloc --help\" for more information\n"},
 	} {
 		r := f.slurm(t, "", tc.name, tc.args...)
 		if r.code != 1 || r.stderr != tc.stderr || r.stdout != "" {

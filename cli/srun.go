@@ -88,6 +88,17 @@ func runSrun(ctx context.Context, env srunEnv, args []string) int {
 			return 1
 		}
 	}
+	if jobID == 0 {
+		return runSrunAllocation(ctx, env, cfg) // srunalloc.go
+	}
+	for _, o := range cfg.allocOnly {
+		cfg.warnings = append(cfg.warnings, fmt.Sprintf("--%s is ignored inside an allocation", o))
+	}
+	return runStep(ctx, env, cfg, jobID)
+}
+
+// runStep runs cfg's step in job jobID and returns srun's exit status.
+func runStep(ctx context.Context, env srunEnv, cfg *srunConfig, jobID uint64) int {
 	for _, w := range cfg.warnings {
 		fmt.Fprintf(env.stderr, "srun: warning: %s\n", w)
 	}
@@ -168,7 +179,7 @@ func createStep(ctx context.Context, env srunEnv, jobID uint64, req api.StepRequ
 }
 
 // allocationJobID is the job srun runs in: $SLURM_JOB_ID (or the older
-// $SLURM_JOBID), as Slurm's srun reads it.
+// $SLURM_JOBID), as Slurm's srun reads it; 0 outside an allocation.
 func allocationJobID(getenv func(string) string) (uint64, error) {
 	for _, name := range []string{"SLURM_JOB_ID", "SLURM_JOBID"} {
 		v := getenv(name)
@@ -181,7 +192,7 @@ func allocationJobID(getenv func(string) string) (uint64, error) {
 		}
 		return id, nil
 	}
-	return 0, errors.New("srun outside an allocation is not supported yet: run it inside a job (sbatch), or name a running job of yours with --jobid")
+	return 0, nil // outside an allocation
 }
 
 func layoutNodes(layout []api.StepNode) []string {

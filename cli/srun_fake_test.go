@@ -47,6 +47,12 @@ type fakeStepCluster struct {
 	ended   api.JobState // non-empty: the step's state in GET /v1/jobs/5/steps (else RUNNING)
 	mu      sync.Mutex
 	request api.StepRequest
+	// An allocation (srun outside one, salloc) is job 5: submitted
+	// records its spec, pending is how many renewals find it pending
+	// first, released the releases.
+	submitted []api.JobSpec
+	pending   int
+	released  []api.AllocationRequest
 }
 
 func newFakeStepCluster(t *testing.T, nodes ...*fakeStepNode) *fakeStepCluster {
@@ -112,6 +118,33 @@ func newFakeStepCluster(t *testing.T, nodes ...*fakeStepNode) *fakeStepCluster {
 		st := fc.grant.Step
 		st.State = cmp.Or(fc.ended, api.StateRunning)
 		reply(w, 200, []api.Step{st})
+	})
+	mux.HandleFunc("POST /v1/jobs", func(w http.ResponseWriter, r *http.Request) {
+		var req api.SubmitRequest
+		json.NewDecoder(r.Body).Decode(&req)
+		fc.mu.Lock()
+		defer fc.mu.Unlock()
+		fc.submitted = append(fc.submitted, req.Spec)
+		reply(w, 200, api.SubmitResponse{JobID: 5})
+	})
+	mux.HandleFunc("POST /v1/jobs/{id}/allocation", func(w http.ResponseWriter, r *http.Request) {
+		var req api.AllocationRequest
+		json.NewDecoder(r.Body).Decode(&req)
+		fc.mu.Lock()
+		defer fc.mu.Unlock()
+		a := api.Allocation{JobID: 5, State: api.StateRunning, Ready: true, CPUs: 4, Renew: 3}
+		for _, n := range fc.nodes {
+			a.Nodes = append(a.Nodes, n.name)
+		}
+		switch {
+		case req.Release:
+			fc.released = append(fc.released, req)
+			a.Ready = false
+		case fc.pending > 0:
+			fc.pending--
+			a = api.Allocation{JobID: 5, State: api.StatePending, Renew: 3}
+		}
+		reply(w, 200, a)
 	})
 	srv := &http.Server{Handler: mux}
 	go srv.Serve(ln)

@@ -250,7 +250,6 @@ func TestSrunRefusals(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, []string{"true"}, "srun: error: srun outside an allocation is not supported yet"},
 		{map[string]string{"SLURM_JOB_ID": "x"}, []string{"true"}, `srun: error: $SLURM_JOB_ID="x" is not a job ID`},
 		{inJob, []string{"--foo", "true"}, "srun: unrecognized option '--foo'\nTry \"srun --help\" for more information\n"},
 		{inJob, []string{"-n", "0", "true"}, `srun: error: invalid --ntasks "0"`},

@@ -42,6 +42,15 @@ var srunOptionTable = []slurmopt.Option{
 	{Long: "cpu-bind", Arg: slurmopt.RequiredArg},
 	{Long: "cpu_bind", Arg: slurmopt.RequiredArg}, // the spelling before Slurm 17.11; launchers still send it
 	{Long: "pty"},
+	// Options of the allocation srun makes outside one (srunalloc.go).
+	{Short: 'A', Long: "account", Arg: slurmopt.RequiredArg},
+	{Short: 'p', Long: "partition", Arg: slurmopt.RequiredArg},
+	{Short: 't', Long: "time", Arg: slurmopt.RequiredArg},
+	{Short: 'G', Long: "gpus", Arg: slurmopt.RequiredArg},
+	{Long: "fgpu", Arg: slurmopt.RequiredArg},
+	{Long: "image", Arg: slurmopt.RequiredArg},
+	{Long: "container-image", Arg: slurmopt.RequiredArg},
+	{Long: "mount", Arg: slurmopt.RequiredArg},
 	{Short: 'v', Long: "verbose"},
 	{Short: 'V', Long: "version"},
 	{Short: 'h', Long: "help"},
@@ -66,6 +75,10 @@ type srunConfig struct {
 	warnings      []string // accepted options that change nothing, said once on stderr
 	notes         []string // Slurm's notices about counts srun adjusted
 	argv          []string
+	// allocArgs are the options only an allocation takes (-A, -p, -t,
+	// ...), in sbatch's spelling; allocOnly their names.
+	allocArgs []string
+	allocOnly []string
 }
 
 // errSrunUsage is a command-line mistake: srun prints it and points to
@@ -200,6 +213,9 @@ func (cfg *srunConfig) apply(s slurmopt.Set) error {
 		}
 	case "pty":
 		cfg.pty = true
+	case "account", "partition", "time", "gpus", "fgpu", "image", "container-image", "mount":
+		cfg.allocArgs = append(cfg.allocArgs, "--"+s.Name+"="+v)
+		cfg.allocOnly = append(cfg.allocOnly, s.Name)
 	case "verbose":
 		cfg.verbose++
 	case "version":

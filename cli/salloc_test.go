@@ -1,0 +1,60 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/corral-hpc/corral/api"
+)
+
+// salloc waits for the allocation, runs its command here with the
+// allocation's variables, releases it with the command's status and
+// exits with it, saying each step as Slurm's salloc does.
+func TestSallocRunsItsCommandInTheAllocation(t *testing.T) {
+	fc := newFakeStepCluster(t, &fakeStepNode{name: "n1"}, &fakeStepNode{name: "n2"})
+	fc.pending = 1
+	var stdout, stderr bytes.Buffer
+	env := sallocEnv{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr,
+		client: func() *api.Client { return api.NewClient(fc.socket) }}
+	code := runSalloc(context.Background(), env, []string{"-N2", "-n4", "-J", "dbg", "/bin/sh", "-c",
+		`echo "$SLURM_JOB_ID $SLURM_JOB_NODELIST $SLURM_NNODES $SLURM_NTASKS $SLURM_JOB_CPUS_PER_NODE"; exit 4`})
+	if code != 4 {
+		t.Fatalf("exit %d, want the command's 4; stderr %q", code, stderr.String())
+	}
+	if want := "5 n[1-2] 2 4 4(x2)\n"; stdout.String() != want {
+		t.Errorf("the command saw %q, want %q", stdout.String(), want)
+	}
+	want := "salloc: Pending job allocation 5\nsalloc: job 5 queued and waiting for resources\n" +
+		"salloc: Granted job allocation 5\nsalloc: Relinquishing job allocation 5\n"
+	if stderr.String() != want {
+		t.Errorf("stderr %q, want %q", stderr.String(), want)
+	}
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	if len(fc.submitted) != 1 || !fc.submitted[0].Allocation || fc.submitted[0].Nodes != 2 || fc.submitted[0].Name != "dbg" {
+		t.Errorf("submitted %+v", fc.submitted)
+	}
+	if len(fc.released) != 1 || fc.released[0].ExitCode != 4 {
+		t.Errorf("releases %+v, want one with exit code 4", fc.released)
+	}
+}
+
+// A command that cannot be run is exit status 127, and the allocation is
+// released with it.
+func TestSallocCommandNotFound(t *testing.T) {
+	fc := newFakeStepCluster(t, &fakeStepNode{name: "n1"})
+	var stderr bytes.Buffer
+	env := sallocEnv{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &stderr,
+		client: func() *api.Client { return api.NewClient(fc.socket) }}
+	if code := runSalloc(context.Background(), env, []string{"/no/such/command"}); code != 127 ||
+		!strings.Contains(stderr.String(), "salloc: error: /no/such/command: no such file or directory") {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	if len(fc.released) != 1 || fc.released[0].ExitCode != 127 {
+		t.Errorf("releases %+v", fc.released)
+	}
+}

@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/corral-hpc/corral/jobspec"
+)
+
+// runSrunAllocation is srun outside an allocation: it makes one from its
+// options (as salloc would), runs the step in it and releases it with
+// the step's exit status, which it returns.
+func runSrunAllocation(ctx context.Context, env srunEnv, cfg *srunConfig) int {
+	req, _, err := jobspec.ParseAllocation(cfg.allocationArgs(), time.Now())
+	if err != nil {
+		fmt.Fprintf(env.stderr, "srun: error: %s\n", oneLine(err.Error()))
+		return 1
+	}
+	for _, w := range req.Warnings {
+		fmt.Fprintf(env.stderr, "srun: warning: %s\n", w)
+	}
+	spec, err := allocSpec(req.Spec)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "srun: error: %s\n", oneLine(err.Error()))
+		return 1
+	}
+	a, err := allocate(ctx, "srun", env.client(), env.stderr, spec, true)
+	if errors.Is(err, errRevoked) {
+		return 1
+	}
+	if err != nil {
+		fmt.Fprintf(env.stderr, "srun: error: Unable to allocate resources: %s\n", oneLine(err.Error()))
+		return 1
+	}
+	code := runStep(ctx, env, cfg, a.id)
+	a.release(code)
+	return code
+}
+
+// allocationArgs are the allocation's options in sbatch's spelling: the
+// step's counts as srun settled them, and the options only an allocation
+// takes. The job is named after the step.
+func (cfg *srunConfig) allocationArgs() []string {
+	r := &cfg.req
+	var args []string
+	for _, o := range []struct {
+		name string
+		n    int
+	}{{"nodes", r.Nodes}, {"ntasks", r.Ntasks}, {"ntasks-per-node", r.NtasksPerNode},
+		{"cpus-per-task", r.CPUsPerTask}, {"gpus-per-task", r.GPUsPerTask}} {
+		if o.n > 0 {
+			args = append(args, "--"+o.name+"="+strconv.Itoa(o.n))
+		}
+	}
+	if r.MemBytes > 0 {
+		args = append(args, fmt.Sprintf("--mem=%dK", (r.MemBytes+1023)/1024))
+	}
+	args = append(args, "--job-name="+jobspec.DefaultJobName(r.Name))
+	return append(args, cfg.allocArgs...)
+}
