@@ -84,7 +84,7 @@ func (d *Daemon) validate(r *api.LaunchRequest) error {
 		return bad("mem_bytes must be positive")
 	case r.ShmBytes < 0 || r.TimeLimit < 0:
 		return bad("shm_bytes and time_limit_s must not be negative")
-	case r.Script == "":
+	case r.Script == "" && r.Role != api.RoleExtern: // an extern part (an allocation's) runs none
 		return bad("the script is empty")
 	case !filepath.IsAbs(r.WorkDir):
 		return bad("work_dir %q is not an absolute path", r.WorkDir)
