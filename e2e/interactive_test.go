@@ -21,7 +21,7 @@ import (
 
 // slurmPath is a directory holding srun and salloc as names of the corral
 // binary, as bin/slurm does, for PATH.
-func slurmPath(t *testing.T) string {
+func slurmPath(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, name := range []string{"srun", "salloc"} {
@@ -34,7 +34,7 @@ func slurmPath(t *testing.T) string {
 
 // interactiveEnv is a user's environment on the submit host: the cluster's
 // socket and the Slurm names first on PATH, outside any allocation.
-func (c *Cluster) interactiveEnv(t *testing.T) []string {
+func (c *Cluster) interactiveEnv(t testing.TB) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "SLURM_") && !strings.HasPrefix(kv, "PATH=") && !strings.HasPrefix(kv, "TMUX") {

@@ -9,6 +9,7 @@ run -run '^$' -bench 'BenchmarkSubmitCLI$' -benchtime 1000x ./e2e/
 run -run '^$' -bench 'BenchmarkSubmitThroughput$' -benchtime 20000x ./e2e/
 run -run '^$' -bench 'BenchmarkEndToEnd$' -benchtime 500x -timeout 20m ./e2e/
 run -run '^$' -bench 'BenchmarkPendingToRunning$' -benchtime 30x ./e2e/
+run -run '^$' -bench 'BenchmarkSrunOutsideAllocation$' -benchtime 20x ./e2e/
 run -run '^$' -bench 'BenchmarkLoad100k$' -benchtime 3x -timeout 20m ./e2e/
 run -run '^$' -bench 'BenchmarkCheck100k$' -benchtime 3x ./ctld/store/
 run -run '^$' -bench . -benchtime 3x ./sched/
