@@ -136,8 +136,11 @@ func runStep(ctx context.Context, env srunEnv, cfg *srunConfig, jobID uint64) in
 }
 
 // srunRetryFirst is the first pause before asking again for a step whose
-// nodes are busy; it doubles up to srunRetryMax.
-var srunRetryFirst, srunRetryMax = 200 * time.Millisecond, 5 * time.Second
+// nodes are busy; it doubles up to srunRetryMax. srun says that it waits
+// only once it has waited srunBusyNotice: the usual busy nodes are those
+// of the script's previous srun, whose end reaches ctld a moment after
+// that srun returned.
+var srunRetryFirst, srunRetryMax, srunBusyNotice = 50 * time.Millisecond, 5 * time.Second, time.Second
 
 // errStepCancelled is srun interrupted while it waited for busy nodes.
 type errStepCancelled struct{ sig syscall.Signal }
@@ -151,6 +154,8 @@ func (e errStepCancelled) Error() string {
 // srun does, until they are free or a signal ends the wait.
 func createStep(ctx context.Context, env srunEnv, jobID uint64, req api.StepRequest) (*api.StepGrant, error) {
 	var sigs chan os.Signal
+	var since time.Time // the first busy answer
+	said := false
 	pause := srunRetryFirst
 	for {
 		rctx, cancel := context.WithTimeout(ctx, requestTimeout)
@@ -158,16 +163,20 @@ func createStep(ctx context.Context, env srunEnv, jobID uint64, req api.StepRequ
 		cancel()
 		var se *api.StatusError
 		if err == nil || !errors.As(err, &se) || se.Code != http.StatusConflict || !strings.Contains(se.Message, "Requested nodes are busy") {
-			if err == nil && sigs != nil {
+			if err == nil && said {
 				fmt.Fprintf(env.stderr, "srun: Step created for StepId=%d.%d\n", jobID, grant.Step.StepID)
 			}
 			return grant, err
 		}
 		if sigs == nil {
-			fmt.Fprintf(env.stderr, "srun: Job %d step creation temporarily disabled, retrying (Requested nodes are busy)\n", jobID)
+			since = time.Now()
 			sigs = make(chan os.Signal, 1)
 			signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 			defer signal.Stop(sigs)
+		}
+		if !said && time.Since(since) >= srunBusyNotice {
+			said = true
+			fmt.Fprintf(env.stderr, "srun: Job %d step creation temporarily disabled, retrying (Requested nodes are busy)\n", jobID)
 		}
 		select {
 		case sig := <-sigs:

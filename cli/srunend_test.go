@@ -167,8 +167,8 @@ func TestSrunGivesUpOnNodesThatDoNotEnd(t *testing.T) {
 // TestSrunRetriesWhileNodesAreBusy: ctld's "Requested nodes are busy" is
 // asked again until the step is granted, with Slurm's two notices.
 func TestSrunRetriesWhileNodesAreBusy(t *testing.T) {
-	defer func(d time.Duration) { srunRetryFirst = d }(srunRetryFirst)
-	srunRetryFirst = time.Millisecond
+	defer func(first, notice time.Duration) { srunRetryFirst, srunBusyNotice = first, notice }(srunRetryFirst, srunBusyNotice)
+	srunRetryFirst, srunBusyNotice = time.Millisecond, 0
 	play := func(t *testing.T, n *fakeStepNode, l api.StepLaunch) {
 		if rc := dial(t, l, l.IOToken, n.name); rc != nil {
 			rc.exit(t, 0, stepio.ExitStatus{})
@@ -181,6 +181,13 @@ func TestSrunRetriesWhileNodesAreBusy(t *testing.T) {
 	want := "srun: Job 5 step creation temporarily disabled, retrying (Requested nodes are busy)\nsrun: Step created for StepId=5.2\n"
 	if code != 0 || stderr != want || fc.busy != 0 {
 		t.Errorf("exit %d, %d busy answers left, stderr %q; want 0, 0, %q", code, fc.busy, stderr, want)
+	}
+	// A wait shorter than srunBusyNotice goes unsaid.
+	srunBusyNotice = time.Hour
+	fc = newFakeStepCluster(t, &fakeStepNode{name: "n1", ranks: []int{0}, play: play})
+	fc.busy = 2
+	if code, _, stderr := fc.srun(t, "", inJob, "-i", "none", "true"); code != 0 || stderr != "" || fc.busy != 0 {
+		t.Errorf("a short wait: exit %d, %d busy answers left, stderr %q; want 0, 0 and nothing said", code, fc.busy, stderr)
 	}
 }
 

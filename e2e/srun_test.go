@@ -119,3 +119,32 @@ func srunInterrupted(t *testing.T, c *Cluster, work, job string) {
 		t.Fatalf("Ctrl-C to srun: %v, output %q, want %q; stderr %q", err, got, want, stderr.String())
 	}
 }
+
+// Issue 13, acceptance 1, inside the batch script: a plain srun in a
+// -N2 --ntasks-per-node=2 job runs 4 tasks (srun reads SLURM_NTASKS from
+// the batch environment, as Slurm's does), two on each node; srun of a
+// failing task returns its exit code to the script.
+func TestSrunInABatchScript(t *testing.T) {
+	c := StartCluster(t, ClusterOpts{Nodes: []NodeOpts{{Name: "n1", CPUs: 2, Mem: "1G"}, {Name: "n2", CPUs: 2, Mem: "1G"}}})
+	c.endJobsAtCleanup()
+	dir := jobDir(t)
+	t.Setenv("PATH", slurmBin(t, dir)+":"+os.Getenv("PATH"))
+	id := c.Submit(dir, "-N2", "--ntasks-per-node=2", "-o", "out", "--wrap",
+		`srun -l sh -c 'echo $SLURM_PROCID $SLURM_LOCALID $SLURMD_NODENAME' | sort
+srun -n1 sh -c 'exit 3'; echo "rc=$?"`)
+	j := c.WaitEnded(id, 60*time.Second)
+	// srun's notice that it waits for the first step's end to reach ctld
+	// depends on timing.
+	got := slices.DeleteFunc(readLines(t, filepath.Join(dir, "out")), func(l string) bool {
+		return strings.HasPrefix(l, "srun: Job ") || strings.HasPrefix(l, "srun: Step created")
+	})
+	if j.State != api.StateCompleted || len(j.Nodes) != 2 {
+		t.Fatalf("job %s on %v (%s):\n%s", j.State, j.Nodes, j.Message, strings.Join(got, "\n"))
+	}
+	first, second := j.Nodes[0], j.Nodes[1]
+	want := []string{"0: 0 0 " + first, "1: 1 1 " + first, "2: 2 0 " + second, "3: 3 1 " + second,
+		"srun: error: " + first + ": task 0: Exited with exit code 3", "rc=3"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the script printed:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
