@@ -262,7 +262,8 @@ func checkMPI(v string) error {
 	case v == "none" || v == "list":
 		return nil
 	case v == "pmi2" || strings.HasPrefix(v, "pmix") || v == "cray_shasta":
-		return fmt.Errorf("--mpi=%s is not supported yet", v)
+		// corral serves no PMI yet; the launchers bootstrap through srun.
+		return fmt.Errorf("--mpi=%s is not supported yet: start MPI programs with mpirun or mpiexec inside the job", v)
 	}
 	return fmt.Errorf("--mpi=%s: unknown MPI type (corral has none)", v)
 }

@@ -103,7 +103,7 @@ func TestParseSrunErrors(t *testing.T) {
 		{[]string{"--ntask", "2", "x"}, "option '--ntask' is ambiguous; possibilities: '--ntasks' '--ntasks-per-node'", true},
 		{[]string{"-W", "-1", "x"}, `invalid --wait "-1"`, false},
 		{[]string{"--jobid=abc", "x"}, `invalid --jobid "abc"`, false},
-		{[]string{"--mpi=pmix_v3", "x"}, "--mpi=pmix_v3 is not supported yet", false},
+		{[]string{"--mpi=pmix_v3", "x"}, "--mpi=pmix_v3 is not supported yet: start MPI programs with mpirun or mpiexec inside the job", false},
 		{[]string{"--mpi=mvapich", "x"}, "--mpi=mvapich: unknown MPI type", false},
 		{[]string{"--exclusive=user", "x"}, "--exclusive=user is for allocations", false},
 		{[]string{"-n2"}, "no command given to execute", false},
@@ -165,7 +165,7 @@ func TestParseSrunEnvironment(t *testing.T) {
 	if _, err := parseSrun([]string{"x"}, env("SLURM_NTASKS", "many")); err == nil || err.Error() != `$SLURM_NTASKS: invalid --ntasks "many": give a whole number from 1` {
 		t.Errorf("a bad variable: %v", err)
 	}
-	if _, err := parseSrun([]string{"x"}, env("SLURM_MPI_TYPE", "pmi2")); err == nil || err.Error() != "$SLURM_MPI_TYPE: --mpi=pmi2 is not supported yet" {
+	if _, err := parseSrun([]string{"x"}, env("SLURM_MPI_TYPE", "pmi2")); err == nil || err.Error() != "$SLURM_MPI_TYPE: --mpi=pmi2 is not supported yet: start MPI programs with mpirun or mpiexec inside the job" {
 		t.Errorf("SLURM_MPI_TYPE=pmi2: %v", err)
 	}
 	if cfg, err := parseSrun([]string{"--version"}, env("SLURM_NTASKS", "many")); err != nil || !cfg.version {
