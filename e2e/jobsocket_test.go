@@ -16,7 +16,8 @@ import (
 // TestJobSocket (issue 13, Security): inside a 2-node batch job, whose
 // container cannot see ctld's socket (under the host's /tmp), srun,
 // squeue and scontrol reach the controller with no flags through the
-// socket noded provides to the job. Another user's job cannot start a
+// socket noded provides to the job, from the batch script and from a
+// task on each node (each through its own node's socket). Another user's job cannot start a
 // step in it or cancel it through its own socket, a process on the host
 // outside the job is refused by this job's socket, and none of that
 // changes the job.
@@ -32,7 +33,7 @@ func TestJobSocket(t *testing.T) {
 	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
 	script := fmt.Sprintf(`echo "socket=$CORRAL_SOCKET"
 if [ -e %[1]s ]; then echo ctld-visible; else echo ctld-hidden; fi
-srun -l sh -c 'echo $SLURMD_NODENAME' | sort -k2
+srun -l sh -c 'echo $SLURMD_NODENAME $(squeue -h -j "$SLURM_JOB_ID" -o %%T)' | sort -k2
 squeue -h -j "$SLURM_JOB_ID" -o '%%i %%T'
 scontrol show job "$SLURM_JOB_ID" | tr ' ' '\n' | grep '^JobState='
 echo ready > inside.ready
@@ -56,9 +57,9 @@ while [ ! -e outsider.done ]; do sleep 0.05; done
 		t.Fatalf("job %d ended %s (%s)\n%s", job, j.State, j.Message, strings.Join(readLines(t, filepath.Join(dir, "inside.out")), "\n"))
 	}
 	// The step's rank 0 is on the batch node, whichever that is.
-	want := []string{"socket=" + api.DefaultSocket, "ctld-hidden", "0: n1", "1: n2", fmt.Sprintf("%d RUNNING", job), "JobState=RUNNING"}
+	want := []string{"socket=" + api.DefaultSocket, "ctld-hidden", "0: n1 RUNNING", "1: n2 RUNNING", fmt.Sprintf("%d RUNNING", job), "JobState=RUNNING"}
 	got := readLines(t, filepath.Join(dir, "inside.out"))
-	if len(got) == len(want) && got[2] == "1: n1" && got[3] == "0: n2" {
+	if len(got) == len(want) && got[2] == "1: n1 RUNNING" && got[3] == "0: n2 RUNNING" {
 		want[2], want[3] = got[2], got[3]
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
