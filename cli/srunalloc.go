@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/corral-hpc/corral/hostlist"
 	"github.com/corral-hpc/corral/jobspec"
 )
 
@@ -41,8 +42,8 @@ func runSrunAllocation(ctx context.Context, env srunEnv, cfg *srunConfig) int {
 }
 
 // allocationArgs are the allocation's options in sbatch's spelling: the
-// step's counts as srun settled them, and the options only an allocation
-// takes. The job is named after the step.
+// step's counts and nodes (-w, -x) as srun settled them, and the options
+// only an allocation takes. The job is named after the step.
 func (cfg *srunConfig) allocationArgs() []string {
 	r := &cfg.req
 	var args []string
@@ -53,6 +54,14 @@ func (cfg *srunConfig) allocationArgs() []string {
 		{"cpus-per-task", r.CPUsPerTask}, {"gpus-per-task", r.GPUsPerTask}} {
 		if o.n > 0 {
 			args = append(args, "--"+o.name+"="+strconv.Itoa(o.n))
+		}
+	}
+	for _, o := range []struct {
+		name  string
+		nodes []string
+	}{{"nodelist", r.NodeList}, {"exclude", r.Exclude}} {
+		if len(o.nodes) > 0 {
+			args = append(args, "--"+o.name+"="+hostlist.Compress(o.nodes))
 		}
 	}
 	if r.MemBytes > 0 {

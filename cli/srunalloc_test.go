@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -12,7 +13,7 @@ func TestSrunOutsideAnAllocation(t *testing.T) {
 	n1 := &fakeStepNode{name: "n1", ranks: []int{0}, play: splitLinesPlayer(func(int) int { return 3 })}
 	fc := newFakeStepCluster(t, n1)
 	fc.pending = 2
-	code, _, stderr := fc.srun(t, "", nil, "-n1", "-c2", "--mem=1G", "-t", "5", "-p", "batch", "--input=none", "true")
+	code, _, stderr := fc.srun(t, "", nil, "-n1", "-c2", "--mem=1G", "-t", "5", "-p", "batch", "-w", "n1", "-x", "n[7-8]", "--input=none", "true")
 	if code != 3 {
 		t.Fatalf("exit %d, want the step's 3; stderr %q", code, stderr)
 	}
@@ -28,7 +29,8 @@ func TestSrunOutsideAnAllocation(t *testing.T) {
 	}
 	s := fc.submitted[0]
 	if !s.Allocation || s.Script != "" || s.Ntasks != 1 || s.CPUsPerTask != 2 || s.CPUs != 2 || s.MemBytes != 1<<30 ||
-		s.TimeLimit != 300 || s.Partition != "batch" || s.Name != "true" || s.WorkDir == "" {
+		s.TimeLimit != 300 || s.Partition != "batch" || s.Name != "true" || s.WorkDir == "" ||
+		!slices.Equal(s.NodeList, []string{"n1"}) || !slices.Equal(s.Exclude, []string{"n7", "n8"}) {
 		t.Errorf("allocation spec = %+v", s)
 	}
 	if len(fc.released) != 1 || fc.released[0].ExitCode != 3 {
