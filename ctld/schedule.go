@@ -64,6 +64,7 @@ func (s *Server) applyLocked(snap sched.Snapshot, notes cycleNotes, plan sched.P
 	heldGPUs := s.q.heldGPUs() // devices are checked per share
 	var changes []change
 	for _, st := range plan.Starts {
+		st = st.InHostlistOrder()
 		j := s.q.startCandidate(st.JobID, time.Now()) // an active job or an array task
 		if j == nil || j.state() != api.StatePending || len(st.Nodes) == 0 || !s.pipe.mayStart(st.JobID, st.Nodes, s.nodes) {
 			continue

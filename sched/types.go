@@ -1,10 +1,12 @@
 package sched
 
 import (
+	"sort"
 	"time"
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/gpu"
+	"github.com/corral-hpc/corral/hostlist"
 )
 
 // Resources is an amount of each schedulable resource on one node.
@@ -137,6 +139,28 @@ type Start struct {
 	// GPUs are the job's shares of each node's devices, parallel to
 	// Nodes; nil when the job holds no device.
 	GPUs [][]gpu.Share
+}
+
+// InHostlistOrder is s with its nodes in Slurm's order (hostlist.Less)
+// and their GPU shares kept with them: the first is the batch host, as in
+// Slurm, whatever order the planner found the nodes in.
+func (s Start) InHostlistOrder() Start {
+	idx := make([]int, len(s.Nodes))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return hostlist.Less(s.Nodes[idx[a]], s.Nodes[idx[b]]) })
+	out := Start{JobID: s.JobID, Nodes: make([]string, len(s.Nodes))}
+	if s.GPUs != nil {
+		out.GPUs = make([][]gpu.Share, len(s.GPUs))
+	}
+	for to, from := range idx {
+		out.Nodes[to] = s.Nodes[from]
+		if s.GPUs != nil && from < len(s.GPUs) && to < len(out.GPUs) {
+			out.GPUs[to] = s.GPUs[from]
+		}
+	}
+	return out
 }
 
 // Estimate is the planner's word on a job that stays pending.
