@@ -80,6 +80,12 @@ func (f *admissionFixture) policy(user string, l api.Limits) *admissionFixture {
 	return f
 }
 
+// features gives n1 the features gpu,a100 and n2 gpu,ib.
+func (f *admissionFixture) features() *admissionFixture {
+	f.a.s.parts.features = map[string][]string{"n1": {"gpu", "a100"}, "n2": {"gpu", "ib"}}
+	return f
+}
+
 // root makes the caller root.
 func (f *admissionFixture) root() *admissionFixture { f.a.caller.UID = 0; return f }
 
@@ -116,7 +122,7 @@ func TestAdmissionSteps(t *testing.T) {
 	}{
 		{name: "spec rules", step: checkSpecRules, spec: func(s *api.JobSpec) { s.OpenMode = "x" },
 			want: `invalid --open-mode "x" (valid: append, truncate)`},
-		{name: "supported", step: refuseNotYetHonoured, spec: func(s *api.JobSpec) { s.QOS = "high" },
+		{name: "supported", step: refuseNotYetHonoured, spec: func(s *api.JobSpec) { s.QOS, s.Constraint = "high", "a100" },
 			want: "this controller does not support --qos yet; nothing was submitted"},
 		{name: "nice as a user", step: checkNice, spec: func(s *api.JobSpec) { s.Nice = -5 },
 			want: "only root may give a negative --nice (got -5)", kind: fault.Forbidden},
@@ -201,13 +207,36 @@ func TestAdmissionSteps(t *testing.T) {
 				return newAdmission(t).node("n1", 8, 8<<30).node("n2", 8, 8<<30).in("batch")
 			},
 			spec: func(s *api.JobSpec) { s.Nodes, s.Exclude = 1, []string{"n1", "n2", "n5"} },
-			want: "--exclude leaves no node of partition batch (its nodes: n[1-2]): it could never run"},
+			want: "job asks for 1 node(s) but 0 of partition batch's nodes (n[1-2]) pass --exclude: it could never run"},
 		{name: "exclude leaves too few", step: setPlacement,
 			fixture: func(t *testing.T) *admissionFixture {
 				return newAdmission(t).node("n1", 8, 8<<30).node("n2", 8, 8<<30).in("batch")
 			},
 			spec: func(s *api.JobSpec) { s.Nodes, s.Exclude = 2, []string{"n1"} },
-			want: "job asks for 2 nodes but --exclude leaves 1 in partition batch: it could never run"},
+			want: "job asks for 2 node(s) but 1 of partition batch's nodes (n[1-2]) pass --exclude: it could never run"},
+		{name: "constraint nobody meets", step: setPlacement,
+			fixture: func(t *testing.T) *admissionFixture {
+				return newAdmission(t).node("n1", 8, 8<<30).node("n2", 8, 8<<30).features().in("batch")
+			},
+			spec: func(s *api.JobSpec) { s.Nodes, s.Constraint = 1, "h100" },
+			want: "job asks for 1 node(s) but 0 of partition batch's nodes (n[1-2]) pass --constraint h100: it could never run"},
+		{name: "constraint and exclude", step: setPlacement,
+			fixture: func(t *testing.T) *admissionFixture {
+				return newAdmission(t).node("n1", 8, 8<<30).node("n2", 8, 8<<30).features().in("batch")
+			},
+			spec: func(s *api.JobSpec) { s.Nodes, s.Constraint, s.Exclude = 1, "a100|ib", []string{"n1", "n2"} },
+			want: "job asks for 1 node(s) but 0 of partition batch's nodes (n[1-2]) pass --exclude and --constraint a100|ib"},
+		{name: "constraint met", step: setPlacement,
+			fixture: func(t *testing.T) *admissionFixture {
+				return newAdmission(t).node("n1", 8, 8<<30).node("n2", 8, 8<<30).features().in("batch")
+			},
+			spec: func(s *api.JobSpec) { s.Nodes, s.Constraint = 2, "gpu" }},
+		{name: "brackets on several nodes", step: setPlacement,
+			fixture: func(t *testing.T) *admissionFixture {
+				return newAdmission(t).node("n1", 8, 8<<30).node("n2", 8, 8<<30).features().in("batch")
+			},
+			spec: func(s *api.JobSpec) { s.Nodes, s.Constraint = 2, "[a100|ib]" },
+			want: "--constraint [a100|ib]: [...] on a job of 2 nodes is not supported"},
 		{name: "exclude before any node", step: setPlacement, fixture: func(t *testing.T) *admissionFixture { return newAdmission(t).in("batch") },
 			spec: func(s *api.JobSpec) { s.Nodes, s.Exclude = 1, []string{"n1"} }},
 		{name: "default account", step: setAccount, filled: func(s *api.JobSpec) bool { return s.Account == "chem" }},

@@ -16,7 +16,7 @@ import (
 // nodes (some down), running jobs and array tasks, array remainders with
 // and without %N, pending jobs of two users and two accounts (some held,
 // some singletons, some of a partition no longer configured, some with
-// -w or -x) and random policies. The caller holds cycleMu, so no cycle runs meanwhile.
+// -w, -x or -C) and random policies. The caller holds cycleMu, so no cycle runs meanwhile.
 func agreementQueue(t *testing.T, rng *rand.Rand, s *Server, now time.Time) {
 	t.Helper()
 	users := []string{"alice", "bob"}
@@ -80,11 +80,13 @@ func agreementQueue(t *testing.T, rng *rand.Rand, s *Server, now time.Time) {
 		}
 		job.Spec.Nice = rng.Intn(3) * 100
 		job.Spec.Partition = job.Partition
-		switch rng.Intn(6) { // -w or -x: the snapshot resolves them alike for both
+		switch rng.Intn(7) { // -w, -x or -C: the snapshot resolves them alike for both
 		case 0:
 			job.Spec.NodeList = []string{fmt.Sprintf("n%d", rng.Intn(6))}
 		case 1:
 			job.Spec.Exclude = []string{fmt.Sprintf("n%d", rng.Intn(6)), fmt.Sprintf("n%d", rng.Intn(6))}
+		case 2:
+			job.Spec.Constraint = "fast"
 		}
 		return job
 	}
@@ -158,7 +160,7 @@ func TestPropertyTestOnlyAgreesWithCycle(t *testing.T) {
 	for round := 0; round < 40; round++ {
 		mode := modes[round%len(modes)]
 		t.Run(fmt.Sprintf("%d/%s", round, mode), func(t *testing.T) {
-			tc := MustServer(t, eventsOnly, withPartitions("PartitionName=batch Nodes=ALL Default=YES\nPartitionName=small Nodes=n[0-1]\n"))
+			tc := MustServer(t, eventsOnly, withPartitions("PartitionName=batch Nodes=ALL Default=YES\nPartitionName=small Nodes=n[0-1]\nNodeName=n[0-2] Features=fast\n"))
 			s := tc.srv
 			s.planner = sched.Backfill{Mode: mode}
 			s.cycleMu.Lock()
@@ -193,11 +195,13 @@ func TestPropertyTestOnlyAgreesWithCycle(t *testing.T) {
 			if rng.Intn(10) == 0 {
 				probe.Partition = "gone"
 			}
-			switch rng.Intn(3) {
+			switch rng.Intn(4) {
 			case 0:
 				probe.Spec.NodeList = []string{fmt.Sprintf("n%d", rng.Intn(6))}
 			case 1:
 				probe.Spec.Exclude = []string{"n0"}
+			case 2:
+				probe.Spec.Constraint = "fast|gpu"
 			}
 
 			test := s.planTestLocked(probe, now)
@@ -222,7 +226,7 @@ func TestPropertyTestOnlyAgreesWithCycle(t *testing.T) {
 					testStarts, test.Reason, got.State, got.Reason, probe)
 			}
 			if cycleStarts {
-				allowed := allowedNodes(&probe.Spec, got.Nodes)
+				allowed := allowedNodes(&probe.Spec, got.Nodes, s.parts.features)
 				if fmt.Sprint(got.Nodes) != fmt.Sprint(test.Nodes) || allowed != nil && !allowed[got.Nodes[0]] {
 					t.Fatalf("cycle started the probe on %v, test-only said %v (-w %v, -x %v)",
 						got.Nodes, test.Nodes, probe.Spec.NodeList, probe.Spec.Exclude)

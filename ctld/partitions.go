@@ -13,6 +13,9 @@ type partitions struct {
 	byName  map[string]api.Partition
 	members map[string]map[string]bool // partition -> node names (nil for ALL)
 	def     string
+	// features are the nodes' features from corral.conf's NodeName
+	// lines, which -C/--constraint matches.
+	features map[string][]string
 }
 
 func newPartitions(list []api.Partition) partitions {

@@ -214,6 +214,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.parts = newPartitions(file.Partitions)
+	s.parts.features = file.Features
 	s.gate = authz.NewGate(file.Access, s.users, authz.NewLimiter(cfg.RateLimit, cfg.RateBurst))
 	s.conns = newConnLimits(&cfg, func(uid uint32) bool { return s.gate.IsAdmin(authz.Caller{UID: uid}) })
 	s.cfg.Pipeline.fromFile(file.Pipeline) // Config, then the file, then defaults

@@ -10,14 +10,13 @@ import (
 // notYetHonoured names the sbatch options the CLI parses but this
 // controller does not act on yet. A job using one is refused at submit
 // rather than run as if the option were absent. Each entry goes away when
-// the controller implements the option (the pipeline options and the GPU
-// options did).
+// the controller implements the option (the pipeline options, the GPU options
+// and --constraint did).
 var notYetHonoured = []struct {
 	option string
 	used   func(*api.JobSpec) bool
 }{
 	{"--exclusive", func(s *api.JobSpec) bool { return s.Exclusive != "" }},
-	{"--constraint", func(s *api.JobSpec) bool { return s.Constraint != "" }},
 	{"--qos", func(s *api.JobSpec) bool { return s.QOS != "" }},
 }
 

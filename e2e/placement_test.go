@@ -69,7 +69,7 @@ func TestNodelistAndExclude(t *testing.T) {
 		want string
 	}{
 		{[]string{"-w", "dev9"}, "node dev9 is not in partition"},
-		{[]string{"-x", "dev[1-2]"}, "--exclude leaves no node of partition"},
+		{[]string{"-x", "dev[1-2]"}, "pass --exclude: it could never run"},
 		{[]string{"-w", "dev1", "-x", "dev1"}, "--nodelist and --exclude both name dev1"},
 	} {
 		r := c.slurmCmd(bin, dir, "sbatch", append(tc.args, "--wrap", "true")...)
@@ -79,5 +79,35 @@ func TestNodelistAndExclude(t *testing.T) {
 	}
 	for _, id := range append(excluded, onDev1) {
 		c.Corral("cancel", strconv.FormatUint(id, 10))
+	}
+}
+
+// TestConstraint: a feature set on a NodeName line in corral.conf takes
+// -C jobs to that node; a feature no node has is refused at submit.
+func TestConstraint(t *testing.T) {
+	c := StartCluster(t, ClusterOpts{
+		Nodes:  []NodeOpts{{Name: "dev1", CPUs: 2, Mem: "2G"}, {Name: "dev2", CPUs: 2, Mem: "2G"}},
+		Config: "PartitionName=batch Nodes=ALL Default=YES\nNodeName=dev2 Features=big,ib\n",
+	})
+	bin, dir := slurmBin(t, t.TempDir()), jobDir(t)
+	r := c.slurmCmd(bin, dir, "sbatch", "--parsable", "-c", "1", "--mem", "100M", "-C", "big&ib", "--wrap", "sleep 60")
+	if r.Code != 0 {
+		t.Fatalf("sbatch -C 'big&ib': exit %d %s", r.Code, r.Stderr)
+	}
+	id, err := strconv.ParseUint(strings.TrimSpace(r.Stdout), 10, 64)
+	if err != nil {
+		t.Fatalf("sbatch printed %q", r.Stdout)
+	}
+	if j := c.WaitState(id, api.StateRunning, 30*time.Second); len(j.Nodes) != 1 || j.Nodes[0] != "dev2" {
+		t.Errorf("job with -C 'big&ib' runs on %v, want dev2", j.Nodes)
+	}
+	c.Corral("cancel", strconv.FormatUint(id, 10))
+	r = c.slurmCmd(bin, dir, "sbatch", "-C", "gpu|huge", "--wrap", "true")
+	if r.Code == 0 || !strings.Contains(r.Stderr, "pass --constraint gpu|huge: it could never run") {
+		t.Errorf("sbatch -C 'gpu|huge': exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	r = c.slurmCmd(bin, dir, "sbatch", "-C", "big*2", "--wrap", "true")
+	if r.Code == 0 || !strings.Contains(r.Stderr, "node counts (feature*N) are not supported") {
+		t.Errorf("sbatch -C 'big*2': exit %d, stderr %q", r.Code, r.Stderr)
 	}
 }

@@ -46,7 +46,7 @@ var options = []option{
 	{long: "comment", arg: "TEXT", help: "attach a comment to the job",
 		apply: func(r *Request, v string) error { return setText(&r.Spec.Comment, "comment", v) }},
 	{long: "consolidate-segments", ignore: noSegments},
-	{long: "constraint", short: 'C', arg: "FEATURES", help: "node features the job needs: a&b, a|b, [a|b], a*2",
+	{long: "constraint", short: 'C', arg: "FEATURES", help: "node features the job needs: a&b, a|b, (a|b)&c, [a|b] on one node",
 		apply: func(r *Request, v string) error { return setText(&r.Spec.Constraint, "constraint", v) }},
 	{long: "container", arg: "BUNDLE", ignore: "corral runs OCI images, not bundle paths: use --container-image"},
 	{long: "container-id", arg: "ID", ignore: "corral names its containers itself"},

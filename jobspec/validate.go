@@ -157,6 +157,11 @@ func validate(spec *api.JobSpec, now time.Time, sizes bool) error {
 			p = append(p, err)
 		}
 	}
+	if spec.Constraint != "" {
+		if _, err := ParseConstraint(spec.Constraint); err != nil {
+			p = append(p, err)
+		}
+	}
 	if both := nodesInBoth(spec.NodeList, spec.Exclude); len(both) > 0 {
 		bad("--nodelist and --exclude both name %s", strings.Join(both, ","))
 	}

@@ -23,6 +23,9 @@ type File struct {
 	Scheduling Scheduling
 	Pipeline   Pipeline // arrays, dependencies, requeue, accounting (pipeline.go)
 	Access     Access   // administrators and shared view (access.go)
+	// Features are the nodes' features from NodeName lines (nodes.go),
+	// by node name; nil without such lines.
+	Features map[string][]string
 }
 
 // Scheduling is the priority and planner configuration.
@@ -56,7 +59,7 @@ var schedulingKeys = []string{
 }
 
 // lineKinds are the keys a line may start with, besides scheduling keys.
-var lineKinds = []string{"PartitionName", "AccountName", "UserName"}
+var lineKinds = []string{"PartitionName", "NodeName", "AccountName", "UserName"}
 
 // LoadOrDefaults reads corral.conf at path; without one (path "") it gives the
 // defaults: one partition holding every node, DefaultScheduling.
@@ -104,6 +107,14 @@ func ParseFile(r io.Reader, source string) (*File, error) {
 		switch {
 		case strings.EqualFold(first, "AccountName"):
 			if err := shares.addAccount(fields, lineNo); err != nil {
+				return nil, at(err)
+			}
+			continue
+		case strings.EqualFold(first, "NodeName"):
+			if f.Features == nil {
+				f.Features = map[string][]string{}
+			}
+			if err := addNodeLine(fields, f.Features); err != nil {
 				return nil, at(err)
 			}
 			continue
