@@ -63,6 +63,9 @@ type Node struct {
 	GPUs                 []NodeGPU `json:"gpus,omitempty"`
 	// DrainedSince is when the node was drained (nil: it is not).
 	DrainedSince *time.Time `json:"drained_since,omitempty"`
+	// Features are the node's features (corral.conf's NodeName lines),
+	// which -C/--constraint matches.
+	Features []string `json:"features,omitempty"`
 }
 
 // Partition groups nodes with time limits, from ctld's config file.

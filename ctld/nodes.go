@@ -248,6 +248,7 @@ func (s *Server) listNodes() []api.Node {
 		slices.Sort(ids)
 		v := n.view(name, alloc[name], ids)
 		v.FGPUHundredths, v.AllocFGPUHundredths, v.FGPUPerGPUHundredths, v.GPUs = n.gpuView(name, s.parts, held, gpuJobs)
+		v.Features = slices.Clone(s.parts.features[name])
 		out = append(out, v)
 	}
 	sort.Slice(out, func(a, b int) bool { return hostlist.Less(out[a].Name, out[b].Name) })

@@ -102,6 +102,9 @@ func TestConstraint(t *testing.T) {
 		t.Errorf("job with -C 'big&ib' runs on %v, want dev2", j.Nodes)
 	}
 	c.Corral("cancel", strconv.FormatUint(id, 10))
+	if r := c.slurmCmd(bin, dir, "sinfo", "-h", "-N", "-o", "%N %f"); r.Stdout != "dev1 (null)\ndev2 big,ib\n" {
+		t.Errorf("sinfo -h -N -o '%%N %%f' printed %q (exit %d %s)", r.Stdout, r.Code, r.Stderr)
+	}
 	r = c.slurmCmd(bin, dir, "sbatch", "-C", "gpu|huge", "--wrap", "true")
 	if r.Code == 0 || !strings.Contains(r.Stderr, "pass --constraint gpu|huge: it could never run") {
 		t.Errorf("sbatch -C 'gpu|huge': exit %d, stderr %q", r.Code, r.Stderr)

@@ -165,8 +165,8 @@ func NodeRecord(w io.Writer, n *api.Node, e *Env) error {
 	lines := [][]string{
 		{kv("NodeName", n.Name), kv("Arch", "(null)"), kv("CoresPerSocket", 1)},
 		{kv("CPUAlloc", n.AllocCPUs), kv("CPUEfctv", n.CPUs), kv("CPUTot", n.CPUs), kv("CPULoad", "N/A")},
-		{kv("AvailableFeatures", "(null)")},
-		{kv("ActiveFeatures", "(null)")},
+		{kv("AvailableFeatures", features(n))},
+		{kv("ActiveFeatures", features(n))},
 		{kv("Gres", nodeGres(n))},
 		{kv("NodeAddr", orNull(n.Addr)), kv("NodeHostName", n.Name)},
 		{kv("RealMemory", n.MemBytes>>20), kv("AllocMem", n.AllocMemBytes>>20), kv("FreeMem", "N/A"), kv("Sockets", n.CPUs), kv("Boards", 1)},
@@ -245,3 +245,6 @@ func PartitionNodes(p *api.Partition, nodes []api.Node) []api.Node {
 	}
 	return out
 }
+
+// features is a node's features as Slurm lists them, "(null)" for none.
+func features(n *api.Node) string { return orNull(strings.Join(n.Features, ",")) }

@@ -50,7 +50,7 @@ var nodeFields = map[string]nodeField{
 	"D": {"NODES", true, func(g *NodeGroup, _ *Env) string { return strconv.Itoa(len(g.Nodes)) }},
 	"e": {"FREE_MEM", false, func(*NodeGroup, *Env) string { return "N/A" }},
 	"E": {"REASON", false, func(g *NodeGroup, _ *Env) string { return cmpOr(g.Nodes[0].Reason, "none") }},
-	"f": {"AVAIL_FEATURES", false, func(*NodeGroup, *Env) string { return "(null)" }},
+	"f": {"AVAIL_FEATURES", false, func(g *NodeGroup, _ *Env) string { return features(g.Nodes[0]) }},
 	"F": {"NODES(A/I/O/T)", true, func(g *NodeGroup, _ *Env) string {
 		a, i, o := nodeCounts(g)
 		return fmt.Sprintf("%d/%d/%d/%d", a, i, o, len(g.Nodes))

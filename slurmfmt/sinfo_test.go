@@ -15,7 +15,7 @@ func sinfoCluster() ([]api.Partition, []api.Node) {
 	nodes := []api.Node{
 		{Name: "dev1", State: api.NodeIdle, CPUs: 2, MemBytes: 4 << 30},
 		{Name: "dev2", State: api.NodeMixed, CPUs: 2, AllocCPUs: 1, MemBytes: 4 << 30},
-		{Name: "dev3", State: api.NodeIdle, CPUs: 2, MemBytes: 4 << 30},
+		{Name: "dev3", State: api.NodeIdle, CPUs: 2, MemBytes: 4 << 30, Features: []string{"gpu", "ib"}},
 		{Name: "dev4", State: api.NodeDrained, CPUs: 2, MemBytes: 4 << 30, Reason: "disk", DrainedSince: at("2026-03-04T09:00:00")},
 	}
 	return parts, nodes
@@ -62,9 +62,10 @@ func TestSinfoFields(t *testing.T) {
 		{"%t %T", "idle idle\nmix mixed\ndrain drained\nidle idle\n"},
 		{"%C", "1/5/2/8\n0/2/0/2\n"},
 		{"%F %A", "1/2/1/4 1/2\n0/1/0/1 0/1\n"},
-		{"%c %m %e %G %f %O %s %z", "2 4096 N/A (null) (null) N/A 1-infinite 2:1:1\n2 4096 N/A (null) (null) N/A 1-infinite 2:1:1\n"},
+		{"%c %m %e %G %O %s %z", "2 4096 N/A (null) N/A 1-infinite 2:1:1\n2 4096 N/A (null) N/A 1-infinite 2:1:1\n"},
 		{"%E|%H|%N", "none|Unknown|dev[1-3]\ndisk|2026-03-04T09:00:00|dev4\nnone|Unknown|dev3\n"},
 		{"%t %N", "idle dev[1,3]\nmix dev2\ndrain dev4\nidle dev3\n"},
+		{"%f %N", "(null) dev[1-2,4]\ngpu,ib dev3\ngpu,ib dev3\n"},
 	} {
 		if got := sinfoText(t, tc.format, false, false, true); got != tc.want {
 			t.Errorf("sinfo -h -o %q:\n%s\nwant:\n%s", tc.format, got, tc.want)
@@ -99,6 +100,24 @@ func TestNodeStateMatches(t *testing.T) {
 	} {
 		if got := NodeStateMatches(tc.s, tc.name); got != tc.want {
 			t.Errorf("NodeStateMatches(%s, %q) = %v", tc.s, tc.name, got)
+		}
+	}
+}
+
+// TestNodeRecordFeatures: scontrol show node lists a node's features, and
+// (null) for a node without any.
+func TestNodeRecordFeatures(t *testing.T) {
+	_, nodes := sinfoCluster()
+	for _, tc := range []struct {
+		n    api.Node
+		want string
+	}{{nodes[2], "AvailableFeatures=gpu,ib \n   ActiveFeatures=gpu,ib \n"}, {nodes[0], "AvailableFeatures=(null) \n   ActiveFeatures=(null) \n"}} {
+		var b strings.Builder
+		if err := NodeRecord(&b, &tc.n, &Env{Now: testNow}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), tc.want) {
+			t.Errorf("scontrol show node %s:\n%s\nwant it to hold %q", tc.n.Name, b.String(), tc.want)
 		}
 	}
 }
