@@ -3,9 +3,11 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -96,7 +98,19 @@ squeue -h -j "$SLURM_JOB_ID" -o %T`)
 	waitFile(t, filepath.Join(dir, "first.done"), "ready", 60*time.Second)
 	c.killNode(0)
 	c.StartNode(node)
-	c.WaitNodesUp(1, 15*time.Second)
+	// ctld may not have noticed the kill, so "the node is up" says nothing
+	// about the new noded; the job's socket answering does.
+	sock := filepath.Join(c.Dir, "node-"+node.Name, "jobs", strconv.FormatUint(job, 10), "ctl", "ctld.sock")
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		conn, err := net.Dial("unix", sock)
+		if err == nil {
+			conn.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the restarted noded does not serve the job's socket: %v\n%s", err, c.Logs("noded-"+node.Name))
+		}
+	}
 	if err := os.WriteFile(filepath.Join(dir, "restarted"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
