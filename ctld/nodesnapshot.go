@@ -1,12 +1,20 @@
 package ctld
 
-import "github.com/corral-hpc/corral/sched"
+import (
+	"slices"
+
+	"github.com/corral-hpc/corral/hostlist"
+	"github.com/corral-hpc/corral/sched"
+)
 
 // The node registry's side of a scheduling snapshot. The caller holds
 // Server.mu (read at least).
 
 // schedNodes is every node as the planner sees it: its capacity, its
-// GPUs, and whether it takes jobs (up and not drained).
+// GPUs, and whether it takes jobs (up and not drained). They come in
+// hostlist order: the planner breaks ties by a node's position, so two
+// snapshots of one state (a cycle and --test-only) must list the nodes
+// alike, which a map walk does not.
 func (r *nodeRegistry) schedNodes(parts partitions) []sched.Node {
 	var out []sched.Node
 	for name, n := range r.byName {
@@ -14,6 +22,15 @@ func (r *nodeRegistry) schedNodes(parts partitions) []sched.Node {
 			Capacity: sched.Resources{CPUs: n.rec.CPUs, MemBytes: n.rec.MemBytes}, Up: n.up && n.rec.Drain == ""})
 		n.addGPUsTo(&out[len(out)-1], parts)
 	}
+	slices.SortFunc(out, func(a, b sched.Node) int {
+		switch {
+		case hostlist.Less(a.Name, b.Name):
+			return -1
+		case hostlist.Less(b.Name, a.Name):
+			return 1
+		}
+		return 0
+	})
 	return out
 }
 
