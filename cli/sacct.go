@@ -32,7 +32,7 @@ const sacctUsage = `Usage: sacct [OPTIONS]
   -s, --state=list          only jobs in these states
   -S, --starttime=time      jobs that ran after this time (default: midnight; any with -j)
   -u, --user=list           only these users
-  -X, --allocations         accepted: corral has no job steps, every line is an allocation
+  -X, --allocations         accepted: sacct prints no step lines yet (corral acct does)
       --json                the records as JSON
   -V, --version             version
   -h, --help                this help

@@ -23,9 +23,9 @@ const scancelUsage = `Usage: scancel [OPTIONS] [job_id[_array_id]...]
   -f, --full, -H, --hurry, -v, --verbose: accepted
   -V, --version             version
       --help                this help
-Job IDs: 12, 12_3 (one array task), 12_[1-5] (several), comma lists.
+Job IDs: 12, 12_3 (one array task), 12_[1-5] (several), 12.0 (one step), comma lists.
 Not supported yet (refused): -s/--signal, -b/--batch, -i/--interactive,
-job steps (12.0), -R/--reservation, -M/--clusters. See docs/slurm.md.
+-R/--reservation, -M/--clusters. See docs/slurm.md.
 `
 
 func scancelCommand() *slurmCommand {

@@ -12,7 +12,8 @@ import (
 
 // slurmJobRefs reads job IDs as Slurm's commands take them: 123, 123_4
 // (one array task) and 123_[1-5,7] (several), in comma lists or apart.
-// A step (123.0) is refused: corral has no job steps yet. A range of job
+// A step (123.0) is refused here: commands that take steps (scancel)
+// split them off first. A range of job
 // IDs (1-5) is no Slurm syntax and is refused as Slurm refuses it.
 func slurmJobRefs(words []string) (ids []uint64, tasks []api.TaskRef, err error) {
 	for _, w := range splitJobWords(words) {

@@ -198,7 +198,7 @@ var options = []option{
 		apply: func(r *Request, v string) error { return setCount(&r.Spec.NtasksPerNode, "ntasks-per-node", v) }},
 	{long: "ntasks-per-socket", arg: "N", ignore: noLayout},
 	{long: "ntasks-per-tres", arg: "N", hidden: true, ignore: "use --ntasks with --gpus-per-task"},
-	{long: "oom-kill-step", arg: "0|1", optionalArg: true, ignore: "corral has no job steps to kill separately"},
+	{long: "oom-kill-step", arg: "0|1", optionalArg: true, ignore: "a step shares its job's memory cgroup, so an OOM kill is not per step"},
 	{long: "open-mode", arg: "append|truncate", help: "open the output files for appending or truncate them",
 		values: []string{"append", "truncate"},
 		apply: func(r *Request, v string) error {
