@@ -10,6 +10,7 @@ import (
 	"github.com/corral-hpc/corral/ctld/fault"
 	"github.com/corral-hpc/corral/ctld/store"
 	"github.com/corral-hpc/corral/gpu"
+	"github.com/corral-hpc/corral/hostlist"
 	"github.com/corral-hpc/corral/priority"
 )
 
@@ -26,6 +27,9 @@ import (
 // and the queue never reaches it.
 type nodeRegistry struct {
 	byName map[string]*node
+	// names are byName's keys in hostlist order, kept as nodes are put
+	// (nodes are never removed), so a cycle need not sort them.
+	names []string
 }
 
 func newNodeRegistry() *nodeRegistry {
@@ -63,7 +67,13 @@ const persistSeenEvery = time.Minute
 func (r *nodeRegistry) get(name string) *node { return r.byName[name] }
 
 // put adds n under name, replacing any node of that name.
-func (r *nodeRegistry) put(name string, n *node) { r.byName[name] = n }
+func (r *nodeRegistry) put(name string, n *node) {
+	if _, known := r.byName[name]; !known {
+		i, _ := slices.BinarySearchFunc(r.names, name, hostlist.Compare)
+		r.names = slices.Insert(r.names, i, name)
+	}
+	r.byName[name] = n
+}
 
 // all yields every known node, up or not, in no particular order.
 func (r *nodeRegistry) all() iter.Seq2[string, *node] { return maps.All(r.byName) }

@@ -1,11 +1,6 @@
 package ctld
 
-import (
-	"slices"
-
-	"github.com/corral-hpc/corral/hostlist"
-	"github.com/corral-hpc/corral/sched"
-)
+import "github.com/corral-hpc/corral/sched"
 
 // The node registry's side of a scheduling snapshot. The caller holds
 // Server.mu (read at least).
@@ -16,21 +11,13 @@ import (
 // snapshots of one state (a cycle and --test-only) must list the nodes
 // alike, which a map walk does not.
 func (r *nodeRegistry) schedNodes(parts partitions) []sched.Node {
-	var out []sched.Node
-	for name, n := range r.byName {
+	out := make([]sched.Node, 0, len(r.names))
+	for _, name := range r.names {
+		n := r.byName[name]
 		out = append(out, sched.Node{Name: name,
 			Capacity: sched.Resources{CPUs: n.rec.CPUs, MemBytes: n.rec.MemBytes}, Up: n.up && n.rec.Drain == ""})
 		n.addGPUsTo(&out[len(out)-1], parts)
 	}
-	slices.SortFunc(out, func(a, b sched.Node) int {
-		switch {
-		case hostlist.Less(a.Name, b.Name):
-			return -1
-		case hostlist.Less(b.Name, a.Name):
-			return 1
-		}
-		return 0
-	})
 	return out
 }
 

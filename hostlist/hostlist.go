@@ -223,6 +223,18 @@ func Less(a, b string) bool {
 	return a < b
 }
 
+// Compare is Less as a three-way comparison, for slices.SortFunc and
+// slices.BinarySearchFunc.
+func Compare(a, b string) int {
+	switch {
+	case a == b:
+		return 0
+	case Less(a, b):
+		return -1
+	}
+	return 1
+}
+
 // Sort sorts names in place with Less.
 func Sort(names []string) { sort.Slice(names, func(i, j int) bool { return Less(names[i], names[j]) }) }
 

@@ -140,3 +140,14 @@ func TestExpandMaxBoundsTheWhole(t *testing.T) {
 		t.Errorf("Expand(%.40q): %v", many, err)
 	}
 }
+
+func TestCompare(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want int
+	}{{"n1", "n1", 0}, {"n2", "n10", -1}, {"n10", "n2", 1}, {"a", "n1", -1}, {"n01", "n1", -1}} {
+		if got := Compare(c.a, c.b); got != c.want {
+			t.Errorf("Compare(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
+		}
+	}
+}
