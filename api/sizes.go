@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 )
 
 // longStrings are the strings allowed past MaxFieldBytes, with their own
@@ -81,24 +82,87 @@ func walkSizes(v reflect.Value, maxBytes int) *sizeError {
 			}
 		}
 	case reflect.Struct:
-		t := v.Type()
-		for i := range t.NumField() {
-			f := t.Field(i)
-			tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if !f.IsExported() || tag == "-" {
-				continue
-			}
-			limit := MaxFieldBytes
-			if n, ok := longStrings[t][f.Name]; ok {
-				limit = n
-			}
-			if err := walkSizes(v.Field(i), limit); err != nil {
-				if f.Anonymous {
+		for _, f := range planOf(v.Type()) {
+			if err := walkSizes(v.Field(f.index), f.limit); err != nil {
+				if f.anonymous {
 					return err
 				}
-				return err.in("." + cmp.Or(tag, f.Name))
+				return err.in(f.segment)
 			}
 		}
 	}
 	return nil
+}
+
+// fieldPlan is one struct field the walk visits: its index, its JSON path
+// segment and its string bound.
+type fieldPlan struct {
+	index     int
+	segment   string
+	limit     int
+	anonymous bool
+}
+
+// plans caches each struct type's fields to walk. Every submit walks its
+// request; reading tags and skipping fields that hold no string, list or
+// map once per type, not once per request, keeps the walk off the submit
+// path's profile.
+var plans sync.Map // reflect.Type -> []fieldPlan
+
+func planOf(t reflect.Type) []fieldPlan {
+	if p, ok := plans.Load(t); ok {
+		return p.([]fieldPlan)
+	}
+	var p []fieldPlan
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !inJSON(f, tag) || !mayHoldSized(f.Type, map[reflect.Type]bool{}) {
+			continue
+		}
+		limit := MaxFieldBytes
+		if n, ok := longStrings[t][f.Name]; ok {
+			limit = n
+		}
+		p = append(p, fieldPlan{index: i, segment: "." + cmp.Or(tag, f.Name), limit: limit, anonymous: f.Anonymous})
+	}
+	plans.Store(t, p)
+	return p
+}
+
+// mayHoldSized reports whether a value of type t can hold a string, a
+// list or a map, the things the walk bounds; numbers, booleans and
+// structs of only unexported fields (time.Time) cannot. seen breaks
+// cycles of pointer types, which count as able.
+func mayHoldSized(t reflect.Type, seen map[reflect.Type]bool) bool {
+	switch t.Kind() {
+	case reflect.String, reflect.Slice, reflect.Map, reflect.Interface:
+		return true
+	case reflect.Pointer:
+		return mayHoldSized(t.Elem(), seen)
+	case reflect.Array:
+		return t.Len() > MaxListEntries || mayHoldSized(t.Elem(), seen)
+	case reflect.Struct:
+		if seen[t] {
+			return true
+		}
+		seen[t] = true
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if tag, _, _ := strings.Cut(f.Tag.Get("json"), ","); inJSON(f, tag) && mayHoldSized(f.Type, seen) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// inJSON reports whether encoding/json reads field f (json tag name tag):
+// exported fields, and an embedded struct of an unexported type, whose
+// exported fields it promotes.
+func inJSON(f reflect.StructField, tag string) bool {
+	if tag == "-" {
+		return false
+	}
+	return f.IsExported() || f.Anonymous && f.Type.Kind() == reflect.Struct
 }
