@@ -11,13 +11,13 @@ type sizedInner struct {
 }
 
 type sizedOuter struct {
-	sizedInner            // embedded: its fields read as the outer's
-	When       time.Time  `json:"when"` // no exported field: never walked
-	Count      int        `json:"count"`
-	Skip       string     `json:"-"`
-	hidden     string     //nolint:unused // unexported: not in JSON
-	Tags       []string   `json:"tags"`
-	Nums       []int      `json:"nums"`
+	sizedInner           // embedded: its fields read as the outer's
+	When       time.Time `json:"when"` // no exported field: never walked
+	Count      int       `json:"count"`
+	Skip       string    `json:"-"`
+	hidden     string    //nolint:unused // unexported: not in JSON
+	Tags       []string  `json:"tags"`
+	Nums       []int     `json:"nums"`
 	Env        map[string]string
 	Next       *sizedOuter `json:"next,omitempty"`
 	Any        any         `json:"any,omitempty"`
