@@ -50,7 +50,7 @@ func agreementQueue(t *testing.T, rng *rand.Rand, s *Server, now time.Time) {
 			t.Fatal(err)
 		}
 		j := &job{rec: *r}
-		s.q.jobs[r.Job.ID], s.q.active[r.Job.ID] = j, j
+		s.q.track(j)
 	}
 	running := func(job api.Job) bool {
 		if len(up) == 0 {
@@ -212,7 +212,7 @@ func TestPropertyTestOnlyAgreesWithCycle(t *testing.T) {
 			}
 			s.mu.Lock()
 			j := &job{rec: *rec}
-			s.q.jobs[rec.Job.ID], s.q.active[rec.Job.ID] = j, j
+			s.q.track(j)
 			s.mu.Unlock()
 			s.cycleLocked(now)
 

@@ -23,11 +23,7 @@ func (q *queue) load() error {
 		return err
 	}
 	for _, rec := range recs {
-		j := &job{rec: *rec}
-		q.jobs[rec.Job.ID] = j
-		if !rec.Job.State.Terminal() {
-			q.active[rec.Job.ID] = j
-		}
+		q.track(&job{rec: *rec})
 	}
 	rems, err := q.store.Arrays()
 	if err != nil {
@@ -71,7 +67,7 @@ func (q *queue) submit(rec *store.JobRecord, mu sync.Locker) (uint64, error) {
 		}
 		j := &job{rec: *rec}
 		mu.Lock()
-		q.jobs[id], q.active[id] = j, j
+		q.track(j)
 		mu.Unlock()
 		return id, nil
 	}
@@ -116,18 +112,13 @@ func (q *queue) commit(changes []change, rems []remChange, steps ...*store.StepR
 	for _, c := range changes {
 		q.observe(c)
 		q.trackLive(c)
-		if c.j.fromArray != nil {
-			c.j.fromArray = nil
-			q.jobs[c.next.Job.ID] = c.j
-		}
+		c.j.fromArray = nil
 		c.j.rec = c.next
+		q.track(c.j)
 		if c.next.Job.State.Terminal() {
 			ended = true
-			delete(q.active, c.next.Job.ID)
 			c.j.cancelRequested = false
 			c.j.launch = launchState{seq: c.j.launch.seq}
-		} else {
-			q.active[c.next.Job.ID] = c.j
 		}
 	}
 	for _, r := range rems {

@@ -23,7 +23,7 @@ func BenchmarkScheduleCycle(b *testing.B) {
 			for i := 1; i <= pending; i++ {
 				j := &job{rec: store.JobRecord{Job: api.Job{ID: uint64(i), State: api.StatePending, Partition: "batch",
 					CPUs: 1, MemBytes: 1 << 30, NodeCount: 1, SubmitTime: now}}}
-				srv.q.jobs[j.rec.Job.ID], srv.q.active[j.rec.Job.ID] = j, j
+				srv.q.track(j)
 			}
 			srv.mu.Unlock()
 			b.ResetTimer()

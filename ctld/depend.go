@@ -249,10 +249,8 @@ func (q *queue) dependedOn() map[uint64]bool {
 func (q *queue) runningNames(notes *cycleNotes) map[string]int {
 	return notes.runningNamesOr(func() map[string]int {
 		names := make(map[string]int)
-		for _, j := range q.active {
-			if j.state() == api.StateRunning {
-				names[j.rec.Job.User+"\x00"+j.rec.Job.Name]++
-			}
+		for _, j := range q.runningJobs() {
+			names[j.rec.Job.User+"\x00"+j.rec.Job.Name]++
 		}
 		return names
 	})

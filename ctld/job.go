@@ -14,6 +14,9 @@ import (
 // rec.Job under the read lock, so slices and pointers inside it must be
 // fresh for every change (lifecycle.Next makes them so).
 type job struct {
+	// order is where it stands in the queue's pendingOrder; first, so a
+	// cycle's walk of the pending jobs reads one cache line of each.
+	order  pendingMark
 	rec    store.JobRecord
 	launch launchState
 	// cancelRequested: a signal went to the node; its end will be CANCELLED.

@@ -12,11 +12,8 @@ import (
 // heldGPUs is what running jobs hold of each node's devices.
 func (q *queue) heldGPUs() map[string][]gpu.Holding {
 	held := make(map[string][]gpu.Holding)
-	for _, j := range q.unfinished() {
+	for _, j := range q.runningJobs() {
 		job := &j.rec.Job
-		if job.State != api.StateRunning {
-			continue
-		}
 		for _, a := range job.GPUAlloc {
 			for _, sh := range gpu.SharesFromAPI(a.Shares) {
 				held[a.Node] = append(held[a.Node], gpu.Holding{UID: job.UID, Share: sh})
@@ -38,10 +35,7 @@ func addGPULaunchOn(j *job, host string, req *api.LaunchRequest) {
 // gpuJobs lists, per node and device, the running jobs holding it.
 func (q *queue) gpuJobs() map[string]map[int][]uint64 {
 	out := map[string]map[int][]uint64{}
-	for id, j := range q.unfinished() {
-		if j.state() != api.StateRunning {
-			continue
-		}
+	for id, j := range q.runningJobs() {
 		for _, a := range j.rec.Job.GPUAlloc {
 			if out[a.Node] == nil {
 				out[a.Node] = map[int][]uint64{}

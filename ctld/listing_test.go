@@ -69,10 +69,7 @@ func TestListingAcrossChunks(t *testing.T) {
 			st = api.StateCompleted
 		}
 		j := &job{rec: store.JobRecord{Job: api.Job{ID: i, Name: "j", User: "root", Partition: "batch", State: st, SubmitTime: now}}}
-		s.q.jobs[i] = j
-		if !st.Terminal() {
-			s.q.active[i] = j
-		}
+		s.q.track(j)
 	}
 	s.mu.Unlock()
 	for _, tt := range []struct {

@@ -31,6 +31,6 @@ type cycleView struct {
 
 var _ fairshare.Cluster = cycleView{}
 
-func (c cycleView) Active() iter.Seq[*api.Job]  { return records(c.q.unfinished()) }
+func (c cycleView) Running() iter.Seq[*api.Job] { return records(c.q.runningJobs()) }
 func (c cycleView) Pending() iter.Seq[*api.Job] { return c.q.pending() }
 func (c cycleView) Size() priority.Cluster      { return c.nodes.size() }

@@ -26,8 +26,13 @@ import (
 type queue struct {
 	jobs   map[uint64]*job // every job, finished ones too
 	active map[uint64]*job // PENDING and RUNNING only
-	arrays map[uint64]*arrayJob
-	bases  []uint64 // array job IDs, ascending, for finding a task's array
+	// running is RUNNING only: every cycle charges them, and walking
+	// them alone keeps a long pending queue off that step.
+	running map[uint64]*job
+	// pending is the PENDING jobs in ID order.
+	pendingByID pendingOrder
+	arrays      map[uint64]*arrayJob
+	bases       []uint64 // array job IDs, ascending, for finding a task's array
 
 	store *store.Store // where commit writes
 	// observe sees every change once it is on disk, before it is
@@ -42,7 +47,28 @@ type queue struct {
 }
 
 func newQueue() *queue {
-	return &queue{jobs: make(map[uint64]*job), active: make(map[uint64]*job), arrays: make(map[uint64]*arrayJob)}
+	return &queue{jobs: make(map[uint64]*job), active: make(map[uint64]*job), running: make(map[uint64]*job),
+		arrays: make(map[uint64]*arrayJob)}
+}
+
+// track files job j, whose record is installed, by its state: every job
+// is in jobs, an unfinished one in active, a running one in running.
+func (q *queue) track(j *job) {
+	id := j.rec.Job.ID
+	q.jobs[id] = j
+	switch st := j.rec.Job.State; {
+	case st.Terminal():
+		delete(q.active, id)
+		delete(q.running, id)
+		q.pendingByID.left(j)
+	case st == api.StateRunning:
+		q.active[id], q.running[id] = j, j
+		q.pendingByID.left(j)
+	default:
+		q.active[id] = j
+		delete(q.running, id)
+		q.pendingByID.pending(j)
+	}
 }
 
 // Outside the queue's own methods, nothing reads its maps: these are the
@@ -70,6 +96,9 @@ func (q *queue) all() iter.Seq2[uint64, *job] { return eachOf(q.jobs) }
 // unfinished yields the pending and running jobs with a record of their
 // own, in no particular order.
 func (q *queue) unfinished() iter.Seq2[uint64, *job] { return eachOf(q.active) }
+
+// runningJobs yields the running jobs, in no particular order.
+func (q *queue) runningJobs() iter.Seq2[uint64, *job] { return eachOf(q.running) }
 
 func eachOf[V any](m map[uint64]V) iter.Seq2[uint64, V] {
 	return func(yield func(uint64, V) bool) {
@@ -110,8 +139,8 @@ func records(seq iter.Seq2[uint64, *job]) iter.Seq[*api.Job] {
 // remainder's job).
 func (q *queue) pending() iter.Seq[*api.Job] {
 	return func(yield func(*api.Job) bool) {
-		for _, j := range q.active {
-			if j.state() == api.StatePending && !yield(&j.rec.Job) {
+		for j := range q.pendingByID.each {
+			if !yield(&j.rec.Job) {
 				return
 			}
 		}
@@ -334,10 +363,7 @@ func (q *queue) startCandidate(id uint64, now time.Time) *job {
 // allocation is what running jobs hold on each node.
 func (q *queue) allocation() map[string]sched.Resources {
 	alloc := make(map[string]sched.Resources)
-	for _, j := range q.unfinished() {
-		if j.state() != api.StateRunning {
-			continue
-		}
+	for _, j := range q.running {
 		for _, n := range j.rec.Job.Nodes {
 			alloc[n] = alloc[n].Add(perNode(&j.rec.Job))
 		}

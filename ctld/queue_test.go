@@ -203,3 +203,62 @@ func TestQueueLoad(t *testing.T) {
 		t.Errorf("loaded %d jobs, %d unfinished; want 2 and 1", jobs, unfinished)
 	}
 }
+
+// TestQueueRunningIndex: the running jobs the queue walks for the cycle's
+// charge and allocation are exactly its jobs in RUNNING, through starts,
+// an array task's first change, requeues, ends and a reload.
+func TestQueueRunningIndex(t *testing.T) {
+	f := newQueueFixture(t)
+	apply := func(id uint64, ev lifecycle.Event) {
+		t.Helper()
+		j := f.q.job(id)
+		if j == nil {
+			j = f.q.pendingJob(id)
+		}
+		next, err := step(j.rec, ev, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.q.commit([]change{{j, next}}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(q *queue, want ...uint64) {
+		t.Helper()
+		var got, inState []uint64
+		for id := range q.runningJobs() {
+			got = append(got, id)
+		}
+		for id, j := range q.all() {
+			if j.state() == api.StateRunning {
+				inState = append(inState, id)
+			}
+		}
+		slices.Sort(got)
+		slices.Sort(inState)
+		if !slices.Equal(got, want) || !slices.Equal(inState, want) {
+			t.Fatalf("running index %v, jobs in RUNNING %v, want %v", got, inState, want)
+		}
+		if _, held := q.allocation()["n1"]; held != (len(want) > 0) {
+			t.Fatalf("n1 in the allocation: %v, with %v running", held, want)
+		}
+	}
+	start := lifecycle.Event{Kind: lifecycle.Start, Nodes: []string{"n1"}}
+	task3 := f.base + 1 // tasks 1, 3, 5, 7: the second ID is task 3
+	check(f.q)
+	apply(f.plain, start)
+	apply(task3, start)
+	check(f.q, f.plain, task3)
+	apply(task3, lifecycle.Event{Kind: lifecycle.Requeue})
+	check(f.q, f.plain)
+	apply(task3, start)
+	apply(f.plain, lifecycle.Event{Kind: lifecycle.End, State: api.StateCompleted})
+	check(f.q, task3)
+
+	loaded := newQueue()
+	loaded.store = f.q.store
+	if err := loaded.load(); err != nil {
+		t.Fatal(err)
+	}
+	check(loaded, task3)
+}

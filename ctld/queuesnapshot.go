@@ -12,25 +12,24 @@ import (
 // arrays. The caller holds Server.mu (read at least).
 
 // runningAndPending is the running jobs as the planner sees them and the
-// IDs of the pending ones, appended to pending (a reused buffer).
-func (q *queue) runningAndPending(pending []uint64) ([]sched.Running, []uint64) {
-	var running []sched.Running
-	for id, j := range q.active {
+// pending ones' records in ID order, appended to pending (a reused
+// buffer), to read only.
+func (q *queue) runningAndPending(pending []*api.Job) ([]sched.Running, []*api.Job) {
+	running := make([]sched.Running, 0, len(q.running))
+	for id, j := range q.running {
 		job := &j.rec.Job
-		switch job.State {
-		case api.StateRunning:
-			r := sched.Running{ID: id}
-			for _, n := range job.Nodes {
-				r.Alloc = append(r.Alloc, sched.Allocation{Node: n, Resources: perNode(job)})
-			}
-			if job.StartTime != nil && job.TimeLimit > 0 {
-				r.End = job.StartTime.Add(time.Duration(job.TimeLimit) * time.Second)
-			}
-			addRunningGPUs(&r, job)
-			running = append(running, r)
-		case api.StatePending:
-			pending = append(pending, id)
+		r := sched.Running{ID: id}
+		for _, n := range job.Nodes {
+			r.Alloc = append(r.Alloc, sched.Allocation{Node: n, Resources: perNode(job)})
 		}
+		if job.StartTime != nil && job.TimeLimit > 0 {
+			r.End = job.StartTime.Add(time.Duration(job.TimeLimit) * time.Second)
+		}
+		addRunningGPUs(&r, job)
+		running = append(running, r)
+	}
+	for j := range q.pendingByID.each {
+		pending = append(pending, &j.rec.Job)
 	}
 	return running, pending
 }
@@ -42,8 +41,8 @@ func (q *queue) unfinishedRecord(id uint64) *api.Job { return &q.active[id].rec.
 // runningPerArray counts the running tasks of each array.
 func (q *queue) runningPerArray() map[uint64]int {
 	running := make(map[uint64]int)
-	for _, j := range q.active {
-		if id := j.rec.Job.ArrayJobID; id != 0 && j.state() == api.StateRunning {
+	for _, j := range q.running {
+		if id := j.rec.Job.ArrayJobID; id != 0 {
 			running[id]++
 		}
 	}

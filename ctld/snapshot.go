@@ -79,9 +79,9 @@ type snapshotBuilder struct {
 	policies *policy.Set
 	fs       *fairshare.State
 	pipeline *PipelineConfig // the default of --kill-on-invalid-dep
-	// idBuf and pendingBuf are the reused buffers: a long queue would
+	// jobBuf and pendingBuf are the reused buffers: a long queue would
 	// otherwise allocate megabytes per cycle.
-	idBuf      []uint64
+	jobBuf     []*api.Job
 	pendingBuf []sched.Pending
 	// nodeNames are the snapshot's nodes, which -x leaves a job.
 	nodeNames []string
@@ -145,14 +145,14 @@ func (b *snapshotBuilder) build(now time.Time, test *api.Job) (sched.Snapshot, c
 	}
 	// The ID and Pending buffers are reused from cycle to cycle (planners
 	// keep nothing between calls).
-	var pending []uint64
-	snap.Running, pending = b.q.runningAndPending(b.idBuf[:0])
-	slices.Sort(pending) // sorting 8-byte IDs is far cheaper than sorting Pending values
-	b.idBuf = pending
+	var pending []*api.Job
+	snap.Running, pending = b.q.runningAndPending(b.jobBuf[:0])
+	clear(pending[len(pending):cap(pending)]) // keep no ended job alive
+	b.jobBuf = pending
 	snap.Pending = slices.Grow(b.pendingBuf[:0], len(pending))[:len(pending)]
 	g := b.groups()
-	for i, id := range pending {
-		job := b.q.unfinishedRecord(id)
+	for i, job := range pending {
+		id := job.ID
 		snap.Pending[i] = b.pendingOf(job, id, b.priority(job, now), b.blockedOf(job, job.ArrayTaskID, now, &notes))
 		snap.Pending[i].Groups = g.pendingMembers(job, b.q.array(job.ArrayJobID))
 	}

@@ -11,8 +11,8 @@ import (
 // Cluster is what one cycle's priorities are computed from. The
 // controller serves it from its records while it holds its own lock.
 type Cluster interface {
-	// Active lists the jobs that have not ended: running ones are charged.
-	Active() iter.Seq[*api.Job]
+	// Running lists the running jobs: they are charged up to now.
+	Running() iter.Seq[*api.Job]
 	// Pending lists the pending jobs, an array's pending remainder as one.
 	Pending() iter.Seq[*api.Job]
 	// Size is what the size factor measures jobs against.
@@ -60,7 +60,7 @@ func (f *State) Prepare(now time.Time, c Cluster) {
 // prepareCycle charges running jobs up to now, notes which pending jobs
 // are eligible, and computes fairshares for now. f.mu is held.
 func (f *State) prepareCycle(now time.Time, cl Cluster) {
-	f.chargeRunning(cl.Active(), now)
+	f.chargeRunning(cl.Running(), now)
 	c := cycleShares{at: now, owners: f.cycle.owners[:0]}
 	seen := make(map[priority.Assoc]bool)
 	for job := range cl.Pending() {
