@@ -32,7 +32,7 @@ func sallocCommand() *ucli.Command {
 		SkipFlagParsing: true,
 		Action: func(c *ucli.Context) error {
 			env := sallocEnv{stdin: os.Stdin, stdout: c.App.Writer, stderr: c.App.ErrWriter,
-				client: func() *api.Client { return client(c, "") }}
+				client: func() *api.Client { return client(c, "") }, lookup: os.LookupEnv}
 			if code := runSalloc(c.Context, env, c.Args().Slice()); code != 0 {
 				return exitStatus(code)
 			}
@@ -44,7 +44,8 @@ func sallocCommand() *ucli.Command {
 // sallocPersonality is salloc under its Slurm name.
 func sallocPersonality() *slurmCommand {
 	return &slurmCommand{run: func(s *slurmRun, r *slurmopt.Result) error {
-		env := sallocEnv{stdin: s.stdin, stdout: flushingWriter{s.stdout}, stderr: s.stderr, client: s.client}
+		env := sallocEnv{stdin: s.stdin, stdout: flushingWriter{s.stdout}, stderr: s.stderr, client: s.client,
+			lookup: os.LookupEnv}
 		if code := runSalloc(s.ctx, env, r.Args); code != 0 {
 			return exitStatus(code)
 		}
@@ -57,11 +58,12 @@ type sallocEnv struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	client         func() *api.Client
+	lookup         jobspec.LookupFunc // salloc's input variables (SALLOC_*)
 }
 
 // runSalloc is salloc: it returns the exit status, its command's.
 func runSalloc(ctx context.Context, env sallocEnv, args []string) int {
-	req, argv, err := jobspec.ParseAllocation(args, time.Now())
+	req, argv, err := jobspec.ParseAllocation(args, env.lookup, time.Now())
 	switch {
 	case err != nil:
 		fmt.Fprintf(env.stderr, "salloc: error: %s\nTry \"salloc --help\" for more information\n", oneLine(err.Error()))

@@ -15,7 +15,7 @@ import (
 // options (as salloc would), runs the step in it and releases it with
 // the step's exit status, which it returns.
 func runSrunAllocation(ctx context.Context, env srunEnv, cfg *srunConfig) int {
-	req, _, err := jobspec.ParseAllocation(cfg.allocationArgs(), time.Now())
+	req, _, err := jobspec.ParseAllocation(cfg.allocationArgs(), nil, time.Now())
 	if err != nil {
 		fmt.Fprintf(env.stderr, "srun: error: %s\n", oneLine(err.Error()))
 		return 1

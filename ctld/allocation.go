@@ -16,11 +16,36 @@ import (
 // accounting shows salloc jobs. A client that stops renewing for
 // Config.AllocIdleLimit (kill -9, a lost host) has its allocation
 // cancelled: Slurm keeps such an allocation until its time limit unless
-// InactiveLimit is set; corral always bounds it, since an abandoned
-// interactive allocation holds nodes nobody uses. Clients are told to
-// renew five times within the bound, so a few renewals may fail (a
-// controller restart) before it is reached.
+// InactiveLimit is set; corral bounds it unless corral.conf says
+// InactiveLimit=0, since an abandoned interactive allocation holds nodes
+// nobody uses. Clients are told to renew five times within the bound, so
+// a few renewals may fail (a controller restart) before it is reached.
 const defaultAllocIdleLimit = 15 * time.Second
+
+// allocIdleLimit is the bound in force: the Config's (set), else the
+// file's InactiveLimit (given; 0 is never, negative here), else the
+// default.
+func allocIdleLimit(cfg time.Duration, file *time.Duration) time.Duration {
+	switch {
+	case cfg != 0:
+		return cfg
+	case file != nil && *file == 0:
+		return -1
+	case file != nil:
+		return *file
+	}
+	return defaultAllocIdleLimit
+}
+
+// renewEvery is how often clients renew: five times within the bound, at
+// least every second; with no bound, as under the default one.
+func (s *Server) renewEvery() int {
+	limit := s.cfg.AllocIdleLimit
+	if limit < 0 {
+		limit = defaultAllocIdleLimit
+	}
+	return max(int(limit/5/time.Second), 1)
+}
 
 // releasedState is the state of an allocation released with code.
 func releasedState(code int) api.JobState {
@@ -75,7 +100,7 @@ func (s *Server) allocation(caller peer, id uint64, req api.AllocationRequest) (
 		}
 	}
 	err := s.q.commit(changes, nil)
-	out := allocationView(j, max(int(s.cfg.AllocIdleLimit/5/time.Second), 1))
+	out := allocationView(j, s.renewEvery())
 	s.mu.Unlock()
 	if err != nil {
 		return api.Allocation{}, err
@@ -111,6 +136,7 @@ func (s *Server) expireAllocations(now time.Time) {
 		case !j.rec.Job.Spec.Allocation || a.released != nil || j.cancelRequested:
 		case a.seen.IsZero():
 			a.seen = now
+		case s.cfg.AllocIdleLimit < 0: // InactiveLimit=0: never
 		case now.Sub(a.seen) >= s.cfg.AllocIdleLimit:
 			idle, ids = append(idle, j), append(ids, id)
 		}

@@ -140,3 +140,37 @@ func TestAbandonedAllocationIsCancelled(t *testing.T) {
 		t.Fatalf("abandoned allocation ended %s", j.State)
 	}
 }
+
+// The inactivity bound comes from the Config when it sets one, else from
+// corral.conf's InactiveLimit (0: never, as in Slurm), else 15 seconds.
+func TestAllocIdleLimit(t *testing.T) {
+	d := func(v time.Duration) *time.Duration { return &v }
+	for _, tt := range []struct {
+		cfg  time.Duration
+		file *time.Duration
+		want time.Duration
+	}{
+		{0, nil, defaultAllocIdleLimit},
+		{0, d(time.Minute), time.Minute},
+		{0, d(0), -1},
+		{time.Second, d(time.Minute), time.Second},
+		{-1, nil, -1},
+	} {
+		if got := allocIdleLimit(tt.cfg, tt.file); got != tt.want {
+			t.Errorf("config %v, file %v: %v, want %v", tt.cfg, tt.file, got, tt.want)
+		}
+	}
+}
+
+// InactiveLimit in corral.conf bounds an abandoned allocation as the
+// Config's bound does.
+func TestInactiveLimitFromTheFile(t *testing.T) {
+	tc := MustServer(t, eventsOnly, withPartitions(matrixConf+"InactiveLimit=1\n"))
+	waiting := tc.submitFor(uidOwner, allocSpec(1)) // no node: it stays pending
+	if j := tc.waitJob(waiting, "ended", func(j api.Job) bool { return j.State.Terminal() }); j.State != api.StateCancelled {
+		t.Fatalf("abandoned pending allocation ended %s", j.State)
+	}
+	if a := mustAlloc(t, tc, tc.submitFor(uidOwner, allocSpec(1)), api.AllocationRequest{}); a.Renew != 1 {
+		t.Fatalf("renew every %d s under a 1 s bound, want 1", a.Renew)
+	}
+}

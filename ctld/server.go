@@ -60,7 +60,8 @@ type Config struct {
 	LaunchFailureHold time.Duration
 	// AllocIdleLimit is how long an allocation's client (salloc, srun
 	// outside an allocation) may go without renewing it before the
-	// allocation is cancelled; default 15s.
+	// allocation is cancelled: corral.conf's InactiveLimit when this is
+	// zero, else 15s; negative: never.
 	AllocIdleLimit time.Duration
 	// Logger gets one line per significant event; default stderr.
 	Logger *log.Logger
@@ -124,9 +125,6 @@ func (c *Config) setDefaults() {
 	}
 	if c.LaunchFailureHold <= 0 {
 		c.LaunchFailureHold = 10 * time.Second
-	}
-	if c.AllocIdleLimit <= 0 {
-		c.AllocIdleLimit = defaultAllocIdleLimit
 	}
 	if c.Logger == nil {
 		c.Logger = log.New(os.Stderr, "", log.LstdFlags|log.Lmicroseconds)
@@ -218,6 +216,7 @@ func New(cfg Config) (*Server, error) {
 	s.gate = authz.NewGate(file.Access, s.users, authz.NewLimiter(cfg.RateLimit, cfg.RateBurst))
 	s.conns = newConnLimits(&cfg, func(uid uint32) bool { return s.gate.IsAdmin(authz.Caller{UID: uid}) })
 	s.cfg.Pipeline.fromFile(file.Pipeline) // Config, then the file, then defaults
+	s.cfg.AllocIdleLimit = allocIdleLimit(s.cfg.AllocIdleLimit, file.Pipeline.InactiveLimit)
 	if s.fs, err = fairshare.New(file.Scheduling, usageRules); err != nil {
 		return nil, err
 	}

@@ -14,12 +14,21 @@ import (
 // images and mounts exactly as sbatch does. The job's name is -J, else
 // the command's base name. An allocation has no script, output files or
 // array: --wrap and --array are refused (Validate refuses the array).
-func ParseAllocation(args []string, now time.Time) (*Request, []string, error) {
+// env gives salloc's input variables (SALLOC_PARTITION, ...; nil: none),
+// which the command line overrides.
+func ParseAllocation(args []string, env LookupFunc, now time.Time) (*Request, []string, error) {
 	cmdline, rest, err := parseOptions(args, true)
 	if err != nil {
 		return nil, nil, err
 	}
+	envSets, err := envSettings(env, sallocOptions)
+	if err != nil {
+		return nil, nil, err
+	}
 	r := newRequest(now)
+	if err := applyEnv(r, envSets); err != nil {
+		return nil, nil, err
+	}
 	if err := applyAll(r, cmdline); err != nil {
 		return nil, nil, err
 	}

@@ -72,6 +72,29 @@ var envOptions = map[string]string{
 	"SBATCH_WCKEY":            "wckey",
 }
 
+// sallocVariables are the SALLOC_ variables salloc(1) reads for options
+// it shares with sbatch (its INPUT ENVIRONMENT VARIABLES), as the suffix
+// after SALLOC_; each stands for what SBATCH_ with the same suffix does.
+// salloc's own options (--bell, --immediate, --kill-command) are not
+// corral's, so their variables are not read.
+var sallocVariables = []string{"ACCOUNT", "ACCTG_FREQ", "CLUSTERS", "CONSTRAINT", "CONTAINER",
+	"CONTAINER_ID", "CORE_SPEC", "CPUS_PER_GPU", "DELAY_BOOT", "EXCLUSIVE", "GPUS", "GPUS_PER_NODE",
+	"GPUS_PER_TASK", "GPU_BIND", "GPU_FREQ", "GRES", "GRES_FLAGS", "HINT", "MEM_BIND", "MEM_PER_CPU",
+	"MEM_PER_GPU", "MEM_PER_NODE", "NETWORK", "NO_KILL", "OVERCOMMIT", "PARTITION", "PROFILE",
+	"QOS", "REQ_SWITCH", "RESERVATION", "SIGNAL", "SPREAD_JOB", "THREADS_PER_CORE", "THREAD_SPEC",
+	"TIMELIMIT", "USE_MIN_NODES", "WAIT_ALL_NODES", "WCKEY"}
+
+// sallocOptions is envOptions for salloc.
+var sallocOptions = func() map[string]string {
+	m := make(map[string]string, len(sallocVariables))
+	for _, v := range sallocVariables {
+		if long, ok := envOptions["SBATCH_"+v]; ok {
+			m["SALLOC_"+v] = long
+		}
+	}
+	return m
+}()
+
 // envSetting is one input variable that is set, as the option it stands for.
 type envSetting struct {
 	name string // the variable
@@ -82,12 +105,12 @@ type envSetting struct {
 // flag's variable sets the flag whatever its value (sbatch: "same as
 // --requeue"); an option with an optional value takes the value when it
 // is one the option knows (SBATCH_EXCLUSIVE=user), else it is the flag.
-func envSettings(lookup LookupFunc) ([]envSetting, error) {
+func envSettings(lookup LookupFunc, vars map[string]string) ([]envSetting, error) {
 	if lookup == nil {
 		return nil, nil
 	}
 	var out []envSetting
-	for name, long := range envOptions {
+	for name, long := range vars {
 		v, ok := lookup(name)
 		if !ok {
 			continue

@@ -193,7 +193,7 @@ func ParseWithDefaults(args []string, read ReadFunc, env LookupFunc, now time.Ti
 			return nil, scriptLineError(r.ScriptPath, &LineError{Line: d.line, Err: err})
 		}
 	}
-	envSets, err := envSettings(env)
+	envSets, err := envSettings(env, envOptions)
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,7 @@ import (
 // Pipeline is what corral.conf says about job pipelines (arrays,
 // dependencies, requeue, accounting), on lines of its own:
 //
-//	KillOnInvalidDep=NO JobRequeue=1 MaxArrayTasks=10001 AcctRetention=90-0
+//	KillOnInvalidDep=NO JobRequeue=1 MaxArrayTasks=10001 AcctRetention=90-0 InactiveLimit=60
 //
 // Nil and zero fields were not given; the controller has the defaults.
 type Pipeline struct {
@@ -26,10 +26,14 @@ type Pipeline struct {
 	// AcctRetention=TIME keeps finished jobs this long (Slurm time:
 	// 30-0 is 30 days); UNLIMITED keeps them forever (-1).
 	AcctRetention time.Duration
+	// InactiveLimit=SECONDS cancels an allocation whose salloc or srun
+	// stopped renewing it for that long (a kill -9, a lost host); 0 never
+	// does, as in Slurm. Nil: not given.
+	InactiveLimit *time.Duration
 }
 
 // pipelineKeys lists the keys of pipeline lines, in the order documented.
-var pipelineKeys = []string{"KillOnInvalidDep", "JobRequeue", "MaxArrayTasks", "AcctRetention"}
+var pipelineKeys = []string{"KillOnInvalidDep", "JobRequeue", "MaxArrayTasks", "AcctRetention", "InactiveLimit"}
 
 // set applies one pipeline line; settings remembers where each key was
 // set (shared with the scheduling lines) so a second setting is refused.
@@ -88,6 +92,13 @@ func (p *Pipeline) setKey(key, v string) error {
 		if secs == 0 {
 			p.AcctRetention = -1 // UNLIMITED: never purge
 		}
+	case "InactiveLimit":
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 65533 { // slurm.conf's bound
+			return errors.New("give whole seconds from 0 (never) to 65533")
+		}
+		d := time.Duration(n) * time.Second
+		p.InactiveLimit = &d
 	}
 	return nil
 }
