@@ -119,7 +119,7 @@ func (d *Daemon) reportStep(st *step, res *shim.StepResult, end time.Time) {
 	d.mu.Unlock()
 	state := api.StateCompleted
 	switch {
-	case cancelled, res.Signal != 0 && d.killedWithContainer(st.job, res.Signal):
+	case cancelled, res.Signal != 0 && d.killedWithContainer(st.job, res.Signal, end):
 		// Killed with its job (cancelled, or its script ended first): in
 		// Slurm's words the step was cancelled, not failed.
 		state = api.StateCancelled
@@ -134,24 +134,26 @@ func (d *Daemon) reportStep(st *step, res *shim.StepResult, end time.Time) {
 	}
 }
 
-// containerEndWait bounds how long a step's SIGKILL waits to be explained
-// by its job's end.
+// containerEndWait bounds how long after a step's end its SIGKILL waits
+// to be explained by its job's end.
 const containerEndWait = 3 * time.Second
 
 // killedWithContainer tells whether a task's end by sig came from its job's
 // container going away. The kernel SIGKILLs a PID namespace's processes
 // when its init exits, but the init is still exiting, and the container
 // still reads as running, until the last of them is reaped: the runner can
-// report first. So a SIGKILL waits a little for the container to be gone;
-// another signal was sent by someone, while the job ran or not.
-func (d *Daemon) killedWithContainer(job uint64, sig int) bool {
+// report first. So a SIGKILL waits until containerEndWait after the
+// step's end (at) for the container to be gone: a step that ended while
+// noded was away waits no more, so recovering many does not add up.
+// Another signal was sent by someone, while the job ran or not.
+func (d *Daemon) killedWithContainer(job uint64, sig int, at time.Time) bool {
 	if d.jobContainerGone(job) {
 		return true
 	}
 	if sig != int(syscall.SIGKILL) {
 		return false
 	}
-	for deadline := time.Now().Add(containerEndWait); time.Now().Before(deadline); {
+	for deadline := at.Add(containerEndWait); time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 		if d.jobContainerGone(job) {
 			return true
