@@ -362,6 +362,9 @@ type Job struct {
 	CPUTimeUsec  int64 `json:"cpu_time_usec,omitempty"`
 	// Message says why a job failed outside its own code (launch errors).
 	Message string `json:"message,omitempty"`
+	// CancelledBy is the uid whose cancel ended the job (sacct's
+	// "CANCELLED by UID"); nil when no one cancelled it.
+	CancelledBy *uint32 `json:"cancelled_by,omitempty"`
 
 	// GPUs per node, as the controller resolved the request: a fraction
 	// (FGPUHundredths, from --fgpu) or whole devices (GPUs, from --gpus,

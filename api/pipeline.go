@@ -162,8 +162,11 @@ type AcctRecord struct {
 	GPUTimeS int64    `json:"gpu_time_s,omitempty"`
 	Nodes    []string `json:"nodes"`
 	Message  string   `json:"message,omitempty"`
-	// Steps are the job's steps (srun's, JOB.0, JOB.1, ...), ended ones
-	// included, on the record of its latest run.
+	// CancelledBy is the uid whose cancel ended the run, nil for none.
+	CancelledBy *uint32 `json:"cancelled_by,omitempty"`
+	// Steps are the job's steps, ended ones included, on the record of
+	// its latest run: its batch and extern parts (JOB.batch, JOB.extern),
+	// then srun's (JOB.0, JOB.1, ...).
 	Steps []Step `json:"steps,omitempty"`
 }
 

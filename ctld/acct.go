@@ -174,7 +174,7 @@ func acctRecords(j *api.Job) []api.AcctRecord {
 	if j.ExitCode != nil {
 		r.ExitCode = *j.ExitCode
 	}
-	r.StartTime = j.StartTime
+	r.StartTime, r.CancelledBy, r.Steps = j.StartTime, j.CancelledBy, j.PartSteps()
 	r.MaxRSSBytes, r.TotalCPUUsec = j.PeakMemBytes, j.CPUTimeUsec
 	var gpus float64
 	if len(j.GPUAlloc) > 0 {

@@ -145,7 +145,7 @@ func (s *Server) expireAllocations(now time.Time) {
 		s.mu.Unlock()
 		return
 	}
-	changes, signals := s.cancelOrdersLocked(idle, now)
+	changes, signals := s.cancelOrdersLocked(idle, nil, now)
 	err := s.q.commit(changes, nil)
 	s.mu.Unlock()
 	if err != nil {

@@ -95,7 +95,7 @@ func (s *Server) cancel(caller peer, req api.CancelRequest) (api.CancelResponse,
 	for first := true; first || len(targets) > 0; first = false {
 		batch := targets[:min(len(targets), cancelBatch)]
 		targets = targets[len(batch):]
-		changes, orders := s.cancelOrdersLocked(batch, now)
+		changes, orders := s.cancelOrdersLocked(batch, &caller.UID, now)
 		if err = s.q.commit(changes, rems); err != nil {
 			break
 		}
@@ -131,8 +131,10 @@ func (s *Server) cancel(caller peer, req api.CancelRequest) (api.CancelResponse,
 
 // cancelOrdersLocked decides how each target ends: pending ones and those
 // on a node that is down at once (changes), running ones by a signal.
-func (s *Server) cancelOrdersLocked(targets []*job, now time.Time) (changes []change, signals []signalOrder) {
+// by is the uid cancelling them (nil: the controller itself).
+func (s *Server) cancelOrdersLocked(targets []*job, by *uint32, now time.Time) (changes []change, signals []signalOrder) {
 	for _, j := range targets {
+		j.cancelBy = by
 		switch {
 		case j.state() == api.StatePending:
 			changes = s.cancelledLocked(changes, j, "", now)
@@ -154,6 +156,18 @@ func (s *Server) cancelledLocked(changes []change, j *job, msg string, now time.
 		return changes
 	}
 	return append(changes, change{j, next})
+}
+
+// recordCanceller puts on a job that a change ends CANCELLED the uid
+// whose cancel ended it. A running job's cancel ends it only when its
+// node reports, so the uid waits on the job until then; after a
+// controller restart it is not known, and the job ends CANCELLED by no
+// one in particular.
+func recordCanceller(c *change) {
+	if by := c.j.cancelBy; by != nil && c.next.Job.State == api.StateCancelled && c.next.Job.CancelledBy == nil {
+		uid := *by
+		c.next.Job.CancelledBy = &uid
+	}
 }
 
 func compareTasks(a, b api.TaskRef) int {

@@ -99,6 +99,7 @@ func (q *queue) commit(changes []change, rems []remChange, steps ...*store.StepR
 	}
 	recs := make([]*store.JobRecord, len(changes))
 	for i := range changes {
+		recordCanceller(&changes[i])
 		recs[i] = &changes[i].next
 	}
 	rems = q.remaindersAfter(changes, rems)
@@ -117,7 +118,7 @@ func (q *queue) commit(changes []change, rems []remChange, steps ...*store.StepR
 		q.track(c.j)
 		if c.next.Job.State.Terminal() {
 			ended = true
-			c.j.cancelRequested = false
+			c.j.cancelRequested, c.j.cancelBy = false, nil
 			c.j.launch = launchState{seq: c.j.launch.seq}
 		}
 	}

@@ -21,6 +21,9 @@ type job struct {
 	launch launchState
 	// cancelRequested: a signal went to the node; its end will be CANCELLED.
 	cancelRequested bool
+	// cancelBy is the uid whose cancel is under way, recorded on the job
+	// when it ends CANCELLED (queue.commit); nil: no one's.
+	cancelBy *uint32
 	// fromArray is set on an array task that is leaving its array's
 	// pending remainder in the commit under way (queue.commit).
 	fromArray *arrayJob

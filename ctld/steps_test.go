@@ -219,11 +219,14 @@ func TestStepsSurviveARestartAndEndWithTheirJob(t *testing.T) {
 			t.Errorf("step %d after its job ended: %s, want %s", st.StepID, st.State, want)
 		}
 	}
-	// Accounting lists the steps under their job.
+	// Accounting lists the steps under their job, after its batch and
+	// extern parts.
 	code, body := callAs(t, tc, uidOwner, http.MethodGet, fmt.Sprintf("/v1/acct?id=%d", id), nil)
 	var recs []api.AcctRecord
-	if code != http.StatusOK || json.Unmarshal(body, &recs) != nil || len(recs) != 1 || len(recs[0].Steps) != 3 ||
-		recs[0].Steps[1].StepID != 1 || recs[0].Steps[1].State != api.StateCompleted {
+	if code != http.StatusOK || json.Unmarshal(body, &recs) != nil || len(recs) != 1 || len(recs[0].Steps) != 5 ||
+		recs[0].Steps[0].StepID != api.StepBatch || recs[0].Steps[0].State != api.StateCompleted ||
+		recs[0].Steps[1].StepID != api.StepExtern || recs[0].Steps[1].State != api.StateCompleted ||
+		recs[0].Steps[3].StepID != 1 || recs[0].Steps[3].State != api.StateCompleted {
 		t.Fatalf("accounting: %d %s", code, body)
 	}
 	if running, _ := tc.srv.q.store.RunningSteps(); len(running) != 0 {

@@ -85,7 +85,7 @@ func Next(job api.Job, ev Event, now time.Time) (api.Job, error) {
 		next = transition(job, api.StateRunning, api.ReasonNone, now)
 		start := now
 		next.StartTime = &start
-		next.EndTime, next.ExitCode = nil, nil
+		next.EndTime, next.ExitCode, next.CancelledBy = nil, nil, nil
 		next.Nodes = append([]string(nil), ev.Nodes...)
 		next.GPUAlloc = ev.GPUAlloc
 		next.Message = ""
