@@ -19,7 +19,7 @@ const sacctUsage = `Usage: sacct [OPTIONS]
   -b, --brief               JobID, State, ExitCode
   -e, --helpformat          list the fields -o takes
   -E, --endtime=time        jobs that ran before this time
-  -j, --jobs=list           these jobs (12, 12_3, 12_[1-5])
+  -j, --jobs=list           these jobs (12, 12_3, 12_[1-5]) or steps (12.batch, 12.extern, 12.0)
   -l, --long                the long field list
   -n, --noheader            no header lines
       --name=list           only these job names
@@ -32,7 +32,7 @@ const sacctUsage = `Usage: sacct [OPTIONS]
   -s, --state=list          only jobs in these states
   -S, --starttime=time      jobs that ran after this time (default: midnight; any with -j)
   -u, --user=list           only these users
-  -X, --allocations         accepted: sacct prints no step lines yet (corral acct does)
+  -X, --allocations         the jobs' lines only, not their steps
       --json                the records as JSON
   -V, --version             version
   -h, --help                this help
@@ -95,7 +95,7 @@ func sacct(s *slurmRun, r *slurmopt.Result) error {
 		return err
 	}
 	now := time.Now()
-	f, err := sacctFilter(r, now)
+	f, named, steps, err := sacctFilter(r, now)
 	if err != nil {
 		return err
 	}
@@ -110,6 +110,11 @@ func sacct(s *slurmRun, r *slurmopt.Result) error {
 	if rows, err = sacctKeep(r, rows); err != nil {
 		return err
 	}
+	if !r.Has("allocations") {
+		if err := addRunningSteps(s, rows); err != nil {
+			return err
+		}
+	}
 	if r.Has("json") {
 		recs := make([]api.AcctRecord, len(rows))
 		for i := range rows {
@@ -117,16 +122,23 @@ func sacct(s *slurmRun, r *slurmopt.Result) error {
 		}
 		return writeJSON(s.stdout, recs)
 	}
-	return slurmfmt.WriteAcct(s.stdout, layout, rows, accountingStyle(r), &slurmfmt.Env{Now: now, Group: groupName})
+	lines := sacctLines(rows, r.Has("allocations"), named, steps)
+	return slurmfmt.WriteAcct(s.stdout, layout, lines, accountingStyle(r), &slurmfmt.Env{Now: now, Group: groupName})
 }
 
 // sacctFilter is the history's filter: users, jobs, states and the time
 // window, which starts at midnight unless jobs are named or -S says.
-func sacctFilter(r *slurmopt.Result, now time.Time) (api.AcctFilter, error) {
-	var f api.AcctFilter
-	var err error
-	if f.IDs, f.Tasks, err = slurmJobRefs(r.All("jobs")); err != nil {
-		return f, err
+// named are the jobs -j names by themselves, steps the JOB.STEP it names.
+func sacctFilter(r *slurmopt.Result, now time.Time) (f api.AcctFilter, named []string, steps []sacctStep, err error) {
+	if named, steps, err = splitSacctSteps(r.All("jobs")); err != nil {
+		return f, nil, nil, err
+	}
+	refs := slices.Clone(named)
+	for _, st := range steps {
+		refs = append(refs, st.job)
+	}
+	if f.IDs, f.Tasks, err = slurmJobRefs(refs); err != nil {
+		return f, nil, nil, err
 	}
 	if !r.Has("allusers") {
 		f.Users = dedupe(commaList(r.All("user")))
@@ -136,7 +148,7 @@ func sacctFilter(r *slurmopt.Result, now time.Time) (api.AcctFilter, error) {
 	if start == "" && len(f.IDs)+len(f.Tasks) == 0 {
 		start = "today"
 	}
-	return f, acctStatesAndWindow(&f, commaList(r.All("state")), start, end, now) // acct.go
+	return f, named, steps, acctStatesAndWindow(&f, commaList(r.All("state")), start, end, now) // acct.go
 }
 
 // sacctRows are the history's runs and the queue's jobs, in job order.

@@ -17,6 +17,9 @@ import (
 type AcctRow struct {
 	Rec api.AcctRecord
 	Job *api.Job // nil: not known; its fields print empty
+	// Step, when set, makes this the line of one of the run's steps
+	// (WithSteps).
+	Step *api.Step
 }
 
 // acctField is one sacct field: its name, default width (negative:
@@ -34,12 +37,12 @@ var acctFields = []acctField{
 	{"AllocCPUS", 10, false, func(r *AcctRow, _ *Env) string { return strconv.Itoa(allocCPUs(r)) }},
 	{"AllocNodes", 10, false, func(r *AcctRow, _ *Env) string { return strconv.Itoa(allocNodes(r)) }},
 	{"AllocTRES", 10, true, func(r *AcctRow, _ *Env) string { return tresText(r, allocCPUs(r), allocNodes(r)) }},
-	{"AveRSS", 10, false, func(r *AcctRow, _ *Env) string { return rss(r) }},
+	{"AveRSS", 10, false, func(*AcctRow, *Env) string { return "" }}, // a step's
 	{"Comment", 14, true, func(r *AcctRow, _ *Env) string { return jobSpec(r).Comment }},
 	{"Constraints", 19, true, func(r *AcctRow, _ *Env) string { return jobSpec(r).Constraint }},
 	{"CPUTime", 10, false, func(r *AcctRow, _ *Env) string { return Clock(r.Rec.CPUTimeS) }},
 	{"CPUTimeRAW", 10, false, func(r *AcctRow, _ *Env) string { return strconv.FormatInt(r.Rec.CPUTimeS, 10) }},
-	{"DerivedExitCode", 15, false, func(*AcctRow, *Env) string { return "0:0" }},
+	{"DerivedExitCode", 15, false, func(r *AcctRow, _ *Env) string { return derivedExitCode(r) }},
 	{"Elapsed", 10, false, func(r *AcctRow, _ *Env) string { return Clock(r.Rec.ElapsedS) }},
 	{"ElapsedRaw", 10, false, func(r *AcctRow, _ *Env) string { return strconv.FormatInt(r.Rec.ElapsedS, 10) }},
 	{"Eligible", 19, true, func(r *AcctRow, e *Env) string {
@@ -60,7 +63,7 @@ var acctFields = []acctField{
 	{"JobID", -12, false, func(r *AcctRow, _ *Env) string { return AcctJobID(&r.Rec) }},
 	{"JobIDRaw", -12, false, func(r *AcctRow, _ *Env) string { return strconv.FormatUint(r.Rec.JobID, 10) }},
 	{"JobName", 10, false, func(r *AcctRow, _ *Env) string { return r.Rec.Name }},
-	{"MaxRSS", 10, false, func(r *AcctRow, _ *Env) string { return rss(r) }},
+	{"MaxRSS", 10, false, func(*AcctRow, *Env) string { return "" }}, // a step's
 	{"NCPUS", 10, false, func(r *AcctRow, _ *Env) string { return strconv.Itoa(allocCPUs(r)) }},
 	{"NNodes", 8, false, func(r *AcctRow, _ *Env) string { return strconv.Itoa(max(r.Rec.NodeCount, 1)) }},
 	{"NodeList", 15, false, func(r *AcctRow, _ *Env) string {
@@ -97,7 +100,7 @@ var acctFields = []acctField{
 	}},
 	{"Restarts", 8, true, func(r *AcctRow, _ *Env) string { return jobInt(r, func(j *api.Job) int64 { return int64(j.Restarts) }) }},
 	{"Start", 19, false, func(r *AcctRow, e *Env) string { return e.stamp(r.Rec.StartTime, "Unknown") }},
-	{"State", 10, false, func(r *AcctRow, _ *Env) string { return string(r.Rec.State) }},
+	{"State", 10, false, func(r *AcctRow, _ *Env) string { return acctState(r) }},
 	{"Submit", 19, false, func(r *AcctRow, e *Env) string { return e.stamp(&r.Rec.SubmitTime, "Unknown") }},
 	{"Timelimit", 10, true, func(r *AcctRow, _ *Env) string {
 		if r.Job == nil {
@@ -215,10 +218,21 @@ func WriteAcct(w io.Writer, l *AcctLayout, rows []AcctRow, st AcctStyle, e *Env)
 	for i := range rows {
 		values[i] = make([]string, len(l.Columns))
 		for k, c := range l.Columns {
-			values[i][k] = c.field.value(&rows[i], e)
+			values[i][k] = acctValue(c.field, &rows[i], e)
 		}
 	}
 	return WriteColumns(w, cols, values, st)
+}
+
+// acctValue is f's value on row r: a job's line, or a step's.
+func acctValue(f acctField, r *AcctRow, e *Env) string {
+	if r.Step == nil {
+		return f.value(r, e)
+	}
+	if v := acctStepFields[f.name]; v != nil {
+		return v(r, r.Step, e)
+	}
+	return ""
 }
 
 // Column is one column of sacct's and sshare's layout: a name (its
@@ -357,13 +371,14 @@ func tresText(r *AcctRow, cpus, nodes int) string {
 	return strings.Join(append(parts, "node="+strconv.Itoa(nodes)), ",")
 }
 
-// rss is a peak memory as sacct prints it: kilobytes scaled up to the
-// largest unit, two decimals when not whole; empty when not measured.
-func rss(r *AcctRow) string {
-	if r.Rec.MaxRSSBytes <= 0 {
+// kilobytes is a memory size as sacct prints MaxRSS: kilobytes scaled up
+// to the largest unit, two decimals when not whole; empty when not
+// measured.
+func kilobytes(bytes int64) string {
+	if bytes <= 0 {
 		return ""
 	}
-	return scaled(float64(r.Rec.MaxRSSBytes)/1024, "KMGTP")
+	return scaled(float64(bytes)/1024, "KMGTP")
 }
 
 func scaled(n float64, units string) string {
