@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -75,7 +76,8 @@ func TestSlurmNames(t *testing.T) {
 	}
 
 	acct := must(c.slurmCmd(bin, dir, "sacct", "-P", "-n", "-X", "-o", "JobIDRaw,State"), "sacct -P -n -X -o JobIDRaw,State")
-	if want := strconv.FormatUint(id, 10) + "|CANCELLED\n"; acct != want {
+	// As Slurm's sacct says who cancelled it: root here, as scancel ran.
+	if want := fmt.Sprintf("%d|CANCELLED by %d\n", id, os.Getuid()); acct != want {
 		t.Errorf("sacct -P -n -X -o JobIDRaw,State printed %q, want %q", acct, want)
 	}
 	parts, err := c.Client.Partitions(context.Background())
