@@ -37,10 +37,9 @@ func allocIdleLimit(cfg time.Duration, file *time.Duration) time.Duration {
 	return defaultAllocIdleLimit
 }
 
-// renewEvery is how often clients renew: five times within the bound, at
-// least every second; with no bound, as under the default one.
-func (s *Server) renewEvery() int {
-	limit := s.cfg.AllocIdleLimit
+// renewEvery is how often clients renew under bound limit: five times
+// within it, at least every second; with no bound, as under the default.
+func renewEvery(limit time.Duration) int {
 	if limit < 0 {
 		limit = defaultAllocIdleLimit
 	}
@@ -100,7 +99,7 @@ func (s *Server) allocation(caller peer, id uint64, req api.AllocationRequest) (
 		}
 	}
 	err := s.q.commit(changes, nil)
-	out := allocationView(j, s.renewEvery())
+	out := allocationView(j, renewEvery(s.cfg.AllocIdleLimit))
 	s.mu.Unlock()
 	if err != nil {
 		return api.Allocation{}, err
