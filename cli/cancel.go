@@ -11,14 +11,18 @@ import (
 
 func cancelCommand() *ucli.Command {
 	return &ucli.Command{
-		Name:      "cancel",
-		Usage:     "cancel jobs by ID and/or filter (like scancel)",
-		UsageText: "corral cancel [-u USER] [--me] [-t STATES] [-n NAME] [ID...]   (123: a job or a whole array; 123_4: one task; 123.0: one step)",
+		Name:  "cancel",
+		Usage: "cancel jobs by ID and/or filter (like scancel)",
+		UsageText: "corral cancel [-u USER] [--me] [-t STATES] [-n NAME] [ID...]   (123: a job or a whole array; 123_4: one task; 123.0: one step)\n" +
+			"   corral cancel --signal SIG [--batch | --full] ID...   (signal running jobs and keep them running, as scancel -s)",
 		Flags: []ucli.Flag{
 			&ucli.StringFlag{Name: "user", Aliases: []string{"u"}, Usage: "only jobs of USER"},
 			&ucli.BoolFlag{Name: "me", Usage: "only my jobs"},
 			&ucli.StringSliceFlag{Name: "states", Aliases: []string{"t", "state"}, Usage: "only jobs in these states (comma list)"},
 			&ucli.StringFlag{Name: "name", Aliases: []string{"n", "jobname"}, Usage: "only jobs named NAME"},
+			&ucli.StringFlag{Name: "signal", Aliases: []string{"s"}, Usage: "send SIG (USR1, SIGUSR1, 10) to the jobs' steps and keep them running; KILL cancels"},
+			&ucli.BoolFlag{Name: "batch", Aliases: []string{"b"}, Usage: "signal the batch script's shell alone"},
+			&ucli.BoolFlag{Name: "full", Aliases: []string{"f"}, Usage: "signal the batch script and everything it started"},
 			socketFlag(),
 		},
 		Action: cancelJobs,
@@ -52,6 +56,13 @@ func cancelJobs(c *ucli.Context) error {
 	}
 	req.States = dedupeStates(req.States)
 	jobsNamed := len(req.IDs)+len(req.Tasks) > 0 || req.User != "" || req.Name != "" || len(req.States) > 0
+	choice, err := chooseSignal(c.String("signal"), c.IsSet("signal"), c.Bool("batch"), c.Bool("full"))
+	if err != nil {
+		return usageErrorf("%v: give a name such as USR1 or SIGUSR1, or a number from 1 to %d", err, api.MaxSignal)
+	}
+	if !choice.cancel {
+		return signalJobs(c, choice, req, steps)
+	}
 	if !jobsNamed && len(steps) == 0 {
 		return usageErrorf("give job IDs, JOB.STEP or a filter (--user, --me, --states, --name)")
 	}
@@ -90,4 +101,30 @@ func cancelJobs(c *ucli.Context) error {
 	}
 	printUnlisted(c, "cancel", len(resp.Errors), resp.ErrorCount) // control.go
 	return exitStatus(1)
+}
+
+// signalJobs is cancel --signal, --batch or --full: the named jobs and
+// steps get the signal and keep running.
+func signalJobs(c *ucli.Context, choice signalChoice, req api.CancelRequest, steps []stepTarget) error {
+	if req.User != "" || req.Name != "" || len(req.States) > 0 {
+		return usageErrorf("--signal, --batch and --full take job IDs and JOB.STEP, not filters")
+	}
+	if len(req.IDs)+len(req.Tasks)+len(steps) == 0 {
+		return usageErrorf("give the job IDs or JOB.STEP to signal")
+	}
+	ctx, cancel := requestContext(c)
+	defer cancel()
+	ok, err := sendSignal(ctx, client(c, ""), choice, req.IDs, req.Tasks, steps, func(ref string, _ bool, msg string) {
+		if ref != "" {
+			msg = ref + ": " + msg
+		}
+		fmt.Fprintf(c.App.ErrWriter, "corral cancel: %s\n", oneLine(msg))
+	})
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return exitStatus(1)
+	}
+	return nil
 }

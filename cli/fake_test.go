@@ -81,6 +81,7 @@ func MustFakeCtld(t *testing.T) *fakeCtld {
 	})
 	mux.HandleFunc("POST /v1/jobs/cancel", f.cancel)
 	mux.HandleFunc("POST /v1/steps/cancel", f.cancelStep)
+	mux.HandleFunc("POST /v1/jobs/signal", f.signal)
 	mux.HandleFunc("GET /v1/nodes", func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -140,6 +141,29 @@ func (f *fakeCtld) cancelStep(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	reply(w, 200, api.Step{JobID: req.JobID, StepID: req.StepID, State: api.StateRunning})
+}
+
+// signal signals the known jobs; step 9 of any job is not running.
+func (f *fakeCtld) signal(w http.ResponseWriter, r *http.Request) {
+	var req api.SignalJobsRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		reply(w, 400, api.Error{Error: err.Error()})
+		return
+	}
+	resp := api.JobsResponse{Done: []string{}, Errors: map[string]string{}}
+	for _, id := range req.IDs {
+		ref := strconv.FormatUint(id, 10)
+		switch {
+		case f.job(id) == nil:
+			resp.Errors[ref] = fmt.Sprintf("job %d does not exist", id)
+		case req.Step != nil && *req.Step == 9:
+			resp.Errors[ref] = fmt.Sprintf("step %d.9 is not running", id)
+		default:
+			resp.Done = append(resp.Done, ref)
+		}
+	}
+	resp.ErrorCount = len(resp.Errors)
+	reply(w, 200, resp)
 }
 
 func (f *fakeCtld) cancel(w http.ResponseWriter, r *http.Request) {

@@ -19,13 +19,17 @@ const scancelUsage = `Usage: scancel [OPTIONS] [job_id[_array_id]...]
   -u, --user=user_name      only jobs of this user
       --me                  only my jobs
   -w, --nodelist=hostlist   only jobs on these nodes
+  -s, --signal=name|number  send this signal and keep the job running: to
+                            its steps, not to the batch script (KILL: cancel)
+  -b, --batch               signal the batch script's shell alone
+  -f, --full                signal the batch script and all it started
   -Q, --quiet               no messages for jobs that cannot be cancelled
-  -f, --full, -H, --hurry, -v, --verbose: accepted
+  -H, --hurry, -v, --verbose: accepted
   -V, --version             version
       --help                this help
 Job IDs: 12, 12_3 (one array task), 12_[1-5] (several), 12.0 (one step), comma lists.
-Not supported yet (refused): -s/--signal, -b/--batch, -i/--interactive,
--R/--reservation, -M/--clusters. See docs/slurm.md.
+Not supported (refused): -i/--interactive, -R/--reservation, -M/--clusters.
+See docs/slurm.md.
 `
 
 func scancelCommand() *slurmCommand {
@@ -59,8 +63,6 @@ func scancelCommand() *slurmCommand {
 
 func scancel(s *slurmRun, r *slurmopt.Result) error {
 	for _, o := range []struct{ name, why string }{
-		{"signal", "corral cannot signal a job without ending it yet"},
-		{"batch", "corral cannot signal only the batch shell yet"},
 		{"interactive", "interactive confirmation is not supported"},
 		{"reservation", "corral has no reservations"},
 		{"clusters", "corral has one cluster"},
@@ -70,6 +72,12 @@ func scancel(s *slurmRun, r *slurmopt.Result) error {
 		if r.Has(o.name) {
 			return fmt.Errorf("--%s is not supported by corral: %s", o.name, o.why)
 		}
+	}
+	sigName, hasSig := r.Last("signal")
+	choice, err := chooseSignal(sigName, hasSig, r.Has("batch"), r.Has("full"))
+	if err != nil {
+		fmt.Fprintln(s.stderr, err) // Slurm's words, without its "scancel: error: "
+		return exitStatus(1)
 	}
 	words, steps, err := splitStepRefs(splitJobWords(r.Args))
 	if err != nil {
@@ -102,6 +110,9 @@ func scancel(s *slurmRun, r *slurmopt.Result) error {
 	jobsNamed := len(req.IDs)+len(req.Tasks) > 0 || req.User != "" || req.Name != "" || len(req.States) > 0 || local != nil
 	if !jobsNamed && len(steps) == 0 {
 		return slurmError("No job identification provided")
+	}
+	if !choice.cancel {
+		return scancelSignal(s, r, choice, req, steps, local)
 	}
 	if len(steps) > 0 {
 		ctx, cancel := s.requestContext()
@@ -148,6 +159,43 @@ func scancel(s *slurmRun, r *slurmopt.Result) error {
 		}
 	}
 	return exitStatus(1)
+}
+
+// scancelSignal sends a signal that does not end the jobs: to the jobs
+// req names (its filters applied here, as the controller takes IDs only)
+// and to steps.
+func scancelSignal(s *slurmRun, r *slurmopt.Result, c signalChoice, req api.CancelRequest, steps []stepTarget, local *cancelFilter) error {
+	if local == nil && (req.User != "" || req.Name != "" || len(req.States) > 0) {
+		local = &cancelFilter{}
+	}
+	if local != nil {
+		if err := local.resolve(s, &req); err != nil {
+			return err
+		}
+		if len(req.IDs)+len(req.Tasks)+len(steps) == 0 {
+			return nil // nothing matched, as scancel says nothing then
+		}
+	}
+	ctx, cancel := s.requestContext()
+	defer cancel()
+	ok, err := sendSignal(ctx, s.client(), c, req.IDs, req.Tasks, steps, func(ref string, step bool, msg string) {
+		switch {
+		case r.Has("quiet"):
+		case ref == "":
+			fmt.Fprintf(s.stderr, "%s: error: %s\n", s.prog, msg)
+		case step:
+			fmt.Fprintf(s.stderr, "%s: error: Kill job error on job step id %s: %s\n", s.prog, ref, oneLine(msg))
+		default:
+			fmt.Fprintf(s.stderr, "%s: error: Kill job error on job id %s: %s\n", s.prog, ref, oneLine(msg))
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return exitStatus(1)
+	}
+	return nil
 }
 
 // cancelFilter holds scancel's filters the controller does not apply.

@@ -49,7 +49,8 @@ func TestSlurmOptionErrors(t *testing.T) {
 		{"squeue", []string{"extra"}, "squeue: error: Unrecognized option: extra\nTry \"squeue --help\" for more information\n"},
 		{"scancel", nil, "scancel: error: No job identification provided\n"},
 		{"scancel", []string{"1-5"}, "scancel: error: invalid job id 1-5\n"},
-		{"scancel", []string{"-s", "USR1", "12"}, "scancel: error: --signal is not supported by corral: corral cannot signal a job without ending it yet\n"},
+		{"scancel", []string{"-s", "USR3", "12"}, "Unknown job signal: USR3\n"},
+		{"scancel", []string{"-i", "12"}, "scancel: error: --interactive is not supported by corral: interactive confirmation is not supported\n"},
 		{"scontrol", []string{"frobnicate"}, "scontrol: error: invalid command: frobnicate (corral's scontrol answers show, hold, release, requeue, update, ping and version)\n"},
 		{"salloc", []string{"--wrap", "true"}, "salloc: error: --wrap is for batch scripts: give the command itself after the options\nTry \"salloc --help\" for more information\n"},
 	} {

@@ -34,6 +34,15 @@ func Open(stateRoot, id string) (*Running, error) {
 	return &Running{c: c}, nil
 }
 
+// InitPid is the host PID of the container's init (corral-init).
+func (r *Running) InitPid() (int, error) {
+	st, err := r.c.State()
+	if err != nil {
+		return 0, err
+	}
+	return st.InitProcessPid, nil
+}
+
 // CgroupPaths maps controllers ("" for cgroup2) to the container's cgroup
 // directories: an exec'd process is charged there.
 func (r *Running) CgroupPaths() (map[string]string, error) {

@@ -77,6 +77,10 @@ func matrixCases() []matrixCase {
 		{"POST /v1/jobs/hold", job("POST", "/v1/jobs/hold", ids), notRefused},
 		{"POST /v1/jobs/release", job("POST", "/v1/jobs/release", ids), notRefused},
 		{"POST /v1/jobs/requeue", job("POST", "/v1/jobs/requeue", ids), notRefused},
+		// The job is pending: a caller let through hears Slurm's "can not be altered now".
+		{"POST /v1/jobs/signal", job("POST", "/v1/jobs/signal", func(id uint64) any {
+			return api.SignalJobsRequest{JobsRequest: api.JobsRequest{IDs: []uint64{id}}, Signal: 10}
+		}), func(c int, body string) bool { return c == 200 && strings.Contains(body, "can not be altered now") }},
 		{"POST /v1/jobs/update", job("POST", "/v1/jobs/update", func(id uint64) any { return api.UpdateRequest{ID: id, Name: ptr("renamed")} }), notRefused},
 		// The job is pending: a caller let through hears 409 (steps) or 404 (no step 0).
 		// A batch job: a caller let through hears 400 (not an allocation).

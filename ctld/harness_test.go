@@ -218,6 +218,8 @@ type fakeNode struct {
 	stepKills []api.StepCancelRequest // step cancels received (steps_test.go)
 	steps     []api.NodeStep          // what GET /v1/steps answers
 	stepLists int                     // GET /v1/steps asked
+
+	delivered []api.NodeSignalRequest // signals to deliver received (jobsignal_test.go)
 }
 
 func newFakeNode(tc *testCluster, name string, cpus int, mem int64) *fakeNode {
@@ -304,6 +306,13 @@ func (f *fakeNode) serve(w http.ResponseWriter, r *http.Request) {
 		json.Unmarshal(body, &req)
 		f.mu.Lock()
 		f.stepKills = append(f.stepKills, req)
+		f.mu.Unlock()
+		w.Write([]byte("{}"))
+	case nodeSignalPath:
+		var req api.NodeSignalRequest
+		json.Unmarshal(body, &req)
+		f.mu.Lock()
+		f.delivered = append(f.delivered, req)
 		f.mu.Unlock()
 		w.Write([]byte("{}"))
 	case nodeStepsPath:

@@ -343,3 +343,17 @@ func writeListing(w http.ResponseWriter, l *listing, view jobView) {
 	bw.WriteString("]\n")
 	bw.Flush()
 }
+
+func (e jobsEndpoint) signal(w http.ResponseWriter, r *http.Request, caller peer) {
+	var req api.SignalJobsRequest
+	if err := decodeBody(r.Body, &req, true); err != nil {
+		writeError(w, err)
+		return
+	}
+	resp, err := e.srv.signalJobs(caller, req)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}

@@ -22,6 +22,7 @@ func (d *Daemon) handler() http.Handler {
 	signed := http.NewServeMux()
 	signed.HandleFunc("POST /v1/launch", d.handleLaunch)
 	signed.HandleFunc("POST /v1/signal", d.handleSignal)
+	signed.HandleFunc("POST /v1/jobs/signal", d.handleJobSignal)
 	signed.HandleFunc("GET /v1/jobs", d.handleJobs)
 	signed.HandleFunc("GET /v1/images", d.handleImages)
 	signed.HandleFunc("POST /v1/images", d.handleImageOp)

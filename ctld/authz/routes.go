@@ -12,7 +12,7 @@ type Rule struct {
 const (
 	ScopeNone  = "-" // no per-job data
 	ScopeView  = "own jobs; operator+ or SharedView=YES: all"
-	ScopeAct   = "own jobs; operator+: any job" // hold, release, cancel, requeue
+	ScopeAct   = "own jobs; operator+: any job" // hold, release, cancel, requeue, signal
 	ScopeWrite = "own jobs; admin+: any job"    // update, steps (srun)
 	ScopeLog   = "own jobs; operator+: any job; SharedView never"
 	ScopeUsage = "own usage; operator+: all users"   // acct, usage
@@ -33,6 +33,7 @@ var UserRoutes = map[string]Rule{
 	"POST /v1/jobs/hold":            {User, ScopeAct},
 	"POST /v1/jobs/release":         {User, ScopeAct},
 	"POST /v1/jobs/requeue":         {User, ScopeAct},
+	"POST /v1/jobs/signal":          {User, ScopeAct},
 	"POST /v1/jobs/update":          {User, ScopeWrite},
 	"POST /v1/jobs/{id}/allocation": {User, ScopeAct},
 	"POST /v1/jobs/{id}/steps":      {User, ScopeWrite},

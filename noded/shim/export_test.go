@@ -1,6 +1,8 @@
 package shim
 
-// Test access to the process-tree logic of --signal (signal.go).
+import "github.com/corral-hpc/corral/api"
+
+// Test access to the process-tree logic of signals (signal.go).
 
 type Proc struct {
 	PID, PPID int
@@ -8,13 +10,19 @@ type Proc struct {
 	NS        string
 }
 
-func SignalTargets(ps []Proc, init int, batchOnly bool) []int {
+func toProcs(ps []Proc) []proc {
 	in := make([]proc, len(ps))
 	for i, p := range ps {
 		in[i] = proc{pid: p.PID, ppid: p.PPID, start: p.Start, ns: p.NS}
 	}
-	return signalTargets(in, init, batchOnly)
+	return in
 }
+
+func SignalTargets(ps []Proc, init int, scope api.SignalScope) []int {
+	return signalTargets(toProcs(ps), init, scope)
+}
+
+func Descendants(ps []Proc, root int) []int { return descendants(toProcs(ps), root) }
 
 func ParseStat(pid int, line string) (Proc, bool) {
 	p, ok := parseStat(pid, line)

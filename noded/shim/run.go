@@ -274,8 +274,9 @@ func supervise(c *container.Container, job *Job, ctl Controls, ready <-chan stru
 		case <-warn:
 			warn = nil
 			sig := job.Launch.Signal
-			if err := signalJob("/proc", c.Pid(), syscall.Signal(sig.Signal), sig.BatchOnly); err != nil {
-				log.Printf("job %d: --signal %d: %v", job.Launch.JobID, sig.Signal, err)
+			n, err := SignalJob("/proc", c.Pid(), syscall.Signal(sig.Signal), warningScope(sig))
+			if err != nil || n == 0 {
+				log.Printf("job %d: --signal %d reached %d processes (%s): %v", job.Launch.JobID, sig.Signal, n, warningScope(sig), err)
 			}
 		case <-kill:
 			kill = nil

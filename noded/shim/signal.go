@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -13,11 +14,12 @@ import (
 	"github.com/corral-hpc/corral/api"
 )
 
-// --signal=[B:]SIG@SECONDS sends SIG that long before the time limit. As
-// in Slurm, B: signals only the batch script; without it, every other
-// process of the job (the script's children: what srun steps are under
-// Slurm). The shim signals the processes itself, from the host: corral-init
-// forwards only a few signals, and PID 1 of a namespace ignores the rest.
+// A signal that does not end the job (sbatch --signal, scancel -s) reaches
+// the processes Slurm 22.05 would signal (api.SignalScope): the steps'
+// (the default), the batch shell alone (B:, -b) or the batch shell and
+// everything it started (-f). The processes are signalled from the host:
+// corral-init forwards only a few signals, and PID 1 of a namespace
+// ignores the rest.
 
 // warningTimer fires when the job's --signal is due; nil without one (or
 // without a time limit).
@@ -29,6 +31,15 @@ func warningTimer(l *api.LaunchRequest) <-chan time.Time {
 	return time.After(time.Duration(max(l.TimeLimit-int64(sig.Before), 0)) * time.Second)
 }
 
+// warningScope is the scope of a --signal: B: is the batch shell, as
+// Slurm's KILL_JOB_BATCH; without it the steps (KILL_STEPS_ONLY).
+func warningScope(sig *api.JobSignal) api.SignalScope {
+	if sig.BatchOnly {
+		return api.SignalBatch
+	}
+	return api.SignalSteps
+}
+
 // proc is one process as /proc shows it.
 type proc struct {
 	pid, ppid int
@@ -36,74 +47,107 @@ type proc struct {
 	ns        string // its PID namespace ("pid:[inode]"), "" if unknown
 }
 
-// signalJob sends sig to the job whose corral-init has host PID init: the
-// batch script alone, or all but the script (its steps' tasks included).
-func signalJob(procRoot string, init int, sig syscall.Signal, batchOnly bool) error {
+// SignalJob sends sig to the processes of scope in the job whose
+// corral-init has host PID init, and returns how many it signalled.
+// None is not an error: a job without steps has nothing for SignalSteps,
+// as in Slurm.
+func SignalJob(procRoot string, init int, sig syscall.Signal, scope api.SignalScope) (int, error) {
 	procs, err := listProcs(procRoot)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	targets := signalTargets(procs, init, batchOnly)
-	if len(targets) == 0 {
-		return errors.New("no process to signal")
+	return killAll(signalTargets(procs, init, scope), sig)
+}
+
+// SignalStep sends sig to the processes a step's runner (host PID runner)
+// started on this node: its tasks and their descendants, as Slurm
+// signals a step's processes. The runner itself is not signalled.
+func SignalStep(procRoot string, runner int, sig syscall.Signal) (int, error) {
+	procs, err := listProcs(procRoot)
+	if err != nil {
+		return 0, err
 	}
+	return killAll(descendants(procs, runner), sig)
+}
+
+func killAll(pids []int, sig syscall.Signal) (int, error) {
 	var errs []error
-	for _, pid := range targets {
-		if err := syscall.Kill(pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+	n := 0
+	for _, pid := range pids {
+		err := syscall.Kill(pid, sig)
+		switch {
+		case err == nil:
+			n++
+		case !errors.Is(err, syscall.ESRCH): // ended meanwhile: nothing to signal
 			errs = append(errs, fmt.Errorf("pid %d: %w", pid, err))
 		}
 	}
-	return errors.Join(errs...)
+	return n, errors.Join(errs...)
 }
 
-// signalTargets picks the processes to signal in the job whose
-// corral-init is init: the batch script alone, or every other process of
-// the job's PID namespace: init's descendants, and the steps' tasks,
-// which enter the namespace from the host and are nobody's descendants
-// there. The batch script is init's oldest child (orphans that init
-// adopts are younger).
-func signalTargets(procs []proc, init int, batchOnly bool) []int {
-	children := make(map[int][]proc)
+// signalTargets picks the processes of scope in the job whose corral-init
+// is init. The batch script is init's oldest child (orphans that init
+// adopts are younger); the script's tree is every descendant of init
+// (orphans included: in Slurm they stay in the script's process group).
+// Steps' tasks enter the job's PID namespace from the host, so they are
+// the namespace's processes outside init's tree.
+func signalTargets(procs []proc, init int, scope api.SignalScope) []int {
 	initNS := ""
 	for _, p := range procs {
-		children[p.ppid] = append(children[p.ppid], p)
 		if p.pid == init {
 			initNS = p.ns
 		}
 	}
-	script := -1
-	var oldest uint64
-	for _, c := range children[init] {
-		if script < 0 || c.start < oldest {
-			script, oldest = c.pid, c.start
+	tree := descendants(procs, init)
+	switch scope {
+	case api.SignalBatch:
+		script := -1
+		var oldest uint64
+		for _, p := range procs {
+			if p.ppid == init && (script < 0 || p.start < oldest) {
+				script, oldest = p.pid, p.start
+			}
 		}
-	}
-	if batchOnly {
 		if script < 0 {
 			return nil
 		}
 		return []int{script}
-	}
-	seen := map[int]bool{init: true, script: true}
-	var out []int
-	add := func(pid int) {
-		if !seen[pid] {
-			seen[pid] = true
-			out = append(out, pid)
+	case api.SignalFull:
+		return tree
+	case api.SignalSteps:
+		if initNS == "" {
+			return nil
 		}
+		var out []int
+		for _, p := range procs {
+			if p.ns == initNS && p.pid != init && !slices.Contains(tree, p.pid) {
+				out = append(out, p.pid)
+			}
+		}
+		return out
 	}
-	queue := []int{init}
+	return nil
+}
+
+// descendants lists root's descendants (not root itself), parents before
+// children.
+func descendants(procs []proc, root int) []int {
+	children := make(map[int][]int)
+	for _, p := range procs {
+		children[p.ppid] = append(children[p.ppid], p.pid)
+	}
+	var out []int
+	seen := map[int]bool{root: true}
+	queue := []int{root}
 	for len(queue) > 0 {
 		pid := queue[0]
 		queue = queue[1:]
 		for _, c := range children[pid] {
-			queue = append(queue, c.pid)
-			add(c.pid)
-		}
-	}
-	for _, p := range procs {
-		if initNS != "" && p.ns == initNS {
-			add(p.pid)
+			if !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+				queue = append(queue, c)
+			}
 		}
 	}
 	return out
