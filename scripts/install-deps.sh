@@ -1,7 +1,18 @@
 #!/usr/bin/env bash
 # Installs the Debian packages corral's build and tests need, if missing.
 # Safe to run repeatedly; does nothing when everything is present.
+#   scripts/install-deps.sh [--slurm]
+# --slurm also installs Slurm 22.05 and munge, which only the on-demand
+# differential check against Slurm uses (scripts/slurm-diff.sh,
+# scripts/slurm-speed.sh); no test needs them.
 set -euo pipefail
+slurm=0
+for a in "$@"; do
+  case "$a" in
+    --slurm) slurm=1 ;;
+    *) echo "install-deps: unknown option $a (use --slurm or nothing)" >&2; exit 2 ;;
+  esac
+done
 need=()
 command -v gcc >/dev/null 2>&1 || need+=(gcc)
 [ -e /usr/include/stdio.h ] || need+=(libc6-dev)
@@ -14,6 +25,12 @@ command -v mpirun.openmpi >/dev/null 2>&1 || need+=(openmpi-bin)
 [ -n "$(find /usr/lib -path '*openmpi/include/mpi.h' -print -quit 2>/dev/null)" ] || need+=(libopenmpi-dev)
 command -v mpiexec.hydra >/dev/null 2>&1 || need+=(mpich)
 [ -n "$(find /usr/include -path '*mpich/mpi.h' -print -quit 2>/dev/null)" ] || need+=(libmpich-dev)
+if [ "$slurm" -eq 1 ]; then
+  for p in slurmctld slurmd munge; do
+    command -v "$p" >/dev/null 2>&1 || need+=("$p")
+  done
+  command -v sbatch >/dev/null 2>&1 || need+=(slurm-client)
+fi
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi
