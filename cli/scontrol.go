@@ -143,24 +143,6 @@ func showHostnames(s *slurmRun, list string) error {
 	return nil
 }
 
-// recordWriter collects one record so that --oneliner can join its lines.
-type recordWriter struct{ strings.Builder }
-
-func (s *slurmRun) emitRecord(first bool, oneliner bool, write func(*recordWriter) error) error {
-	var rec recordWriter
-	if err := write(&rec); err != nil {
-		return err
-	}
-	text := rec.String()
-	if oneliner {
-		text = strings.Join(strings.Fields(text), " ") + "\n"
-	} else if !first {
-		s.stdout.WriteByte('\n') // records are separated by a blank line
-	}
-	_, err := s.stdout.WriteString(text)
-	return err
-}
-
 func showJobs(s *slurmRun, ref string, oneliner bool) error {
 	ctx, cancel := s.requestContext()
 	defer cancel()
@@ -173,7 +155,9 @@ func showJobs(s *slurmRun, ref string, oneliner bool) error {
 		j, err := s.client().JobRef(ctx, refText(id, task))
 		var se *api.StatusError
 		if errors.As(err, &se) && se.Code == http.StatusNotFound {
-			return slurmError("Invalid job id specified")
+			// Slurm's words, which scripts match to learn a job is gone.
+			fmt.Fprintln(s.stderr, "slurm_load_jobs error: Invalid job id specified")
+			return exitStatus(1)
 		}
 		if err != nil {
 			return err
@@ -190,9 +174,9 @@ func showJobs(s *slurmRun, ref string, oneliner bool) error {
 		}
 		sort.Slice(jobs, func(a, b int) bool { return jobs[a].ID < jobs[b].ID })
 	}
-	env := &slurmfmt.Env{Now: time.Now(), Group: groupName}
+	env := &slurmfmt.Env{Now: time.Now(), Group: groupName, OneLiner: oneliner}
 	for i := range jobs {
-		if err := s.emitRecord(i == 0, oneliner, func(w *recordWriter) error { return slurmfmt.JobRecord(w, &jobs[i], env) }); err != nil {
+		if err := slurmfmt.JobRecord(s.stdout, &jobs[i], env); err != nil {
 			return err
 		}
 	}
@@ -219,13 +203,14 @@ func showNodes(s *slurmRun, name string, oneliner bool) error {
 			}
 		}
 		if len(picked) == 0 {
-			return slurmErrorf("Node %s not found", name)
+			fmt.Fprintf(s.stdout, "Node %s not found\n", name) // on stdout, as scontrol prints it
+			return exitStatus(1)
 		}
 		nodes = picked
 	}
-	env := &slurmfmt.Env{Now: time.Now()}
+	env := &slurmfmt.Env{Now: time.Now(), OneLiner: oneliner}
 	for i := range nodes {
-		if err := s.emitRecord(i == 0, oneliner, func(w *recordWriter) error { return slurmfmt.NodeRecord(w, &nodes[i], env) }); err != nil {
+		if err := slurmfmt.NodeRecord(s.stdout, &nodes[i], env); err != nil {
 			return err
 		}
 	}
@@ -247,12 +232,13 @@ func showPartitions(s *slurmRun, name string, oneliner bool) error {
 			}
 		}
 		if len(picked) == 0 {
-			return slurmErrorf("Partition %s not found", name)
+			fmt.Fprintf(s.stdout, "Partition %s not found\n", name) // on stdout, as scontrol prints it
+			return exitStatus(1)
 		}
 		parts = picked
 	}
 	for i := range parts {
-		if err := s.emitRecord(i == 0, oneliner, func(w *recordWriter) error { return slurmfmt.PartitionRecord(w, &parts[i], nodes) }); err != nil {
+		if err := slurmfmt.PartitionRecord(s.stdout, &parts[i], nodes, &slurmfmt.Env{OneLiner: oneliner}); err != nil {
 			return err
 		}
 	}
@@ -289,9 +275,9 @@ func showSteps(s *slurmRun, ref string, oneliner bool) error {
 		_, err := fmt.Fprintln(s.stdout, "No steps in the system")
 		return err
 	}
-	env := &slurmfmt.Env{Now: time.Now()}
+	env := &slurmfmt.Env{Now: time.Now(), OneLiner: oneliner}
 	for i := range rows {
-		if err := s.emitRecord(i == 0, oneliner, func(w *recordWriter) error { return slurmfmt.StepRecord(w, &rows[i], env) }); err != nil {
+		if err := slurmfmt.StepRecord(s.stdout, &rows[i], env); err != nil {
 			return err
 		}
 	}

@@ -103,6 +103,9 @@ func sinfo(s *slurmRun, r *slurmopt.Result) error {
 	if r.Has("list-reasons") {
 		groups = slices.DeleteFunc(groups, func(g slurmfmt.NodeGroup) bool { return g.Nodes[0].Reason == "" })
 	}
+	if r.Has("long") && !r.Has("noheader") {
+		s.stdout.WriteString(slurmfmt.Ctime(env.Now)) // sinfo dates a long report
+	}
 	for _, line := range layout.Lines(groups, r.Has("noheader"), env) {
 		s.stdout.WriteString(line)
 		s.stdout.WriteByte('\n')

@@ -48,7 +48,7 @@ func TestSlurmOptionErrors(t *testing.T) {
 		{"squeue", []string{"-o"}, "squeue: option requires an argument -- 'o'\nTry \"squeue --help\" for more information\n"},
 		{"squeue", []string{"extra"}, "squeue: error: Unrecognized option: extra\nTry \"squeue --help\" for more information\n"},
 		{"scancel", nil, "scancel: error: No job identification provided\n"},
-		{"scancel", []string{"1-5"}, "scancel: error: invalid job id 1-5\n"},
+		{"scancel", []string{"1-5"}, "scancel: error: Invalid job id 1-5\n"}, // as Slurm 22.05 printed it
 		{"scancel", []string{"-s", "USR3", "12"}, "Unknown job signal: USR3\n"},
 		{"scancel", []string{"-i", "12"}, "scancel: error: --interactive is not supported by corral: interactive confirmation is not supported\n"},
 		{"scontrol", []string{"frobnicate"}, "scontrol: error: invalid command: frobnicate (corral's scontrol answers show, hold, release, requeue, update, ping and version)\n"},
@@ -137,12 +137,12 @@ func TestScontrolShowJob(t *testing.T) {
 	f := MustFakeCtld(t)
 	f.jobs = fixtureJobs(time.Now())
 	r := f.slurm(t, "", "scontrol", "show", "job", "3")
-	if r.code != 0 || !strings.HasPrefix(r.stdout, "JobId=3 JobName=train big \n   UserId=") ||
-		!strings.Contains(r.stdout, "   NodeList=dev[1-2] \n") || !strings.Contains(r.stdout, "JobState=RUNNING ") {
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "JobId=3 JobName=train big\n   UserId=") ||
+		!strings.Contains(r.stdout, "   NodeList=dev[1-2]\n") || !strings.Contains(r.stdout, "JobState=RUNNING ") {
 		t.Errorf("show job 3: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = f.slurm(t, "", "scontrol", "show", "job", "99")
-	if r.code != 1 || r.stderr != "scontrol: error: Invalid job id specified\n" {
+	if r.code != 1 || r.stderr != "slurm_load_jobs error: Invalid job id specified\n" {
 		t.Errorf("show job 99: exit %d %q", r.code, r.stderr)
 	}
 	r = f.slurm(t, "", "scontrol", "-o", "show", "job")
@@ -323,7 +323,7 @@ func TestSinfo(t *testing.T) {
 	if r := f.slurm(t, "", "sinfo", "-h", "-N", "-o", "%N %t", "-t", "idle,mix", "-p", "batch"); r.stdout != "dev1 idle\ndev2 mix\n" {
 		t.Errorf("sinfo -N -t idle,mix -p batch: %q %q", r.stdout, r.stderr)
 	}
-	if r := f.slurm(t, "", "sinfo", "-R", "-h"); r.stdout != "not responding       Unknown             dev3\n" {
+	if r := f.slurm(t, "", "sinfo", "-R", "-h"); r.stdout != "not responding       Unknown   Unknown             dev3\n" {
 		t.Errorf("sinfo -R: %q %q", r.stdout, r.stderr)
 	}
 }
@@ -506,5 +506,32 @@ func TestSqueueOptions(t *testing.T) {
 	}
 	if r := f.slurm(t, "", "squeue", "-h", "-S", "z"); r.code != 1 || r.stderr != "squeue: error: Invalid sort specification: z\n" {
 		t.Errorf("-S z: exit %d %q", r.code, r.stderr)
+	}
+}
+
+// TestSlurmNotFound: what Slurm 22.05 printed for a job, node or
+// partition that does not exist (scripts/slurm-diff.sh): pipeline
+// engines read squeue's and scontrol's line as "the job is gone".
+func TestSlurmNotFound(t *testing.T) {
+	f := MustFakeCtld(t)
+	f.jobs = fixtureJobs(time.Now())
+	for _, tc := range []struct {
+		args           []string
+		stdout, stderr string
+	}{
+		{[]string{"squeue", "-j", "99"}, "", "slurm_load_jobs error: Invalid job id specified\n"},
+		{[]string{"squeue", "-h", "-j", "99", "-o", "%i"}, "", "slurm_load_jobs error: Invalid job id specified\n"},
+		{[]string{"scontrol", "show", "job", "99"}, "", "slurm_load_jobs error: Invalid job id specified\n"},
+		{[]string{"scontrol", "show", "node", "nosuch"}, "Node nosuch not found\n", ""},
+		{[]string{"scontrol", "show", "partition", "nosuch"}, "Partition nosuch not found\n", ""},
+	} {
+		r := f.slurm(t, "", tc.args[0], tc.args[1:]...)
+		if r.code != 1 || r.stdout != tc.stdout || r.stderr != tc.stderr {
+			t.Errorf("%v: exit %d stdout %q stderr %q; want exit 1, %q, %q", tc.args, r.code, r.stdout, r.stderr, tc.stdout, tc.stderr)
+		}
+	}
+	// Two IDs, one unknown: the known one, no error.
+	if r := f.slurm(t, "", "squeue", "-h", "-j", "3,99", "-o", "%i"); r.code != 0 || r.stdout != "3\n" {
+		t.Errorf("squeue -j 3,99: exit %d %q %q", r.code, r.stdout, r.stderr)
 	}
 }

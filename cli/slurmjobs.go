@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"os/user"
 	"strconv"
 	"strings"
@@ -18,19 +17,19 @@ import (
 func slurmJobRefs(words []string) (ids []uint64, tasks []api.TaskRef, err error) {
 	for _, w := range splitJobWords(words) {
 		if strings.Contains(w, ".") {
-			return nil, nil, fmt.Errorf("invalid job id %s: job steps (JOB.STEP) are not supported by corral yet", w)
+			return nil, nil, slurmErrorf("Invalid job id %s: job steps (JOB.STEP) are not supported by corral yet", w)
 		}
 		if head, set, ok := strings.Cut(w, "_["); ok {
 			if !strings.HasSuffix(set, "]") {
-				return nil, nil, fmt.Errorf("invalid job id %s: an array task set is 123_[1-5]", w)
+				return nil, nil, slurmErrorf("Invalid job id %s: an array task set is 123_[1-5]", w)
 			}
 			id, _, err := api.ParseJobRef(head)
 			if err != nil {
-				return nil, nil, fmt.Errorf("invalid job id %s", w)
+				return nil, nil, slurmErrorf("Invalid job id %s", w)
 			}
 			arr, _, err := jobspec.ParseArray(strings.TrimSuffix(set, "]"))
 			if err != nil || arr.MaxRunning != 0 {
-				return nil, nil, fmt.Errorf("invalid job id %s: an array task set is 123_[1-5]", w)
+				return nil, nil, slurmErrorf("Invalid job id %s: an array task set is 123_[1-5]", w)
 			}
 			for _, i := range arr.Indexes() {
 				tasks = append(tasks, api.TaskRef{JobID: id, Task: i})
@@ -39,7 +38,7 @@ func slurmJobRefs(words []string) (ids []uint64, tasks []api.TaskRef, err error)
 		}
 		id, task, err := api.ParseJobRef(w)
 		if err != nil {
-			return nil, nil, fmt.Errorf("invalid job id %s", w)
+			return nil, nil, slurmErrorf("Invalid job id %s", w)
 		}
 		if task != nil {
 			tasks = append(tasks, api.TaskRef{JobID: id, Task: *task})

@@ -117,9 +117,6 @@ func squeue(s *slurmRun, r *slurmopt.Result) error {
 		}
 	}
 	for {
-		if every > 0 {
-			fmt.Fprintln(s.stdout, time.Now().Format("Mon Jan 02 15:04:05 2006"))
-		}
 		if err := squeueOnce(s, r, q); err != nil {
 			return err
 		}
@@ -180,7 +177,9 @@ func squeueParse(s *slurmRun, r *slurmopt.Result) (*squeueQuery, error) {
 		fields, names = slurmfmt.ParseNames(v), true
 	case r.Has("format"):
 		v, _ := r.Last("format")
-		fields = slurmfmt.ParsePercent(v)
+		if fields = slurmfmt.ParsePercent(v); v == "%all" {
+			fields = slurmfmt.AllFields()
+		}
 	case q.start:
 		fields = slurmfmt.ParsePercent(slurmfmt.SqueueStart)
 	case r.Has("long"):
@@ -232,6 +231,12 @@ func squeueOnce(s *slurmRun, r *slurmopt.Result, q *squeueQuery) error {
 	if err != nil {
 		return err
 	}
+	if len(jobs) == 0 && len(q.filter.IDs)+len(q.filter.Tasks) == 1 && len(q.filter.States) == 0 {
+		// squeue -j ID asks for that one job, and says so when there is
+		// none; pipeline engines read this line as "the job is gone".
+		fmt.Fprintln(s.stderr, "slurm_load_jobs error: Invalid job id specified")
+		return exitStatus(1)
+	}
 	if q.array {
 		jobs = expandArrays(jobs) // jobref.go
 	}
@@ -249,6 +254,9 @@ func squeueOnce(s *slurmRun, r *slurmopt.Result, q *squeueQuery) error {
 	}
 	env := &slurmfmt.Env{Now: now, Group: groupName}
 	if !r.Has("noheader") {
+		if r.Has("long") || r.Has("iterate") {
+			s.stdout.WriteString(slurmfmt.Ctime(now)) // squeue dates a long or repeated report
+		}
 		s.stdout.WriteString(q.layout.Header())
 		s.stdout.WriteByte('\n')
 	}

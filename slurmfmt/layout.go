@@ -95,19 +95,29 @@ func ParseNames(list string) []Field {
 
 // Cell lays value out in f: cut to the width and padded to it on the
 // side justification leaves, then the suffix, as squeue prints a column.
-func (f Field) Cell(value string) string {
+func (f Field) Cell(value string) string { return f.cell(value, true) }
+
+// Whole lays value out as Cell does but never cuts it: squeue prints
+// durations and node lists whole, however narrow their column.
+func (f Field) Whole(value string) string { return f.cell(value, false) }
+
+func (f Field) cell(value string, cut bool) string {
 	if f.Literal {
 		return f.Suffix
 	}
 	if f.Width > 0 {
-		value = pad(value, f.Width, f.Right)
+		value = pad(value, f.Width, f.Right, cut)
 	}
 	return value + f.Suffix
 }
 
-// pad cuts s to width characters and pads it with spaces to width.
-func pad(s string, width int, right bool) string {
+// pad cuts s to width characters (when cut is set) and pads it with
+// spaces to width.
+func pad(s string, width int, right, cut bool) string {
 	n := utf8.RuneCountInString(s)
+	if n > width && !cut {
+		return s
+	}
 	if n > width {
 		k := 0
 		for i := range s {

@@ -12,19 +12,41 @@ import (
 	"github.com/corral-hpc/corral/jobspec"
 )
 
-// writeRecord prints scontrol's key=value layout: the first line as is,
-// the others indented three spaces, each pair followed by a space
-// (scontrol's lines end in one).
-func writeRecord(w io.Writer, lines [][]string) error {
+// Record ends: Slurm ends a job record with one more (empty) indented
+// line, then a blank line, and nodes' and partitions' with the blank
+// line alone; on one line (scontrol -o), with a space and a newline for
+// a job, a newline for the others.
+const (
+	endJob   = true
+	endOther = false
+)
+
+// writeRecord prints scontrol's key=value layout: the pairs of a line
+// joined by a space, the lines by a newline and three spaces (by a space
+// in e.OneLiner's form), then the record's end. An empty pair leaves the
+// trailing space some of Slurm's lines have.
+func writeRecord(w io.Writer, lines [][]string, job bool, e *Env) error {
+	sep := "\n   "
+	if e != nil && e.OneLiner {
+		sep = " "
+	}
 	var b strings.Builder
 	for i, l := range lines {
 		if i > 0 {
-			b.WriteString("   ")
+			b.WriteString(sep)
 		}
-		for _, kv := range l {
+		for k, kv := range l {
+			if k > 0 {
+				b.WriteByte(' ')
+			}
 			b.WriteString(printable(kv))
-			b.WriteByte(' ')
 		}
+	}
+	if job {
+		b.WriteString(sep)
+	}
+	b.WriteByte('\n')
+	if e == nil || !e.OneLiner {
 		b.WriteByte('\n')
 	}
 	_, err := io.WriteString(w, b.String())
@@ -49,7 +71,14 @@ func JobRecord(w io.Writer, j *api.Job, e *Env) error {
 		requeue = 0
 	}
 	nodes := jobNodes(j)
-	tasks := max(j.Spec.Ntasks, 1)
+	numNodes := strconv.Itoa(nodes)
+	if j.State == api.StatePending && nodes > 1 {
+		numNodes += "-" + numNodes // a pending job's range, min-max
+	}
+	tasks := j.Spec.Ntasks
+	if tasks < 1 {
+		tasks = nodes // sbatch -N without -n: a task per node
+	}
 	cpt := max(j.Spec.CPUsPerTask, 1)
 	stdout := jobspec.JobOutputPath(j, j.Spec.Output)
 	stderr := stdout
@@ -59,10 +88,6 @@ func JobRecord(w io.Writer, j *api.Job, e *Env) error {
 	stdin := "/dev/null"
 	if j.Spec.Input != "" {
 		stdin = jobspec.JobOutputPath(j, j.Spec.Input)
-	}
-	dep := "(null)"
-	if j.Spec.Dependency != nil {
-		dep = jobspec.FormatDependency(j.Spec.Dependency)
 	}
 	start := j.StartTime
 	if start == nil {
@@ -78,51 +103,94 @@ func JobRecord(w io.Writer, j *api.Job, e *Env) error {
 	}
 	lines = append(lines,
 		[]string{kv("UserId", user), kv("GroupId", group), kv("MCS_label", "N/A")},
-		[]string{kv("Priority", j.Priority), kv("Nice", j.Spec.Nice), kv("Account", orNull(j.Spec.Account)), kv("QOS", orNull(j.Spec.QOS))},
-		[]string{kv("JobState", StateLong(j)), kv("Reason", reason(j)), kv("Dependency", dep)},
+		[]string{kv("Priority", priority(j)), kv("Nice", j.Spec.Nice), kv("Account", orNull(j.Spec.Account)), kv("QOS", orNull(j.Spec.QOS))},
+		[]string{kv("JobState", StateLong(j)), kv("Reason", reason(j)), kv("Dependency", dependency(j))},
 		[]string{kv("Requeue", requeue), kv("Restarts", j.Restarts), kv("BatchFlag", 1), kv("Reboot", 0), kv("ExitCode", exit)},
 		[]string{kv("RunTime", Clock(int64(j.Elapsed(e.Now)/time.Second))), kv("TimeLimit", limitText), kv("TimeMin", "N/A")},
 		[]string{kv("SubmitTime", e.stamp(&j.SubmitTime, "Unknown")), kv("EligibleTime", e.stamp(eligible(j), "Unknown"))},
+		[]string{kv("AccrueTime", e.stamp(eligible(j), "Unknown"))},
 		[]string{kv("StartTime", e.stamp(start, "Unknown")), kv("EndTime", e.stamp(jobEnd(j), "Unknown")), kv("Deadline", "N/A")},
+		[]string{kv("SuspendTime", "None"), kv("SecsPreSuspend", 0), kv("LastSchedEval", e.stamp(j.StartTime, "Unknown")), kv("Scheduler", "Main")},
 		[]string{kv("Partition", j.Partition), kv("AllocNode:Sid", "(null)")},
 		[]string{kv("ReqNodeList", orNull(nodeList(j.Spec.NodeList))), kv("ExcNodeList", orNull(nodeList(j.Spec.Exclude)))},
-		[]string{kv("NodeList", orNull(nodeList(j.Nodes)))},
-		[]string{kv("BatchHost", orNull(firstNode(j)))},
-		[]string{kv("NumNodes", nodes), kv("NumCPUs", j.CPUs*nodes), kv("NumTasks", tasks), kv("CPUs/Task", cpt), kv("ReqB:S:C:T", "0:0:*:*")},
+		nodeListLine(j),
+	)
+	if len(j.Nodes) > 0 {
+		lines = append(lines, []string{kv("BatchHost", firstNode(j))})
+	}
+	lines = append(lines,
+		[]string{kv("NumNodes", numNodes), kv("NumCPUs", j.CPUs*nodes), kv("NumTasks", tasks), kv("CPUs/Task", cpt), kv("ReqB:S:C:T", "0:0:*:*")},
 		[]string{kv("TRES", tres(j, nodes))},
-		[]string{kv("MinCPUsNode", j.CPUs), kv("MinMemoryNode", MemMB(j.MemBytes)), kv("MinTmpDiskNode", 0)},
+		[]string{kv("Socks/Node", "*"), kv("NtasksPerN:B:S:C", "0:0:*:*"), kv("CoreSpec", "*")},
+		[]string{kv("MinCPUsNode", j.CPUs), minMemory(j), kv("MinTmpDiskNode", 0)},
 		[]string{kv("Features", orNull(j.Spec.Constraint)), kv("DelayBoot", "00:00:00")},
 		[]string{kv("OverSubscribe", overSubscribe(j)), kv("Contiguous", 0), kv("Licenses", "(null)"), kv("Network", "(null)")},
 		[]string{kv("Command", "(null)")},
 		[]string{kv("WorkDir", orNull(j.Spec.WorkDir))},
 	)
 	if j.Spec.Comment != "" {
-		lines = append(lines, []string{kv("Comment", j.Spec.Comment)})
+		lines = append(lines, []string{kv("Comment", j.Spec.Comment), ""})
 	}
 	lines = append(lines,
 		[]string{kv("StdErr", stderr)},
 		[]string{kv("StdIn", stdin)},
 		[]string{kv("StdOut", stdout)},
+		[]string{kv("Power", "")},
 	)
 	if g := gresPerNode(j); g != "N/A" {
 		lines = append(lines, []string{kv("TresPerNode", g)})
 	}
-	return writeRecord(w, lines)
+	return writeRecord(w, lines, endJob, e)
 }
 
+// minMemory is MinMemoryCPU when the job's memory is per CPU (asked
+// with --mem-per-cpu, or the partition's default), else MinMemoryNode.
+func minMemory(j *api.Job) string {
+	switch {
+	case j.Spec.MemPerCPU > 0:
+		return kv("MinMemoryCPU", MemMB(j.Spec.MemPerCPU))
+	case j.Spec.MemBytes == 0 && j.Spec.MemPerGPU == 0 && j.CPUs > 0:
+		return kv("MinMemoryCPU", MemMB(j.MemBytes/int64(j.CPUs)))
+	}
+	return kv("MinMemoryNode", MemMB(j.MemBytes))
+}
+
+// eligible is when the job became (or becomes) eligible to start:
+// unknown while held or waiting on a dependency, as Slurm shows it.
 func eligible(j *api.Job) *time.Time {
+	if j.State == api.StatePending {
+		switch j.Reason {
+		case api.ReasonJobHeld, api.ReasonJobHeldAdmin, api.ReasonDependency, api.ReasonDependencyNeverSatisfied:
+			return nil
+		}
+	}
 	if j.Spec.Begin != nil && j.Spec.Begin.After(j.SubmitTime) {
 		return j.Spec.Begin
 	}
 	return &j.SubmitTime
 }
 
-// jobEnd is when the job ended or, running with a limit, will end.
+// nodeListLine is the job's nodes, and for a pending job the nodes it
+// is planned on (SchedNodeList, as Slurm's backfill sets it).
+func nodeListLine(j *api.Job) []string {
+	line := []string{kv("NodeList", nodeList(j.Nodes))}
+	if j.State == api.StatePending && len(j.PlannedNodes) > 0 {
+		line = append(line, kv("SchedNodeList", nodeList(j.PlannedNodes)))
+	}
+	return line
+}
+
+// jobEnd is when the job ended or, with a limit, will end: running, or
+// pending with a planned start.
 func jobEnd(j *api.Job) *time.Time {
-	if j.EndTime != nil || j.StartTime == nil || j.TimeLimit <= 0 {
+	start := j.StartTime
+	if start == nil && j.State == api.StatePending {
+		start = j.PlannedStart
+	}
+	if j.EndTime != nil || start == nil || j.TimeLimit <= 0 {
 		return j.EndTime
 	}
-	end := j.StartTime.Add(time.Duration(j.TimeLimit) * time.Second)
+	end := start.Add(time.Duration(j.TimeLimit) * time.Second)
 	return &end
 }
 
@@ -163,7 +231,7 @@ func tres(j *api.Job, nodes int) string {
 func NodeRecord(w io.Writer, n *api.Node, e *Env) error {
 	state := string(n.State)
 	lines := [][]string{
-		{kv("NodeName", n.Name), kv("Arch", "(null)"), kv("CoresPerSocket", 1)},
+		{kv("NodeName", n.Name), kv("Arch", "(null)"), kv("CoresPerSocket", 1), ""},
 		{kv("CPUAlloc", n.AllocCPUs), kv("CPUEfctv", n.CPUs), kv("CPUTot", n.CPUs), kv("CPULoad", "N/A")},
 		{kv("AvailableFeatures", features(n))},
 		{kv("ActiveFeatures", features(n))},
@@ -171,7 +239,7 @@ func NodeRecord(w io.Writer, n *api.Node, e *Env) error {
 		{kv("NodeAddr", orNull(n.Addr)), kv("NodeHostName", n.Name)},
 		{kv("RealMemory", n.MemBytes>>20), kv("AllocMem", n.AllocMemBytes>>20), kv("FreeMem", "N/A"), kv("Sockets", n.CPUs), kv("Boards", 1)},
 		{kv("State", state), kv("ThreadsPerCore", 1), kv("TmpDisk", 0), kv("Weight", 1), kv("Owner", "N/A"), kv("MCS_label", "N/A")},
-		{kv("Partitions", orNull(strings.Join(n.Partitions, ",")))},
+		{kv("Partitions", orNull(strings.Join(n.Partitions, ","))), ""},
 		{kv("LastBusyTime", e.stamp(&n.LastHeartbeat, "None"))},
 		{kv("CfgTRES", fmt.Sprintf("cpu=%d,mem=%s,billing=%d", n.CPUs, MemMB(n.MemBytes), n.CPUs))},
 		{kv("AllocTRES", allocTRES(n))},
@@ -183,7 +251,7 @@ func NodeRecord(w io.Writer, n *api.Node, e *Env) error {
 		}
 		lines = append(lines, []string{kv("Reason", reason)})
 	}
-	return writeRecord(w, lines)
+	return writeRecord(w, lines, endOther, e)
 }
 
 func nodeGres(n *api.Node) string {
@@ -202,13 +270,15 @@ func allocTRES(n *api.Node) string {
 
 // PartitionRecord prints p as `scontrol show partition` does; nodes are
 // the cluster's nodes, for its totals.
-func PartitionRecord(w io.Writer, p *api.Partition, nodes []api.Node) error {
+func PartitionRecord(w io.Writer, p *api.Partition, nodes []api.Node, e *Env) error {
 	members := PartitionNodes(p, nodes)
 	names := make([]string, len(members))
 	cpus := 0
+	var mem int64
 	for i, n := range members {
 		names[i] = n.Name
 		cpus += n.CPUs
+		mem += n.MemBytes
 	}
 	yesNo := map[bool]string{true: "YES", false: "NO"}
 	defTime := "NONE"
@@ -231,8 +301,9 @@ func PartitionRecord(w io.Writer, p *api.Partition, nodes []api.Node) error {
 		{kv("State", "UP"), kv("TotalCPUs", cpus), kv("TotalNodes", len(members)), kv("SelectTypeParameters", "NONE")},
 		{kv("JobDefaults", "(null)")},
 		{kv("DefMemPerCPU", defMem), kv("MaxMemPerNode", "UNLIMITED")},
+		{kv("TRES", fmt.Sprintf("cpu=%d,mem=%s,node=%d,billing=%d", cpus, MemMB(mem), len(members), cpus))},
 	}
-	return writeRecord(w, lines)
+	return writeRecord(w, lines, endOther, e)
 }
 
 // PartitionNodes are the nodes of p among nodes, in their order.

@@ -272,7 +272,7 @@ func WriteColumns(w io.Writer, cols []Column, values [][]string, st AcctStyle) e
 			if st.Parsable {
 				return c.Name
 			}
-			return pad(c.Name, abs(c.Width), c.Width > 0)
+			return pad(c.Name, abs(c.Width), c.Width > 0, true)
 		})
 		if !st.Parsable {
 			line(func(_ int, c Column) string { return strings.Repeat("-", abs(c.Width)) })
@@ -299,7 +299,7 @@ func acctCell(v string, width int) string {
 	if runes := []rune(v); len(runes) > n {
 		v = string(runes[:n-1]) + "+"
 	}
-	return pad(v, n, width > 0)
+	return pad(v, n, width > 0, true)
 }
 
 func abs(n int) int {

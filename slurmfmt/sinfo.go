@@ -58,6 +58,8 @@ var nodeFields = map[string]nodeField{
 	"g": {"GROUPS", false, func(*NodeGroup, *Env) string { return "all" }},
 	"G": {"GRES", false, func(g *NodeGroup, _ *Env) string { return nodeGres(g.Nodes[0]) }},
 	"h": {"OVERSUBSCRIBE", false, func(*NodeGroup, *Env) string { return "NO" }},
+	// corral does not keep who set a node's reason.
+	"u": {"USER", false, func(*NodeGroup, *Env) string { return "Unknown" }},
 	"H": {"TIMESTAMP", false, func(g *NodeGroup, e *Env) string { return e.stamp(g.Nodes[0].DrainedSince, "Unknown") }},
 	"l": {"TIMELIMIT", false, func(g *NodeGroup, _ *Env) string { return infinite(g.Part.MaxTime) }},
 	"L": {"DEFAULTTIME", false, func(g *NodeGroup, _ *Env) string {
@@ -100,11 +102,11 @@ var nodeNames = map[string]string{
 // value of the column needs, at least its header.
 const (
 	SinfoDefault   = "%#P %.5a %.10l %.6D %.6t %N"
-	SinfoNodes     = "%#N %.6D %#P %6t"
+	SinfoNodes     = "%#9N %.6D %.9P %6t"
 	SinfoLong      = "%#P %.5a %.10l %.10s %.4r %.8h %.10g %.6D %.11T %N"
-	SinfoNodesLong = "%#N %.6D %#P %.11T %.4c %.8z %.6m %.8d %.6w %.8f %20E"
-	SinfoSummarize = "%#P %.5a %.10l %.16F  %N"
-	SinfoReasons   = "%20E %19H %N"
+	SinfoNodesLong = "%#9N %.6D %.9P %.11T %4c %.8z %.6m %.8d %.6w %.8f %20E"
+	SinfoSummarize = "%#P %.5a %.10l %.16F %N"
+	SinfoReasons   = "%20E %9u %19H %N"
 )
 
 // NodeLayout is a parsed sinfo format, ready to print groups.
@@ -198,7 +200,7 @@ func (l *NodeLayout) Lines(groups []NodeGroup, noHeader bool, e *Env) []string {
 		if !fields[i].Fit {
 			continue
 		}
-		w := len(nodeFields[l.keys[i]].header)
+		w := max(len(nodeFields[l.keys[i]].header), fields[i].Width) // "%#9N": at least 10
 		for gi := range values {
 			w = max(w, len([]rune(values[gi][i])))
 		}

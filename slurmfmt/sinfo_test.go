@@ -42,15 +42,28 @@ func TestSinfoDefault(t *testing.T) {
 	if got := sinfoText(t, SinfoDefault, false, false, false); got != want {
 		t.Errorf("sinfo:\n%s\nwant:\n%s", got, want)
 	}
+	// As Slurm 22.05 printed them (scripts/slurm-diff.sh): the node
+	// column at least 9 wide, the partition right-justified.
 	want = "" +
-		"NODELIST  NODES PARTITION STATE \n" +
-		"dev1          1 debug*    idle  \n" +
-		"dev2          1 debug*    mix   \n" +
-		"dev3          1 debug*    idle  \n" +
-		"dev3          1 gpu       idle  \n" +
-		"dev4          1 debug*    drain \n"
+		"NODELIST   NODES PARTITION STATE \n" +
+		"dev1           1    debug* idle  \n" +
+		"dev2           1    debug* mix   \n" +
+		"dev3           1    debug* idle  \n" +
+		"dev3           1       gpu idle  \n" +
+		"dev4           1    debug* drain \n"
 	if got := sinfoText(t, SinfoNodes, false, true, false); got != want {
 		t.Errorf("sinfo -N:\n%s\nwant:\n%s", got, want)
+	}
+	want = "" +
+		"PARTITION AVAIL  TIMELIMIT   NODES(A/I/O/T) NODELIST\n" +
+		"debug*       up    1:00:00          1/2/1/4 dev[1-4]\n" +
+		"gpu          up   infinite          0/1/0/1 dev3\n"
+	if got := sinfoText(t, SinfoSummarize, false, false, false); got != want {
+		t.Errorf("sinfo -s:\n%s\nwant:\n%s", got, want)
+	}
+	if got := sinfoText(t, SinfoReasons, false, true, false); !strings.HasPrefix(got, "REASON               USER      TIMESTAMP           NODELIST\n") ||
+		!strings.Contains(got, "\ndisk                 Unknown   2026-03-04T09:00:00 dev4\n") {
+		t.Errorf("sinfo -R:\n%s", got)
 	}
 }
 
@@ -111,7 +124,7 @@ func TestNodeRecordFeatures(t *testing.T) {
 	for _, tc := range []struct {
 		n    api.Node
 		want string
-	}{{nodes[2], "AvailableFeatures=gpu,ib \n   ActiveFeatures=gpu,ib \n"}, {nodes[0], "AvailableFeatures=(null) \n   ActiveFeatures=(null) \n"}} {
+	}{{nodes[2], "AvailableFeatures=gpu,ib\n   ActiveFeatures=gpu,ib\n"}, {nodes[0], "AvailableFeatures=(null)\n   ActiveFeatures=(null)\n"}} {
 		var b strings.Builder
 		if err := NodeRecord(&b, &tc.n, &Env{Now: testNow}); err != nil {
 			t.Fatal(err)

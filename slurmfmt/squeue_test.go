@@ -55,7 +55,7 @@ func TestJobFields(t *testing.T) {
 		{"C", "8", "1"},
 		{"D", "2", "1"},
 		{"e", "2026-03-04T12:58:55", "N/A"},
-		{"E", "afterok:41", "(null)"},
+		{"E", "(null)", "(null)"}, // a running job's dependency was satisfied
 		{"f", "a100", "(null)"},
 		{"F", "42", "47"},
 		{"g", "users", "1001"},
@@ -169,5 +169,112 @@ func TestMemMB(t *testing.T) {
 		if got := MemMB(tc.b); got != tc.want {
 			t.Errorf("MemMB(%d) = %q, want %q", tc.b, got, tc.want)
 		}
+	}
+}
+
+// TestUncutFields: squeue cuts values to their column, but not
+// durations or node lists (Slurm 22.05's squeue -l printed a 2-day limit
+// whole under TIME_LIMI); a pending job's (reason) is cut as any value.
+func TestUncutFields(t *testing.T) {
+	env := &Env{Now: testNow}
+	long := running()
+	long.TimeLimit = 2 * 86400
+	long.Nodes = []string{"dev1", "dev3", "gpu7"}
+	for _, tc := range []struct {
+		format string
+		j      *api.Job
+		want   string
+	}{
+		{"%.9l", long, "2-00:00:00"},
+		{"%.5L", long, "1-22:58:55"},
+		{"%.3M", long, "1:01:05"},
+		{"%.4N", long, "dev[1,3],gpu7"},
+		{"%.4R", long, "dev[1,3],gpu7"},
+		{"%.4R", pending(), "(Pri"},
+		{"%.4j", long, "trai"},
+		{"%.4Y", pending(), "dev3"},
+	} {
+		l, _ := NewJobLayout(ParsePercent(tc.format), false)
+		if got := l.Row(tc.j, env); got != tc.want {
+			t.Errorf("%s = %q, want %q", tc.format, got, tc.want)
+		}
+	}
+	l, _ := NewJobLayout(ParsePercent("%.4N|%.4R|%.4l"), false)
+	if got, want := l.Header(), "NODELIST|NODELIST(REASON)|TIME"; got != want {
+		t.Errorf("header %q, want %q (node list headers are not cut)", got, want)
+	}
+}
+
+// TestHeldAsSlurm: a job held at submit (sbatch -H) is JobHeldUser with
+// priority 0 in Slurm, and sorts after the others by priority.
+func TestHeldAsSlurm(t *testing.T) {
+	env := &Env{Now: testNow}
+	held := pending()
+	held.Reason, held.Hold, held.Priority = api.ReasonJobHeld, "user", 5000
+	admin := pending()
+	admin.Reason, admin.Hold = api.ReasonJobHeldAdmin, "admin"
+	l, _ := NewJobLayout(ParsePercent("%r|%Q|%p|%R"), false)
+	if got, want := l.Row(held, env), "JobHeldUser|0|0.00000000000000|(JobHeldUser)"; got != want {
+		t.Errorf("held: %q, want %q", got, want)
+	}
+	if got, want := l.Row(admin, env), "JobHeldAdmin|0|0.00000000000000|(JobHeldAdmin)"; got != want {
+		t.Errorf("held by root: %q, want %q", got, want)
+	}
+	other := pending()
+	other.ID, other.Priority = 51, 10
+	jobs := []api.Job{*held, *other}
+	if err := SortJobs(jobs, "-p", testNow); err != nil {
+		t.Fatal(err)
+	}
+	if jobs[0].ID != 51 {
+		t.Errorf("by priority the held job (0) comes last: got %d, %d", jobs[0].ID, jobs[1].ID)
+	}
+}
+
+// TestDependencyAsSlurm: the conditions a pending job still waits for,
+// marked (unfulfilled), or (failed) once they cannot hold, as
+// squeue -o %E printed them; (null) once satisfied.
+func TestDependencyAsSlurm(t *testing.T) {
+	dep := func(reason api.Reason, anyOf bool) *api.Job {
+		j := pending()
+		j.Reason = reason
+		j.Spec.Dependency = &api.Dependency{Any: anyOf, Conditions: []api.DependencyCondition{
+			{Type: api.DependAfterOK, JobID: 41}, {Type: api.DependAfterAny, JobID: 40}}}
+		return j
+	}
+	for _, tc := range []struct {
+		j    *api.Job
+		want string
+	}{
+		{dep(api.ReasonDependency, false), "afterok:41(unfulfilled),afterany:40(unfulfilled)"},
+		{dep(api.ReasonDependency, true), "afterok:41(unfulfilled)?afterany:40(unfulfilled)"},
+		{dep(api.ReasonDependencyNeverSatisfied, false), "afterok:41(failed),afterany:40(failed)"},
+		{dep(api.ReasonPriority, false), "(null)"},
+		{pending(), "(null)"},
+	} {
+		if got := dependency(tc.j); got != tc.want {
+			t.Errorf("%s: %%E = %q, want %q", tc.j.Reason, got, tc.want)
+		}
+	}
+}
+
+// TestAllFields: squeue -o %all's header as Slurm 22.05 printed it, but
+// for OVER_SUBSCRIBE (%h), which corral leaves empty as Slurm leaves 's'.
+func TestAllFields(t *testing.T) {
+	const slurm = "ACCOUNT|TRES_PER_NODE|MIN_CPUS|MIN_TMP_DISK|END_TIME|FEATURES|GROUP|OVER_SUBSCRIBE|JOBID|NAME|COMMENT|" +
+		"TIME_LIMIT|MIN_MEMORY|REQ_NODES|COMMAND|PRIORITY|QOS|REASON||ST|USER|RESERVATION|WCKEY|EXC_NODES|NICE|S:C:T|" +
+		"JOBID|EXEC_HOST|CPUS|NODES|DEPENDENCY|ARRAY_JOB_ID|GROUP|SOCKETS_PER_NODE|CORES_PER_SOCKET|THREADS_PER_CORE|" +
+		"ARRAY_TASK_ID|TIME_LEFT|TIME|NODELIST|CONTIGUOUS|PARTITION|PRIORITY|NODELIST(REASON)|START_TIME|STATE|UID|" +
+		"SUBMIT_TIME|LICENSES|CORE_SPEC|SCHEDNODES|WORK_DIR"
+	l, unknown := NewJobLayout(AllFields(), false)
+	if len(unknown) > 0 {
+		t.Fatalf("unknown %v", unknown)
+	}
+	if got, want := l.Header(), strings.Replace(slurm, "OVER_SUBSCRIBE", "", 1); got != want {
+		t.Errorf("%%all header\n%s\nwant\n%s", got, want)
+	}
+	row := strings.Split(l.Row(running(), &Env{Now: testNow}), "|")
+	if len(row) != 52 || row[8] != "42" || row[27] != "dev1" || row[51] != "/home/alice" {
+		t.Errorf("%%all row %q", row)
 	}
 }

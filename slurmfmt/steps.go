@@ -90,5 +90,5 @@ func StepRecord(w io.Writer, r *StepRow, e *Env) error {
 		{kv("TRES", "cpu="+strconv.Itoa(cpus)+",node="+strconv.Itoa(len(r.Step.Nodes)))},
 		{kv("ResvPorts", "(null)")},
 		{kv("CPUFreqReq", "Default"), kv("Dist", "Block")},
-	})
+	}, endOther, e)
 }

@@ -31,12 +31,12 @@ func TestStepLayout(t *testing.T) {
 	if err := StepRecord(&b, row, env); err != nil {
 		t.Fatal(err)
 	}
-	want := "StepId=42.0 UserId=1000 StartTime=2026-03-04T11:58:00 TimeLimit=02:00:00 \n" +
-		"   State=RUNNING Partition=gpu NodeList=dev[1-2] \n" +
-		"   Nodes=2 CPUs=8 Tasks=4 Name=hostname Network=(null) \n" +
-		"   TRES=cpu=8,node=2 \n" +
-		"   ResvPorts=(null) \n" +
-		"   CPUFreqReq=Default Dist=Block \n"
+	want := "StepId=42.0 UserId=1000 StartTime=2026-03-04T11:58:00 TimeLimit=02:00:00\n" +
+		"   State=RUNNING Partition=gpu NodeList=dev[1-2]\n" +
+		"   Nodes=2 CPUs=8 Tasks=4 Name=hostname Network=(null)\n" +
+		"   TRES=cpu=8,node=2\n" +
+		"   ResvPorts=(null)\n" +
+		"   CPUFreqReq=Default Dist=Block\n\n"
 	if b.String() != want {
 		t.Errorf("show step:\n%s\nwant:\n%s", b.String(), want)
 	}

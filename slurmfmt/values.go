@@ -21,6 +21,8 @@ type Env struct {
 	Now time.Time
 	// Group names a group ID; nil, or "" from it, prints the number.
 	Group func(gid uint32) string
+	// OneLiner prints scontrol's records one a line (scontrol -o).
+	OneLiner bool
 }
 
 func (e *Env) groupName(gid uint32) string {
@@ -43,6 +45,10 @@ func (e *Env) stamp(t *time.Time, unknown string) string {
 	}
 	return t.In(loc).Format(TimeLayout)
 }
+
+// Ctime is the line squeue -l and sinfo -l start with: the time as C's
+// ctime(3) prints it ("Wed Nov 25 21:11:05 2026"), with its newline.
+func Ctime(t time.Time) string { return t.Format("Mon Jan _2 15:04:05 2006") + "\n" }
 
 // orNull is s, or "(null)" for an empty string as Slurm's C prints one.
 func orNull(s string) string {
