@@ -64,7 +64,7 @@ func TestSlurmNames(t *testing.T) {
 		t.Errorf("sbatch's default output is %s, want %s", got, want)
 	}
 	show := must(c.slurmCmd(bin, dir, "scontrol", "show", "job", strconv.FormatUint(id, 10)), "scontrol show job")
-	if !strings.HasPrefix(show, "JobId="+strconv.FormatUint(id, 10)+" JobName=wrap \n") || !strings.Contains(show, " JobState=RUNNING ") {
+	if !strings.HasPrefix(show, "JobId="+strconv.FormatUint(id, 10)+" JobName=wrap\n") || !strings.Contains(show, " JobState=RUNNING ") {
 		t.Errorf("scontrol show job:\n%s", show)
 	}
 	must(c.slurmCmd(bin, dir, "scancel", strconv.FormatUint(id, 10)), "scancel")
