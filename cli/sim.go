@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 
 	ucli "github.com/urfave/cli/v2"
@@ -18,16 +19,29 @@ func simCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:  "sim",
 		Usage: "replay a workload trace (SWF) through corral's scheduler in virtual time",
-		UsageText: "corral sim --trace FILE.swf [--procs N] [--policy easy|conservative|fcfs|default] [--jobs N] [--json]\n\n" +
-			"Prints jobs, makespan, utilization, waits, mean bounded slowdown (tau 10 s) and\n" +
-			"per-user fairness (Jain's index over users' mean bounded slowdown).\n\n" +
+		UsageText: "corral sim --trace FILE.swf [--procs N] [--policy P | --compare P,P,...] [--slurm-conf FILE]\n" +
+			"           [--shake N [--jitter S] [--seed N]] [--jobs N] [--json]\n\n" +
+			"Policies: fcfs, easy, conservative, slurm (Slurm's backfill with 22.05's defaults, or\n" +
+			"the slurm.conf given with --slurm-conf) and default (corral's stock configuration).\n\n" +
+			"Prints waits and bounded slowdowns (tau 10 s: mean, median, p95, p99, max),\n" +
+			"utilization, makespan, per-user fairness (Jain's index over users' mean bounded\n" +
+			"slowdown), the same split by width (1, 2-16, >16 processors) and run time (<1h,\n" +
+			">=1h), and unfair starts: the fraction of jobs that started later than under EASY.\n" +
+			"--compare prints the policies side by side; --shake N replays N copies of the\n" +
+			"trace with submit times jittered by up to --jitter seconds and prints each\n" +
+			"headline metric's mean, standard deviation and range.\n\n" +
 			"A trace line may add three fields to SWF's 18: the array job it is a task of,\n" +
 			"that array's %N limit, and 1 for a singleton (of its user and executable). The\n" +
 			"replay keeps those limits exactly as the controller does.",
 		Flags: []ucli.Flag{
 			&ucli.StringFlag{Name: "trace", Usage: "Standard Workload Format file to replay", TakesFile: true},
-			&ucli.IntFlag{Name: "procs", Usage: "processors of the machine (default: the trace header's MaxProcs)"},
-			&ucli.StringFlag{Name: "policy", Value: string(sim.PolicyDefault), Usage: "easy, conservative, fcfs or default"},
+			&ucli.IntFlag{Name: "procs", Usage: "processors of the machine (default: the trace header's MaxProcs, else MaxNodes)"},
+			&ucli.StringFlag{Name: "policy", Value: string(sim.PolicyDefault), Usage: "fcfs, easy, conservative, slurm or default"},
+			&ucli.StringFlag{Name: "compare", Usage: "replay each of these policies (comma-separated) and print them side by side"},
+			&ucli.StringFlag{Name: "slurm-conf", Usage: "slurm.conf whose priority and backfill settings the slurm policy uses", TakesFile: true},
+			&ucli.IntFlag{Name: "shake", Usage: "replay N copies with jittered submit times and report the spread"},
+			&ucli.Int64Flag{Name: "jitter", Value: 60, Usage: "with --shake: the most seconds a submit time moves either way"},
+			&ucli.Uint64Flag{Name: "seed", Value: 1, Usage: "with --shake: the seed of the jitter (same seed, same replays)"},
 			&ucli.IntFlag{Name: "jobs", Usage: "replay only the first N jobs (default: all)"},
 			&ucli.BoolFlag{Name: "json", Usage: "print the result as JSON"},
 		},
@@ -35,47 +49,135 @@ func simCommand() *ucli.Command {
 	}
 }
 
-// simOutput is what --json prints.
+// simOutput is what --json prints for one policy.
 type simOutput struct {
 	Trace string `json:"trace"`
 	*sim.Result
 }
 
-func runSim(c *ucli.Context) error {
+// simRequest is a command line, checked.
+type simRequest struct {
+	path     string
+	policies []sim.Policy
+	compare  bool
+	cfg      sim.Config
+	shake    sim.ShakeConfig
+}
+
+func parseSimArgs(c *ucli.Context) (simRequest, error) {
+	var q simRequest
 	if c.Args().Present() {
-		return usageErrorf("unexpected argument %q", c.Args().First())
+		return q, usageErrorf("unexpected argument %q", c.Args().First())
 	}
-	path := c.String("trace")
-	if path == "" {
-		return usageErrorf("missing --trace FILE.swf")
+	if q.path = c.String("trace"); q.path == "" {
+		return q, usageErrorf("missing --trace FILE.swf")
 	}
 	if c.IsSet("procs") && c.Int("procs") < 1 {
-		return usageErrorf("--procs must be at least 1 (got %d)", c.Int("procs"))
+		return q, usageErrorf("--procs must be at least 1 (got %d)", c.Int("procs"))
 	}
 	if c.Int("jobs") < 0 || (c.IsSet("jobs") && c.Int("jobs") == 0) {
-		return usageErrorf("--jobs must be at least 1 (got %d)", c.Int("jobs"))
+		return q, usageErrorf("--jobs must be at least 1 (got %d)", c.Int("jobs"))
 	}
-	policy, err := sim.ParsePolicy(c.String("policy"))
+	q.cfg = sim.Config{Procs: c.Int("procs"), MaxJobs: c.Int("jobs")}
+	switch {
+	case c.IsSet("compare") && c.IsSet("policy"):
+		return q, usageErrorf("give --policy or --compare, not both")
+	case c.IsSet("compare"):
+		ps, err := sim.ParsePolicies(c.String("compare"))
+		if err != nil {
+			return q, usageErrorf("--compare: %v", err)
+		}
+		q.policies, q.compare = ps, true
+	default:
+		p, err := sim.ParsePolicy(c.String("policy"))
+		if err != nil {
+			return q, usageErrorf("%v", err)
+		}
+		q.policies = []sim.Policy{p}
+	}
+	if c.IsSet("shake") && c.Int("shake") < 2 {
+		return q, usageErrorf("--shake must be at least 2 replays (got %d)", c.Int("shake"))
+	}
+	if !c.IsSet("shake") && (c.IsSet("jitter") || c.IsSet("seed")) {
+		return q, usageErrorf("--jitter and --seed go with --shake N")
+	}
+	if c.Int64("jitter") < 1 {
+		return q, usageErrorf("--jitter must be at least 1 second (got %d)", c.Int64("jitter"))
+	}
+	q.shake = sim.ShakeConfig{Replays: c.Int("shake"), Jitter: c.Int64("jitter"), Seed: c.Uint64("seed")}
+	if path := c.String("slurm-conf"); path != "" {
+		if !containsPolicy(q.policies, sim.PolicySlurm) {
+			return q, usageErrorf("--slurm-conf is for the slurm policy: add it to --policy or --compare")
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return q, usageErrorf("cannot read slurm.conf: %v", err)
+		}
+		defer f.Close()
+		sc, err := sim.ParseSlurmConf(f)
+		if err != nil {
+			return q, usageErrorf("%s: %v", path, err)
+		}
+		q.cfg.Slurm = &sc
+	}
+	return q, nil
+}
+
+func containsPolicy(ps []sim.Policy, p sim.Policy) bool {
+	for _, x := range ps {
+		if x == p {
+			return true
+		}
+	}
+	return false
+}
+
+func runSim(c *ucli.Context) error {
+	q, err := parseSimArgs(c)
 	if err != nil {
-		return usageErrorf("%v", err)
+		return err
 	}
-	f, err := os.Open(path)
+	f, err := os.Open(q.path)
 	if err != nil {
 		return usageErrorf("cannot read trace: %v", err)
 	}
 	defer f.Close()
 	tr, err := sim.ParseSWF(f)
 	if err != nil {
-		return usageErrorf("%s: %v", path, err)
+		return usageErrorf("%s: %v", q.path, err)
 	}
-	res, err := sim.Run(tr, sim.Config{Procs: c.Int("procs"), Policy: policy, MaxJobs: c.Int("jobs")})
+	name := filepath.Base(q.path)
+	if q.shake.Replays > 0 {
+		spreads, err := sim.ShakeCompare(tr, q.cfg, q.policies, q.shake)
+		if err != nil {
+			return usageErrorf("%s: %v", q.path, err)
+		}
+		if c.Bool("json") {
+			return writeJSON(out(c), shakeOutput{Trace: q.path, Replays: q.shake.Replays,
+				Jitter: q.shake.Jitter, Seed: q.shake.Seed, Policies: spreads})
+		}
+		return printShake(c, name, q.shake, spreads)
+	}
+	if !q.compare {
+		q.cfg.Policy = q.policies[0]
+		res, err := sim.Run(tr, q.cfg)
+		if err != nil {
+			return usageErrorf("%s: %v", q.path, err)
+		}
+		if c.Bool("json") {
+			return writeJSON(out(c), simOutput{Trace: q.path, Result: res})
+		}
+		return printSim(c, name, res)
+	}
+	results, err := sim.Compare(tr, q.cfg, q.policies)
 	if err != nil {
-		return usageErrorf("%s: %v", path, err)
+		return usageErrorf("%s: %v", q.path, err)
 	}
 	if c.Bool("json") {
-		return writeJSON(out(c), simOutput{Trace: path, Result: res})
+		return writeJSON(out(c), compareOutput{Trace: q.path, Procs: results[0].Procs,
+			Skipped: results[0].Skipped, Cancelled: results[0].Cancelled, Results: results})
 	}
-	return printSim(c, filepath.Base(path), res)
+	return printCompare(c, name, results)
 }
 
 func printSim(c *ucli.Context, trace string, res *sim.Result) error {
@@ -84,11 +186,85 @@ func printSim(c *ucli.Context, trace string, res *sim.Result) error {
 	fmt.Fprintf(w, "trace\t%s\n", trace)
 	fmt.Fprintf(w, "policy\t%s\n", res.Policy)
 	fmt.Fprintf(w, "processors\t%d\n", res.Procs)
-	fmt.Fprintf(w, "jobs\t%d (%d trace lines skipped)\n", m.Jobs, res.Skipped)
+	fmt.Fprintf(w, "jobs\t%d (%d trace lines skipped, %d cancelled before starting)\n", m.Jobs, res.Skipped, res.Cancelled)
 	fmt.Fprintf(w, "makespan\t%d s (%.1f days)\n", m.Makespan, float64(m.Makespan)/86400)
 	fmt.Fprintf(w, "utilization\t%.2f%%\n", 100*m.Utilization)
-	fmt.Fprintf(w, "wait\tmean %.0f s, median %.0f s, p95 %.0f s, max %d s\n", m.MeanWait, m.MedianWait, m.P95Wait, m.MaxWait)
-	fmt.Fprintf(w, "bounded slowdown\tmean %.2f (tau %d s)\n", m.MeanBSLD, sim.Tau)
-	fmt.Fprintf(w, "fairness\tJain %.3f over %d users' mean bounded slowdown\n", m.Fairness, m.Users)
+	fmt.Fprintf(w, "wait\tmean %.0f s, median %.0f s, p95 %.0f s, p99 %.0f s, max %d s\n",
+		m.MeanWait, m.MedianWait, m.P95Wait, m.P99Wait, m.MaxWait)
+	fmt.Fprintf(w, "bounded slowdown\tmean %.2f (tau %d s), median %.2f, p95 %.2f, p99 %.2f, max %.2f\n",
+		m.MeanBSLD, sim.Tau, m.MedianBSLD, m.P95BSLD, m.P99BSLD, m.MaxBSLD)
+	fmt.Fprintf(w, "fairness\tJain %.3f over %d users' mean bounded slowdown (worst user %.2f)\n",
+		m.Fairness, m.Users, m.WorstUserBSLD)
+	fmt.Fprintf(w, "unfair starts\t%.2f%% of jobs started later than under %s\n", 100*m.UnfairStarts, m.UnfairReference)
+	for _, split := range []struct {
+		name    string
+		classes []sim.ClassStats
+	}{{"width", m.ByWidth}, {"length", m.ByLength}} {
+		for _, k := range split.classes {
+			fmt.Fprintf(w, "%s %s\t%d jobs: wait mean %.0f s, p95 %.0f s, max %d s; bsld mean %.2f\n",
+				split.name, k.Class, k.Jobs, k.MeanWait, k.P95Wait, k.MaxWait, k.MeanBSLD)
+		}
+	}
+	return w.Flush()
+}
+
+// compareOutput is what --compare --json prints.
+type compareOutput struct {
+	Trace     string        `json:"trace"`
+	Procs     int           `json:"procs"`
+	Skipped   int           `json:"skipped"`
+	Cancelled int           `json:"cancelled"`
+	Results   []*sim.Result `json:"results"`
+}
+
+// printCompare prints one row per metric, one column per policy.
+func printCompare(c *ucli.Context, trace string, results []*sim.Result) error {
+	w := tabwriter.NewWriter(out(c), 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(out(c), "trace %s, %d processors, %d jobs (%d trace lines skipped, %d cancelled before starting)\n",
+		trace, results[0].Procs, results[0].Metrics.Jobs, results[0].Skipped, results[0].Cancelled)
+	head := []string{"metric"}
+	for _, r := range results {
+		head = append(head, string(r.Policy))
+	}
+	fmt.Fprintln(w, strings.Join(head, "\t")+"\t")
+	for _, row := range sim.Rows {
+		cells := []string{row.Label}
+		for _, r := range results {
+			cells = append(cells, row.Text(r.Metrics))
+		}
+		fmt.Fprintln(w, strings.Join(cells, "\t")+"\t")
+	}
+	return w.Flush()
+}
+
+// shakeOutput is what --shake --json prints.
+type shakeOutput struct {
+	Trace    string        `json:"trace"`
+	Replays  int           `json:"replays"`
+	Jitter   int64         `json:"jitter_s"`
+	Seed     uint64        `json:"seed"`
+	Policies []sim.Spreads `json:"policies"`
+}
+
+// printShake prints each headline metric's mean ± standard deviation and
+// range over the shaken replays, one column per policy.
+func printShake(c *ucli.Context, trace string, sc sim.ShakeConfig, spreads []sim.Spreads) error {
+	fmt.Fprintf(out(c), "trace %s, %d replays with submit times jittered by up to %d s (seed %d): mean ± stddev [min, max]\n",
+		trace, sc.Replays, sc.Jitter, sc.Seed)
+	w := tabwriter.NewWriter(out(c), 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := []string{"metric"}
+	for _, s := range spreads {
+		head = append(head, string(s.Policy))
+	}
+	fmt.Fprintln(w, strings.Join(head, "\t")+"\t")
+	for _, row := range sim.Headline {
+		cells := []string{row.Label}
+		for _, s := range spreads {
+			x := s.Metrics[row.Key]
+			f := row.Format
+			cells = append(cells, fmt.Sprintf(f+" ± "+f+" ["+f+", "+f+"]", x.Mean, x.Stddev, x.Min, x.Max))
+		}
+		fmt.Fprintln(w, strings.Join(cells, "\t")+"\t")
+	}
 	return w.Flush()
 }

@@ -51,8 +51,10 @@ func TestSimText(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 	}
 	// Waits 0, 99, 0: mean 33; bounded slowdowns 1, 10.9, 1.
-	for _, want := range []string{"trace", "t.swf", "policy", "easy", "processors", "2", "jobs", "3 (0 trace lines skipped)",
-		"makespan", "110 s", "mean 33 s, median 0 s", "max 99 s", "mean 4.30 (tau 10 s)", "over 3 users"} {
+	for _, want := range []string{"trace", "t.swf", "policy", "easy", "processors", "2", "jobs", "3 (0 trace lines skipped, 0 cancelled before starting)",
+		"makespan", "110 s", "mean 33 s, median 0 s, p95 89 s, p99 97 s, max 99 s", "mean 4.30 (tau 10 s), median 1.00",
+		"over 3 users", "worst user 10.90", "0.00% of jobs started later than under easy",
+		"width 2-16        1 jobs: wait mean 99 s, p95 99 s, max 99 s; bsld mean 10.90"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, r.stdout)
 		}
@@ -95,13 +97,15 @@ func TestSimBadInput(t *testing.T) {
 	bad := MustSWF(t, "1 2 3\n")
 	missing := filepath.Join(t.TempDir(), "nope.swf")
 	noSize := MustSWF(t, "1 0 -1 10 1 -1 -1 1 10 -1 1 1 1 -1 -1 -1 -1 -1\n")
+	conf := MustSWF(t, "SchedulerParameters=bf_interval=60\n")
+	badConf := MustSWF(t, "PriorityType=priority/multifactor\nPriorityWeightAge=x\n")
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
 		{nil, "corral sim: missing --trace FILE.swf"},
 		{[]string{"--trace", good, "extra"}, `corral sim: unexpected argument "extra"`},
-		{[]string{"--trace", good, "--policy", "lifo"}, `corral sim: unknown policy "lifo" (valid: fcfs, easy, conservative, default)`},
+		{[]string{"--trace", good, "--policy", "lifo"}, `corral sim: unknown policy "lifo" (valid: fcfs, easy, conservative, slurm, default)`},
 		{[]string{"--trace", good, "--procs", "0"}, "corral sim: --procs must be at least 1 (got 0)"},
 		{[]string{"--trace", good, "--jobs", "-2"}, "corral sim: --jobs must be at least 1 (got -2)"},
 		{[]string{"--trace", good, "--procs", "x"}, `corral sim: invalid --procs "x"`},
@@ -109,11 +113,100 @@ func TestSimBadInput(t *testing.T) {
 		{[]string{"--trace", missing}, "corral sim: cannot read trace: open " + missing + ": no such file or directory"},
 		{[]string{"--trace", noSize}, "corral sim: " + noSize +
 			": the trace does not say how many processors the machine has; give --procs"},
+		{[]string{"--trace", good, "--policy", "easy", "--compare", "easy,slurm"}, "corral sim: give --policy or --compare, not both"},
+		{[]string{"--trace", good, "--compare", "easy,,slurm"}, `corral sim: --compare: empty policy name in "easy,,slurm"`},
+		{[]string{"--trace", good, "--compare", "easy,easy"}, `corral sim: --compare: policy easy named twice in "easy,easy"`},
+		{[]string{"--trace", good, "--shake", "1"}, "corral sim: --shake must be at least 2 replays (got 1)"},
+		{[]string{"--trace", good, "--seed", "3"}, "corral sim: --jitter and --seed go with --shake N"},
+		{[]string{"--trace", good, "--shake", "2", "--jitter", "0"}, "corral sim: --jitter must be at least 1 second (got 0)"},
+		{[]string{"--trace", good, "--slurm-conf", conf}, "corral sim: --slurm-conf is for the slurm policy: add it to --policy or --compare"},
+		{[]string{"--trace", good, "--policy", "slurm", "--slurm-conf", badConf}, "corral sim: " + badConf +
+			`: line 2: PriorityWeightAge: "x" is not a weight (a whole number, 0 or more)`},
+		{[]string{"--trace", good, "--policy", "slurm", "--slurm-conf", missing}, "corral sim: cannot read slurm.conf: open " +
+			missing + ": no such file or directory"},
 	} {
 		r := runSimCLI(tc.args...)
 		mustFail(t, r, 2, tc.want)
 		if r.stdout != "" {
 			t.Errorf("%q printed %q", tc.args, r.stdout)
 		}
+	}
+}
+
+func TestSimCompare(t *testing.T) {
+	path := MustSWF(t, threeJobs)
+	r := runSimCLI("--trace", path, "--compare", "fcfs,easy,slurm")
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	// One column per policy. Max waits 108, 99 and 108: slurm keeps job 2's
+	// reservation at bf_resolution, from 60 s, and plans job 3 with its
+	// limit in whole minutes (30 s to 90 s), so job 3 does not backfill.
+	lines := strings.Split(r.stdout, "\n")
+	if !strings.HasPrefix(lines[0], "trace t.swf, 2 processors, 3 jobs") || len(strings.Fields(lines[1])) != 4 {
+		t.Fatalf("heading:\n%s", r.stdout)
+	}
+	for _, want := range []string{"metric fcfs easy slurm", "wait max (s) 108 99 108",
+		"unfair starts 0.3333 0.0000 0.3333", "width >16: jobs 0 0 0"} {
+		found := false
+		for _, l := range lines {
+			found = found || strings.Join(strings.Fields(l), " ") == want
+		}
+		if !found {
+			t.Errorf("no row with %q:\n%s", want, r.stdout)
+		}
+	}
+	r = runSimCLI("--trace", path, "--compare", "easy,slurm", "--json")
+	var got struct {
+		Procs   int
+		Results []struct {
+			Policy  string
+			Metrics map[string]any
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || len(got.Results) != 2 || got.Procs != 2 {
+		t.Fatalf("%v: %s", err, r.stdout)
+	}
+	if got.Results[1].Policy != "slurm" || got.Results[1].Metrics["max_wait_s"] != 108.0 ||
+		got.Results[0].Metrics["unfair_reference"] != "easy" {
+		t.Errorf("%+v", got.Results)
+	}
+}
+
+func TestSimShake(t *testing.T) {
+	path := MustSWF(t, threeJobs)
+	args := []string{"--trace", path, "--compare", "easy,conservative", "--shake", "4", "--jitter", "5", "--seed", "9", "--json"}
+	r := runSimCLI(args...)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var got struct {
+		Replays  int
+		Jitter   int64 `json:"jitter_s"`
+		Seed     uint64
+		Policies []struct {
+			Policy  string
+			Metrics map[string]struct{ Mean, Stddev, Min, Max float64 }
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("%v: %s", err, r.stdout)
+	}
+	if got.Replays != 4 || got.Jitter != 5 || got.Seed != 9 || len(got.Policies) != 2 {
+		t.Fatalf("%+v", got)
+	}
+	for _, p := range got.Policies {
+		m, ok := p.Metrics["mean_bounded_slowdown"]
+		if !ok || m.Min > m.Mean || m.Mean > m.Max || m.Min < 1 {
+			t.Errorf("%s: bounded slowdown spread %+v", p.Policy, m)
+		}
+	}
+	if again := runSimCLI(args...); again.stdout != r.stdout {
+		t.Errorf("the same seed printed two results:\n%s\n%s", r.stdout, again.stdout)
+	}
+	text := runSimCLI("--trace", path, "--shake", "3", "--policy", "slurm")
+	if text.code != 0 || !strings.Contains(text.stdout, "3 replays with submit times jittered by up to 60 s (seed 1)") ||
+		!strings.Contains(text.stdout, "bsld mean") || !strings.Contains(text.stdout, " ± ") {
+		t.Errorf("exit %d:\n%s%s", text.code, text.stdout, text.stderr)
 	}
 }

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -9,7 +10,8 @@ import (
 // this long, so tiny jobs do not dominate the mean.
 const Tau = 10
 
-// Metrics summarise a replay.
+// Metrics summarise a replay. The JSON names are stable: scripts and
+// docs/scheduling.md's table of them depend on each.
 type Metrics struct {
 	Jobs        int     `json:"jobs"`
 	Makespan    int64   `json:"makespan_s"`  // first submit to last end
@@ -17,13 +19,70 @@ type Metrics struct {
 	MeanWait    float64 `json:"mean_wait_s"`
 	MedianWait  float64 `json:"median_wait_s"`
 	P95Wait     float64 `json:"p95_wait_s"`
+	P99Wait     float64 `json:"p99_wait_s"`
 	MaxWait     int64   `json:"max_wait_s"`
 	// MeanBSLD is the mean of max(1, (wait+run) / max(Tau, run)).
-	MeanBSLD float64 `json:"mean_bounded_slowdown"`
+	MeanBSLD   float64 `json:"mean_bounded_slowdown"`
+	MedianBSLD float64 `json:"median_bounded_slowdown"`
+	P95BSLD    float64 `json:"p95_bounded_slowdown"`
+	P99BSLD    float64 `json:"p99_bounded_slowdown"`
+	MaxBSLD    float64 `json:"max_bounded_slowdown"`
 	// Fairness is Jain's index over users' mean bounded slowdown:
 	// (sum x)^2 / (n * sum x^2); 1 when every user fares the same.
 	Fairness float64 `json:"fairness_jain"`
 	Users    int     `json:"users"`
+	// WorstUserBSLD is the highest of the users' mean bounded slowdowns.
+	WorstUserBSLD float64     `json:"worst_user_mean_bounded_slowdown"`
+	PerUser       []UserStats `json:"per_user"`
+	// ByWidth splits the jobs by processors (1, 2-16, >16), ByLength by
+	// actual run time (<1h, >=1h); every class is listed, empty or not.
+	ByWidth  []ClassStats `json:"by_width"`
+	ByLength []ClassStats `json:"by_length"`
+	// UnfairStarts is the fraction of jobs that started later than in
+	// the reference replay (EASY, FCFS priority with a reservation for
+	// the head job) of the same trace; UnfairReference names it.
+	UnfairStarts    float64 `json:"unfair_starts"`
+	UnfairReference Policy  `json:"unfair_reference,omitempty"`
+}
+
+// UserStats is one user's share of the result.
+type UserStats struct {
+	User     int64   `json:"user"`
+	Jobs     int     `json:"jobs"`
+	MeanBSLD float64 `json:"mean_bounded_slowdown"`
+}
+
+// ClassStats summarise the jobs of one width or length class.
+type ClassStats struct {
+	Class    string  `json:"class"`
+	Jobs     int     `json:"jobs"`
+	MeanWait float64 `json:"mean_wait_s"`
+	P95Wait  float64 `json:"p95_wait_s"`
+	MaxWait  int64   `json:"max_wait_s"`
+	MeanBSLD float64 `json:"mean_bounded_slowdown"`
+}
+
+// Width and length classes, in the order Metrics lists them.
+var (
+	WidthClasses  = []string{"1", "2-16", ">16"}
+	LengthClasses = []string{"<1h", ">=1h"}
+)
+
+func widthClass(procs int) int {
+	switch {
+	case procs <= 1:
+		return 0
+	case procs <= 16:
+		return 1
+	}
+	return 2
+}
+
+func lengthClass(run int64) int {
+	if run < 3600 {
+		return 0
+	}
+	return 1
 }
 
 // BoundedSlowdown is max(1, (wait+run) / max(Tau, run)).
@@ -32,25 +91,37 @@ func BoundedSlowdown(wait, run int64) float64 {
 }
 
 // Compute derives the metrics from finished jobs on a machine of procs.
+// UnfairStarts needs a reference replay: see UnfairStarts.
 func Compute(recs []Record, procs int) Metrics {
 	m := Metrics{Jobs: len(recs)}
+	m.ByWidth, m.ByLength = emptyClasses(WidthClasses), emptyClasses(LengthClasses)
 	if len(recs) == 0 {
 		return m
 	}
 	first, last := recs[0].Submit, recs[0].End
 	var work float64
 	waits := make([]int64, len(recs))
+	bslds := make([]float64, len(recs))
 	var sumWait, sumBSLD float64
-	perUser := map[int64][2]float64{} // sum of bsld, count
+	perUser := map[int64]*UserStats{}
+	widths, lengths := make([][]int, len(WidthClasses)), make([][]int, len(LengthClasses))
 	for i, r := range recs {
 		first, last = min(first, r.Submit), max(last, r.End)
 		work += float64(r.Run()) * float64(r.Procs)
 		waits[i] = r.Wait()
 		sumWait += float64(r.Wait())
 		b := BoundedSlowdown(r.Wait(), r.Run())
+		bslds[i] = b
 		sumBSLD += b
 		u := perUser[r.User]
-		perUser[r.User] = [2]float64{u[0] + b, u[1] + 1}
+		if u == nil {
+			u = &UserStats{User: r.User}
+			perUser[r.User] = u
+		}
+		u.Jobs++
+		u.MeanBSLD += b // a sum until divided below
+		w, l := widthClass(r.Procs), lengthClass(r.Run())
+		widths[w], lengths[l] = append(widths[w], i), append(lengths[l], i)
 	}
 	m.Makespan = last - first
 	if m.Makespan > 0 {
@@ -58,23 +129,86 @@ func Compute(recs []Record, procs int) Metrics {
 	}
 	n := float64(len(recs))
 	m.MeanWait, m.MeanBSLD = sumWait/n, sumBSLD/n
-	sort.Slice(waits, func(a, b int) bool { return waits[a] < waits[b] })
-	m.MedianWait = percentile(waits, 0.5)
-	m.P95Wait = percentile(waits, 0.95)
+	for c, idx := range widths {
+		m.ByWidth[c] = classOf(WidthClasses[c], idx, waits, bslds)
+	}
+	for c, idx := range lengths {
+		m.ByLength[c] = classOf(LengthClasses[c], idx, waits, bslds)
+	}
+	slices.Sort(waits)
+	slices.Sort(bslds)
+	m.MedianWait, m.P95Wait, m.P99Wait = percentile(waits, 0.5), percentile(waits, 0.95), percentile(waits, 0.99)
 	m.MaxWait = waits[len(waits)-1]
+	m.MedianBSLD, m.P95BSLD, m.P99BSLD = percentile(bslds, 0.5), percentile(bslds, 0.95), percentile(bslds, 0.99)
+	m.MaxBSLD = bslds[len(bslds)-1]
 	var s, s2 float64
 	for _, u := range perUser {
-		x := u[0] / u[1]
-		s += x
-		s2 += x * x
+		u.MeanBSLD /= float64(u.Jobs)
+		s += u.MeanBSLD
+		s2 += u.MeanBSLD * u.MeanBSLD
+		m.WorstUserBSLD = max(m.WorstUserBSLD, u.MeanBSLD)
+		m.PerUser = append(m.PerUser, *u)
 	}
+	sort.Slice(m.PerUser, func(a, b int) bool { return m.PerUser[a].User < m.PerUser[b].User })
 	m.Users = len(perUser)
 	m.Fairness = s * s / (float64(len(perUser)) * s2)
 	return m
 }
 
+func emptyClasses(names []string) []ClassStats {
+	out := make([]ClassStats, len(names))
+	for i, n := range names {
+		out[i].Class = n
+	}
+	return out
+}
+
+// classOf summarises the jobs at idx (indexes into waits and bslds).
+func classOf(name string, idx []int, waits []int64, bslds []float64) ClassStats {
+	c := ClassStats{Class: name, Jobs: len(idx)}
+	if len(idx) == 0 {
+		return c
+	}
+	w := make([]int64, len(idx))
+	var sumWait, sumBSLD float64
+	for k, i := range idx {
+		w[k] = waits[i]
+		sumWait += float64(waits[i])
+		sumBSLD += bslds[i]
+	}
+	slices.Sort(w)
+	n := float64(len(idx))
+	c.MeanWait, c.MeanBSLD = sumWait/n, sumBSLD/n
+	c.P95Wait, c.MaxWait = percentile(w, 0.95), w[len(w)-1]
+	return c
+}
+
+// jobKey names a job across two replays of the same trace: SWF numbers
+// jobs uniquely, and the submit time separates any log that does not.
+type jobKey struct{ id, submit int64 }
+
+// UnfairStarts is the fraction of recs that started later than the same
+// job did in ref, a replay of the same trace under the reference policy.
+// Jobs missing from ref do not count as unfair.
+func UnfairStarts(recs, ref []Record) float64 {
+	if len(recs) == 0 {
+		return 0
+	}
+	starts := make(map[jobKey]int64, len(ref))
+	for _, r := range ref {
+		starts[jobKey{r.ID, r.Submit}] = r.Start
+	}
+	late := 0
+	for _, r := range recs {
+		if s, ok := starts[jobKey{r.ID, r.Submit}]; ok && r.Start > s {
+			late++
+		}
+	}
+	return float64(late) / float64(len(recs))
+}
+
 // percentile interpolates linearly between the closest ranks.
-func percentile(sorted []int64, p float64) float64 {
+func percentile[T int64 | float64](sorted []T, p float64) float64 {
 	if len(sorted) == 1 {
 		return float64(sorted[0])
 	}

@@ -18,12 +18,17 @@ const (
 	PolicyFCFS         Policy = "fcfs"
 	PolicyEASY         Policy = "easy"
 	PolicyConservative Policy = "conservative"
+	// PolicySlurm is Slurm's backfill as a site runs it (slurmpolicy.go).
+	PolicySlurm Policy = "slurm"
 	// PolicyDefault is corral's own: see policyFor.
 	PolicyDefault Policy = "default"
 )
 
 // Policies lists every policy in the order reports show them.
-var Policies = []Policy{PolicyFCFS, PolicyEASY, PolicyConservative, PolicyDefault}
+var Policies = []Policy{PolicyFCFS, PolicyEASY, PolicyConservative, PolicySlurm, PolicyDefault}
+
+// ReferencePolicy is the replay unfair starts are measured against.
+const ReferencePolicy = PolicyEASY
 
 // ParsePolicy accepts a policy name in any case.
 func ParsePolicy(s string) (Policy, error) {
@@ -32,7 +37,7 @@ func ParsePolicy(s string) (Policy, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("unknown policy %q (valid: fcfs, easy, conservative, default)", s)
+	return "", fmt.Errorf("unknown policy %q (valid: fcfs, easy, conservative, slurm, default)", s)
 }
 
 // setup is what a policy means for the replay.
@@ -42,6 +47,11 @@ type setup struct {
 	// predict plans with runtime predictions from the user's history
 	// (EASY++); jobs are still killed at their requested time.
 	predict bool
+	// tick, when set, plans again every tick seconds of virtual time
+	// while jobs wait, not only at arrivals and ends (Slurm's
+	// bf_interval); prioPeriod, when set, recomputes priorities only at
+	// its multiples (Slurm's PriorityCalcPeriod).
+	tick, prioPeriod int64
 }
 
 // fcfsPriority orders jobs by submit time only: age is monotone in submit
@@ -76,8 +86,10 @@ func policyFor(p Policy) (setup, error) {
 	case PolicyDefault:
 		return setup{planner: sched.Backfill{Mode: sched.Conservative, StartsOnly: true},
 			priority: defaultPriority(), predict: true}, nil
+	case PolicySlurm:
+		return slurmSetup(DefaultSlurmConfig()), nil
 	}
-	return setup{}, fmt.Errorf("unknown policy %q (valid: fcfs, easy, conservative, default)", p)
+	return setup{}, fmt.Errorf("unknown policy %q (valid: fcfs, easy, conservative, slurm, default)", p)
 }
 
 // Config is one replay.
@@ -85,6 +97,11 @@ type Config struct {
 	Procs   int    // machine size; 0 = the trace header's MaxProcs
 	Policy  Policy // "" = default
 	MaxJobs int    // replay only the first MaxJobs jobs; 0 = all
+	// Slurm configures PolicySlurm; nil means DefaultSlurmConfig.
+	Slurm *SlurmConfig
+	// Reference is the ReferencePolicy replay of the same trace, for
+	// Metrics.UnfairStarts; nil makes Run replay it.
+	Reference []Record
 }
 
 // Record is what happened to one job.
@@ -107,11 +124,14 @@ func (r Record) Run() int64 { return r.End - r.Start }
 
 // Result is a finished replay.
 type Result struct {
-	Policy  Policy   `json:"policy"`
-	Procs   int      `json:"procs"`
-	Skipped int      `json:"skipped"` // trace lines that cannot be replayed
-	Records []Record `json:"-"`
-	Metrics Metrics  `json:"metrics"`
+	Policy  Policy `json:"policy"`
+	Procs   int    `json:"procs"`
+	Skipped int    `json:"skipped"` // trace lines that cannot be replayed
+	// Cancelled counts records of jobs cancelled before they ran
+	// (status 5, no run time): the archive keeps them, a replay drops them.
+	Cancelled int      `json:"cancelled"`
+	Records   []Record `json:"-"`
+	Metrics   Metrics  `json:"metrics"`
 }
 
 // epoch anchors virtual time; only differences matter.
@@ -147,7 +167,27 @@ func Run(tr *Trace, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return runWith(tr, cfg, pol)
+	if cfg.Policy == PolicySlurm && cfg.Slurm != nil {
+		pol = slurmSetup(*cfg.Slurm)
+	}
+	res, err := runWith(tr, cfg, pol)
+	if err != nil {
+		return nil, err
+	}
+	ref := cfg.Reference
+	if ref == nil && cfg.Policy != ReferencePolicy {
+		refPol, _ := policyFor(ReferencePolicy)
+		refRes, err := runWith(tr, Config{Procs: cfg.Procs, Policy: ReferencePolicy, MaxJobs: cfg.MaxJobs}, refPol)
+		if err != nil {
+			return nil, err
+		}
+		ref = refRes.Records
+	}
+	if ref != nil {
+		res.Metrics.UnfairStarts = UnfairStarts(res.Records, ref)
+	}
+	res.Metrics.UnfairReference = ReferencePolicy
+	return res, nil
 }
 
 func runWith(tr *Trace, cfg Config, pol setup) (*Result, error) {
@@ -183,6 +223,10 @@ func admit(tr *Trace, cfg Config, procs int, res *Result) []*simJob {
 	for i, j := range tr.Jobs {
 		if cfg.MaxJobs > 0 && len(jobs) >= cfg.MaxJobs {
 			break
+		}
+		if j.Status == 5 && j.Run <= 0 {
+			res.Cancelled++
+			continue
 		}
 		p := j.Procs
 		if p <= 0 {
@@ -224,6 +268,10 @@ type replay struct {
 
 	fs   priority.Fairshares // recomputed every calcPeriod, as Slurm does
 	fsAt int64
+	// dirty: a job arrived or ended since the last tick's plan, so a
+	// tick may start something (setup.tick).
+	dirty bool
+	last  int64 // the virtual time of the last plan
 
 	// buffers reused from one plan to the next
 	snap    sched.Snapshot
@@ -246,6 +294,9 @@ func (r *replay) run(jobs []*simJob) error {
 		if len(r.running) > 0 && (now < 0 || r.running[0].End < now) {
 			now = r.running[0].End
 		}
+		if t := r.nextTick(); t >= 0 && (now < 0 || t < now) {
+			now = t
+		}
 		r.chargeUntil(now)
 		for len(r.running) > 0 && r.running[0].End == now {
 			j := heap.Pop(&r.running).(*simJob)
@@ -255,19 +306,45 @@ func (r *replay) run(jobs []*simJob) error {
 				h = h[1:]
 			}
 			r.history[j.user] = h
+			r.dirty = true
 		}
 		for next < len(jobs) && jobs[next].Submit == now {
 			j := jobs[next]
 			j.plan = r.plannedRun(j)
 			r.pending = append(r.pending, j)
 			next++
+			r.dirty = true
 		}
 		r.schedule(now)
+		if r.pol.tick > 0 && now%r.pol.tick == 0 {
+			r.dirty = false
+		}
+		r.last = now
 	}
 	if len(r.pending) > 0 {
 		return fmt.Errorf("%d jobs could never start (first: job %d)", len(r.pending), r.pending[0].ID)
 	}
 	return nil
+}
+
+// nextTick is the next tick at which a plan may start something, -1 for
+// none: with nothing new since the last tick, only a change of priorities
+// (every prioPeriod, when they move with time) can.
+func (r *replay) nextTick() int64 {
+	tick := r.pol.tick
+	if tick <= 0 || len(r.pending) == 0 {
+		return -1
+	}
+	t := (r.last/tick + 1) * tick
+	if !r.dirty {
+		w := r.pol.priority.Weights
+		if w.Age == 0 && w.Fairshare == 0 || r.pol.prioPeriod <= 0 {
+			return -1
+		}
+		q := (r.last/r.pol.prioPeriod + 1) * r.pol.prioPeriod
+		t = (q + tick - 1) / tick * tick
+	}
+	return t
 }
 
 // plannedRun is what the planner is told a job will take: its request,
@@ -332,6 +409,10 @@ func (r *replay) schedule(now int64) {
 		}
 	}
 	cluster := priority.Cluster{Nodes: 1, CPUs: r.procs}
+	prioAt := at(now)
+	if p := r.pol.prioPeriod; p > 0 {
+		prioAt = at(now / p * p) // as of the last recalculation
+	}
 	var g groups.Builder // the controller's %N and singleton limits
 	for i, j := range r.pending {
 		r.index[j.pos] = i
@@ -339,7 +420,7 @@ func (r *replay) schedule(now int64) {
 			ID: uint64(j.pos), Partition: "batch", NodeCount: 1,
 			PerNode:   sched.Resources{CPUs: j.Procs},
 			TimeLimit: time.Duration(j.plan) * time.Second,
-			Priority:  r.calc.Priority(r.pjobs[i], r.fs, at(now), cluster).Priority,
+			Priority:  r.calc.Priority(r.pjobs[i], r.fs, prioAt, cluster).Priority,
 			Submit:    j.submitted,
 			Groups:    g.Pending(j.groups),
 		})

@@ -66,10 +66,15 @@ var fieldNames = [21]string{"job number", "submit time", "wait time", "run time"
 // floatFields may hold fractions; every other field is an integer.
 var floatFields = map[int]bool{5: true, 6: true, 9: true}
 
+// timeFields may hold fractions too (the format allows them); they are
+// rounded to the second the replay counts in.
+var timeFields = map[int]bool{1: true, 2: true, 3: true, 8: true, 17: true}
+
 // ParseSWF reads a trace. Header and comment lines start with ';'; every
 // other non-blank line must have exactly 18 numeric fields, or 21 with
-// corral's extension (Job.Array, ArrayMax, Singleton). The error for bad
-// input names the line and the field.
+// corral's extension (Job.Array, ArrayMax, Singleton). Time fields may
+// have fractions, rounded to the second; counts may not. The error for
+// bad input names the line and the field.
 func ParseSWF(r io.Reader) (*Trace, error) {
 	t := &Trace{Header: map[string]string{}}
 	sc := bufio.NewScanner(r)
@@ -111,6 +116,9 @@ func parseJob(text string) (Job, error) {
 		x, err := strconv.ParseFloat(s, 64)
 		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
 			return Job{}, fmt.Errorf("field %d (%s): %q is not a number", i+1, fieldNames[i], s)
+		}
+		if timeFields[i] && math.Abs(x) <= 1<<53 {
+			x = math.Round(x)
 		}
 		if !floatFields[i] && (x != math.Trunc(x) || math.Abs(x) > 1<<53) {
 			return Job{}, fmt.Errorf("field %d (%s): %q is not a whole number", i+1, fieldNames[i], s)

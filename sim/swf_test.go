@@ -38,7 +38,7 @@ func TestParseSWFErrors(t *testing.T) {
 		{"1 2 3", "line 1: want 18 fields, got 3"},
 		{"; x\n1 0 0 10 1 -1 -1 1 10 -1 1 1 1 -1 -1 -1 -1 -1 7", "line 2: want 18 fields, got 19"},
 		{"1 0 0 ten 1 -1 -1 1 10 -1 1 1 1 -1 -1 -1 -1 -1", `line 1: field 4 (run time): "ten" is not a number`},
-		{"1 0.5 0 10 1 -1 -1 1 10 -1 1 1 1 -1 -1 -1 -1 -1", `line 1: field 2 (submit time): "0.5" is not a whole number`},
+		{"1 0 0 10 1.5 -1 -1 1 10 -1 1 1 1 -1 -1 -1 -1 -1", `line 1: field 5 (allocated processors): "1.5" is not a whole number`},
 		{"1 0 0 10 1 -1 -1 1 NaN -1 1 1 1 -1 -1 -1 -1 -1", `line 1: field 9 (requested time): "NaN" is not a number`},
 		{"1 0 0 1e300 1 -1 -1 1 1 -1 1 1 1 -1 -1 -1 -1 -1", `line 1: field 4 (run time): "1e300" is not a whole number`},
 	} {
@@ -82,4 +82,47 @@ func FuzzParseSWF(f *testing.F) {
 			t.Fatalf("round trip changed the jobs:\n%+v\n%+v", tr.Jobs, back.Jobs)
 		}
 	})
+}
+
+// The archive's conventions: -1 is unknown, allocated and requested
+// processors stand in for each other, a missing request is the run time,
+// and a job cancelled before it ran (status 5, no run time) is dropped.
+func TestArchiveConventions(t *testing.T) {
+	j := func(id, run, procs, reqProcs, req, status int64) string {
+		return Job{ID: id, Submit: id, Wait: -1, Run: run, Procs: procs, AvgCPU: -1, Memory: -1,
+			ReqProcs: reqProcs, ReqTime: req, ReqMemory: -1, Status: status, User: 1, Group: 1,
+			Executable: -1, Queue: -1, Partition: -1, PrecedingID: -1, ThinkTime: -1}.Format()
+	}
+	tr := MustTrace(t,
+		"; MaxNodes: 8",
+		j(1, 10, -1, 2, 20, 1),  // allocated unknown: the 2 requested
+		j(2, 10, 3, -1, -1, 0),  // no request: 10 s; failed jobs still ran
+		j(3, -1, -1, 4, 60, 5),  // cancelled in the queue: dropped
+		j(4, 0, 2, 2, 60, 5),    // cancelled, run time 0: dropped
+		j(5, 30, 1, 1, 60, 5),   // cancelled while running: replayed
+		j(6, -1, 1, 1, 60, 1),   // no run time, not cancelled: skipped
+		j(7, 10, -1, -1, 10, 1), // no processors at all: skipped
+		"8 8.4 -1 9.6 1 -1 -1 1 20.2 -1 1 1 1 -1 -1 -1 -1 -1", // fractions: 8, 10, 20
+	)
+	res := MustRun(t, tr, Config{Policy: PolicyEASY})
+	if res.Procs != 8 || res.Cancelled != 2 || res.Skipped != 2 || res.Metrics.Jobs != 4 {
+		t.Fatalf("procs %d, cancelled %d, skipped %d, jobs %d; want 8, 2, 2, 4",
+			res.Procs, res.Cancelled, res.Skipped, res.Metrics.Jobs)
+	}
+	got := map[int64]Record{}
+	for _, r := range res.Records {
+		got[r.ID] = r
+	}
+	for id, want := range map[int64]Record{
+		1: {Procs: 2, Requested: 20, Submit: 1, Start: 1, End: 11},
+		2: {Procs: 3, Requested: 10, Submit: 2, Start: 2, End: 12},
+		5: {Procs: 1, Requested: 60, Submit: 5, Start: 5, End: 35},
+		8: {Procs: 1, Requested: 20, Submit: 8, Start: 8, End: 18},
+	} {
+		r := got[id]
+		if r.Procs != want.Procs || r.Requested != want.Requested || r.Submit != want.Submit ||
+			r.Start != want.Start || r.End != want.End {
+			t.Errorf("job %d: %+v, want %+v", id, r, want)
+		}
+	}
 }
