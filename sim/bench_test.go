@@ -4,8 +4,20 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 )
+
+// cpuTime is the CPU time this process has used (user and system): on a
+// shared machine it says what a replay costs better than the wall clock.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
 
 // BenchmarkReplay replays both shared traces under every policy and
 // reports the scheduling metrics next to the time a replay takes. Run:
@@ -40,5 +52,36 @@ func BenchmarkReplay(b *testing.B) {
 				b.ReportMetric(m.Fairness, "jain")
 			})
 		}
+	}
+}
+
+// BenchmarkReplay100k replays a synthetic 100,000-job trace (synthTrace:
+// 256 processors, offered load 0.85) under every policy; issue 15 asks for
+// under 30 s each. The EASY reference for unfair starts is replayed once,
+// outside the timing. Run:
+//
+//	go test ./sim -run '^$' -bench BenchmarkReplay100k -benchtime 1x
+func BenchmarkReplay100k(b *testing.B) {
+	tr := synthTrace(100_000, 256, 0.85, 1)
+	ref, err := Run(tr, Config{Policy: ReferencePolicy})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, p := range Policies {
+		b.Run("policy="+string(p), func(b *testing.B) {
+			var m Metrics
+			cpu := cpuTime()
+			for i := 0; i < b.N; i++ {
+				res, err := Run(tr, Config{Policy: p, Reference: ref.Records})
+				if err != nil {
+					b.Fatal(err)
+				}
+				m = res.Metrics
+			}
+			b.ReportMetric((cpuTime()-cpu).Seconds()/float64(b.N), "cpu_s/op")
+			b.ReportMetric(m.MeanBSLD, "bsld")
+			b.ReportMetric(m.MeanWait, "wait_s")
+			b.ReportMetric(m.Utilization, "util")
+		})
 	}
 }

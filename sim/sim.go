@@ -264,6 +264,7 @@ type replay struct {
 
 	pending []*simJob
 	running endHeap
+	busy    int // processors the running jobs hold
 	done    []Record
 
 	fs   priority.Fairshares // recomputed every calcPeriod, as Slurm does
@@ -300,6 +301,7 @@ func (r *replay) run(jobs []*simJob) error {
 		r.chargeUntil(now)
 		for len(r.running) > 0 && r.running[0].End == now {
 			j := heap.Pop(&r.running).(*simJob)
+			r.busy -= j.Procs
 			r.done = append(r.done, j.Record)
 			h := append(r.history[j.user], j.run)
 			if len(h) > 2 {
@@ -386,18 +388,11 @@ func (r *replay) schedule(now int64) {
 		s.Nodes = []sched.Node{{Name: node, Capacity: sched.Resources{CPUs: r.procs}, Up: true}}
 		s.Partitions = []sched.Partition{{Name: "batch", Nodes: []string{node}}}
 	}
-	s.Now, s.Running, s.Pending = at(now), s.Running[:0], s.Pending[:0]
-	for _, j := range r.running {
-		end := j.Start + j.plan
-		if end <= now { // outlived its prediction: trust the request now
-			end = j.Start + j.Requested
-		}
-		s.Running = append(s.Running, sched.Running{ID: uint64(j.pos), End: at(end),
-			Alloc: []sched.Allocation{{Node: node, Resources: sched.Resources{CPUs: j.Procs}}}})
-	}
 	r.pjobs = r.pjobs[:0]
+	narrowest := r.procs + 1
 	for _, j := range r.pending {
 		r.pjobs = append(r.pjobs, priority.Job{User: j.user, Eligible: j.submitted, Nodes: 1, CPUs: j.Procs})
+		narrowest = min(narrowest, j.Procs)
 	}
 	if r.pol.priority.Weights.Fairshare > 0 {
 		stale := now-r.fsAt >= calcPeriod
@@ -407,6 +402,18 @@ func (r *replay) schedule(now int64) {
 		if stale {
 			r.fs, r.fsAt = r.calc.Fairshares(r.ledger, at(now), r.pjobs), now
 		}
+	}
+	if narrowest > r.procs-r.busy {
+		return // no plan can start a job that does not fit the free processors
+	}
+	s.Now, s.Running, s.Pending = at(now), s.Running[:0], s.Pending[:0]
+	for _, j := range r.running {
+		end := j.Start + j.plan
+		if end <= now { // outlived its prediction: trust the request now
+			end = j.Start + j.Requested
+		}
+		s.Running = append(s.Running, sched.Running{ID: uint64(j.pos), End: at(end),
+			Alloc: []sched.Allocation{{Node: node, Resources: sched.Resources{CPUs: j.Procs}}}})
 	}
 	cluster := priority.Cluster{Nodes: 1, CPUs: r.procs}
 	prioAt := at(now)
@@ -445,6 +452,7 @@ func (r *replay) schedule(now int64) {
 		started[i] = true
 		j.Start, j.End, j.charge = now, now+j.run, now
 		heap.Push(&r.running, j)
+		r.busy += j.Procs
 	}
 	kept := r.pending[:0]
 	for i, j := range r.pending {
