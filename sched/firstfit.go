@@ -21,6 +21,7 @@ func (FirstFit) Plan(s Snapshot) Plan {
 	up := make(map[string]bool, len(s.Nodes))
 	devs := make(map[string]*Node, len(s.Nodes)) // nodes with devices
 	held := make(map[string][]gpu.Holding)
+	on := make(map[string][]occupant) // the jobs on each node, for sharing
 	for i, n := range s.Nodes {
 		free[n.Name] = n.Capacity
 		up[n.Name] = n.Up
@@ -32,6 +33,7 @@ func (FirstFit) Plan(s Snapshot) Plan {
 	for _, r := range s.Running {
 		for _, a := range r.Alloc {
 			free[a.Node] = free[a.Node].Sub(a.Resources)
+			on[a.Node] = append(on[a.Node], occupant{uid: r.UID, share: r.Sharing})
 			for _, sh := range a.GPUs {
 				held[a.Node] = append(held[a.Node], gpu.Holding{UID: r.UID, Share: sh})
 			}
@@ -70,7 +72,7 @@ func (FirstFit) Plan(s Snapshot) Plan {
 				continue
 			}
 			anyUp = true
-			if !j.allows(name) || !need.Fits(free[name]) {
+			if !j.allows(name) || !need.Fits(free[name]) || sharingConflict(on[name], j.UID, j.Sharing) {
 				continue
 			}
 			var got []gpu.Share
@@ -98,6 +100,7 @@ func (FirstFit) Plan(s Snapshot) Plan {
 			st := Start{JobID: j.ID, Nodes: chosen}
 			for i, name := range chosen {
 				free[name] = free[name].Sub(need)
+				on[name] = append(on[name], occupant{uid: j.UID, share: j.Sharing})
 				for _, sh := range shares[i] {
 					held[name] = append(held[name], gpu.Holding{UID: j.UID, Share: sh})
 				}

@@ -246,9 +246,20 @@ func (n *nodeState) gpuFitsAt(r *request, t int64) bool {
 	return gpu.Fits(g.view(r.GPUType, r.UID, t, satAdd(t, r.dur)), gpu.Request{Amount: r.gpuAmount(g.perGPU), UID: r.UID}, g.perGPU)
 }
 
-// fitsAt says whether r fits on n over [t, t+dur), resources and devices.
+// fitsAt says whether r fits on n over [t, t+dur): resources, devices
+// and the jobs it would share the node with.
 func (n *nodeState) fitsAt(r *request, t int64) bool {
-	return n.tl.earliest(r.need, r.dur, t, t+1) == t && (!n.gpuBound(r) || n.gpuFitsAt(r, t))
+	return n.tl.earliest(r.need, r.dur, t, t+1) == t && n.othersFitAt(r, t)
+}
+
+// stepwise says whether r's start on n depends on more than its resource
+// timeline: its devices or the node's occupants.
+func (n *nodeState) stepwise(r *request) bool { return n.gpuBound(r) || n.occ.bound(r) }
+
+// othersFitAt checks what the resource timeline does not: devices and
+// sharing.
+func (n *nodeState) othersFitAt(r *request, t int64) bool {
+	return (!n.gpuBound(r) || n.gpuFitsAt(r, t)) && (!n.occ.bound(r) || n.occ.fitsAt(r, t))
 }
 
 // nextChange is the first instant after t at which the node's timeline or
@@ -263,7 +274,7 @@ func (n *nodeState) nextChange(t int64) int64 {
 			next = min(next, g.tls[k].next(t))
 		}
 	}
-	return next
+	return min(next, n.occ.nextChange(t))
 }
 
 // earliest is the first t in [from, limit) at which r fits on n, or never.
@@ -273,11 +284,11 @@ func (n *nodeState) nextChange(t int64) int64 {
 // letting the resource timeline skip the stretches where resources alone
 // do not fit.
 func (n *nodeState) earliest(r *request, from, limit int64) int64 {
-	if !n.gpuBound(r) {
+	if !n.stepwise(r) {
 		return n.tl.earliest(r.need, r.dur, from, limit)
 	}
 	for t := from; ; {
-		if t = n.tl.earliest(r.need, r.dur, t, limit); t == never || n.gpuFitsAt(r, t) {
+		if t = n.tl.earliest(r.need, r.dur, t, limit); t == never || n.othersFitAt(r, t) {
 			return t
 		}
 		if t = n.nextChange(t); t >= limit {
@@ -292,7 +303,7 @@ func (n *nodeState) earliest(r *request, from, limit int64) int64 {
 // only when its span first reaches a new segment, at e-dur+1 for a change
 // at e, so those are the only points checked.
 func (n *nodeState) window(r *request, from int64) (a, b int64) {
-	if !n.gpuBound(r) {
+	if !n.stepwise(r) {
 		return n.tl.window(r.need, r.dur, from)
 	}
 	if a = n.earliest(r, from, never); a == never {

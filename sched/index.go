@@ -85,6 +85,7 @@ type nodeState struct {
 	tail     [cpuLevels]int64 // start of the endless final run, per c; never if none
 	leaves   []leafRef        // where the node sits in partition indexes
 	gpus     *nodeGPUs        // per-device profiles; nil without devices
+	occ      occupancy        // the jobs on it, for sharing rules
 }
 
 type leafRef struct {

@@ -80,6 +80,7 @@ func newProfile(s Snapshot) *profile {
 				continue
 			}
 			used[ns] = used[ns].Add(a.Resources)
+			ns.occ.add(0, end, r.UID, r.Sharing)
 			for _, sh := range a.GPUs {
 				if holds[ns] == nil {
 					holds[ns] = map[int][]devHold{}
@@ -140,6 +141,7 @@ func (p *profile) place(r *request, at int64, nodes []*nodeState) [][]gpu.Share 
 			shares[i] = n.reserveGPUs(r, at, end)
 		}
 		minFree := n.tl.reserve(r.need, at, end)
+		n.occ.add(at, end, r.UID, r.Sharing)
 		if r.need.CPUs <= 0 {
 			continue // the index bounds CPUs only
 		}

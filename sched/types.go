@@ -70,6 +70,8 @@ type Running struct {
 	UID   uint32 // who it runs as: MPS fractions of two users never share a device
 	// Groups count the job against Snapshot.GroupLimits while it runs.
 	Groups []Member
+	// Sharing is which jobs may run beside it on its nodes.
+	Sharing Sharing
 }
 
 // Pending is a job waiting to start.
@@ -101,6 +103,10 @@ type Pending struct {
 	// it is never planned for the job, neither to start now nor in an
 	// estimate; an empty set plans it nowhere.
 	Allowed map[string]bool
+	// Sharing is which jobs may run beside it (exclusive.go): a job that
+	// shares with nobody starts only on nodes no job runs on, and nothing
+	// is planned beside it while it runs.
+	Sharing Sharing
 }
 
 // allows reports whether the job may run on the node called name.
