@@ -146,10 +146,17 @@ type JobSpec struct {
 	MemPerCPU     int64 `json:"mem_per_cpu_bytes,omitempty"` // --mem-per-cpu; MemBytes = MemPerCPU x CPUs
 	MemPerGPU     int64 `json:"mem_per_gpu_bytes,omitempty"` // --mem-per-gpu; MemBytes = MemPerGPU x GPUs per node
 	CPUsPerGPU    int   `json:"cpus_per_gpu,omitempty"`      // --cpus-per-gpu; CPUs = CPUsPerGPU x GPUs per node
-	// Exclusive is --exclusive: "node" (no other job on the nodes), or
-	// "user", "mcs" or "topo" as written after --exclusive=.
-	Exclusive  string `json:"exclusive,omitempty"`
-	Constraint string `json:"constraint,omitempty"` // -C node features, as written (&, |, [], *N)
+	// Exclusive is --exclusive: "node" (the nodes to itself: no other job
+	// on them, all their CPUs and GPUs allocated to it) or "user" (shared
+	// only with the same user's jobs); "" shares. OverSubscribe is
+	// -s/--oversubscribe, kept where the partition allows it (Slurm's
+	// OverSubscribe=YES); corral never puts two jobs on one CPU.
+	Exclusive     string `json:"exclusive,omitempty"`
+	OverSubscribe bool   `json:"oversubscribe,omitempty"`
+	// MemWholeNode is --mem=0: all of each node's memory (MemBytes is 0
+	// here; the job's MemBytes is what it got once it starts).
+	MemWholeNode bool   `json:"mem_whole_node,omitempty"`
+	Constraint   string `json:"constraint,omitempty"` // -C node features, as written (&, |, [], *N)
 	// NodeList is -w: the job runs on exactly these nodes (its node count
 	// is at least their number). Exclude is -x: never on these. Both are
 	// expanded host names.

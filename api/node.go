@@ -81,6 +81,10 @@ type Partition struct {
 	// FGPUPerGPUHundredths is FGPUPerGPU=: what one GPU of the
 	// partition's nodes is worth, for nodes that do not say (0: 1 fGPU).
 	FGPUPerGPUHundredths int `json:"fgpu_per_gpu_hundredths,omitempty"`
+	// OverSubscribe is OverSubscribe=: "NO" ("" too: jobs share a node's
+	// unused CPUs, --exclusive is honoured, -s is not), "YES" (as NO, and
+	// -s is kept) or "EXCLUSIVE" (every job gets whole nodes).
+	OverSubscribe string `json:"oversubscribe,omitempty"`
 }
 
 // ---- node plane: noded -> ctld ----

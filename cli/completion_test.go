@@ -37,7 +37,7 @@ func TestBashCompletion(t *testing.T) {
 		{"corral submit --mail", "--mail-type --mail-user"},
 		{"corral submit --open-mode ''", "append truncate"},
 		{"corral submit --open-mode = ap", "append"},
-		{"corral submit --exclusive = ''", "user mcs topo"},
+		{"corral submit --exclusive = ''", "user"},
 		{"corral submit -p gpu --export=N", ""}, // "--export=N" is one word only without COMP_WORDBREAKS
 		{"corral submit --export = N", "NONE NIL"},
 		{"corral submit --kill-on-invalid-dep ''", "yes no"},
@@ -78,7 +78,7 @@ func TestZshCompletion(t *testing.T) {
 		"'submit:submit a batch script",
 		"'(-c --cpus-per-task)'{-c+,--cpus-per-task=}'[CPUs per task (default 1)]:N:'",
 		"'(--open-mode)--open-mode=[open the output files for appending or truncate them]:append|truncate:(append truncate)'",
-		"'(--exclusive)--exclusive=-[allocate whole nodes, shared with no other job]::user|mcs|topo:(user mcs topo)'",
+		"'(--exclusive)--exclusive=-[whole nodes with all their CPUs and GPUs, shared with no other job; =user shares with your own jobs]::user:(user)'",
 		"'*--mount=[",
 		"'(-o --output)'{-o+,--output=}'[stdout file",
 		"'(--mail-type)--mail-type=[ignored\\: this cluster sends no mail]:TYPE:'",

@@ -91,6 +91,10 @@ func runSrun(ctx context.Context, env srunEnv, args []string) int {
 	if jobID == 0 {
 		return runSrunAllocation(ctx, env, cfg) // srunalloc.go
 	}
+	if cfg.exclusive != "" && !cfg.req.Exact {
+		fmt.Fprintf(env.stderr, "srun: error: %s is for allocations; a step takes --exclusive alone\n", cfg.exclusive)
+		return 1
+	}
 	for _, o := range cfg.allocOnly {
 		cfg.warnings = append(cfg.warnings, fmt.Sprintf("--%s is ignored inside an allocation", o))
 	}

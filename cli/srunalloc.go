@@ -64,8 +64,14 @@ func (cfg *srunConfig) allocationArgs() []string {
 			args = append(args, "--"+o.name+"="+hostlist.Compress(o.nodes))
 		}
 	}
-	if r.MemBytes > 0 {
+	switch {
+	case r.MemBytes > 0:
 		args = append(args, fmt.Sprintf("--mem=%dK", (r.MemBytes+1023)/1024))
+	case cfg.memAll:
+		args = append(args, "--mem=0")
+	}
+	if cfg.exclusive != "" {
+		args = append(args, cfg.exclusive)
 	}
 	args = append(args, "--job-name="+jobspec.DefaultJobName(r.Name))
 	return append(args, cfg.allocArgs...)

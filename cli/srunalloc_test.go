@@ -54,3 +54,29 @@ func TestSrunAllocationOptionsInsideAnAllocation(t *testing.T) {
 		t.Errorf("srun inside an allocation submitted %+v", fc.submitted)
 	}
 }
+
+// srun --exclusive outside an allocation asks for whole nodes, and --mem=0
+// for all their memory; inside one, --exclusive=user has no meaning for a
+// step and is refused.
+func TestSrunExclusive(t *testing.T) {
+	n1 := &fakeStepNode{name: "n1", ranks: []int{0}, play: splitLinesPlayer(func(int) int { return 0 })}
+	fc := newFakeStepCluster(t, n1)
+	code, _, stderr := fc.srun(t, "", nil, "--exclusive=user", "--mem=0", "--input=none", "true")
+	if code != 0 {
+		t.Fatalf("exit %d; stderr %q", code, stderr)
+	}
+	fc.mu.Lock()
+	if len(fc.submitted) != 1 || fc.submitted[0].Exclusive != "user" || !fc.submitted[0].MemWholeNode {
+		t.Errorf("submitted %+v, want one --exclusive=user --mem=0 allocation", fc.submitted)
+	}
+	fc.mu.Unlock()
+
+	fc = newFakeStepCluster(t, n1)
+	code, _, stderr = fc.srun(t, "", inJob, "--exclusive=user", "--input=none", "true")
+	if code != 1 || !strings.Contains(stderr, "srun: error: --exclusive=user is for allocations; a step takes --exclusive alone") {
+		t.Errorf("inside an allocation: exit %d, stderr %q", code, stderr)
+	}
+	if len(fc.submitted) != 0 {
+		t.Errorf("srun inside an allocation submitted %+v", fc.submitted)
+	}
+}

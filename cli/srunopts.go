@@ -79,6 +79,11 @@ type srunConfig struct {
 	// ...), in sbatch's spelling; allocOnly their names.
 	allocArgs []string
 	allocOnly []string
+	// exclusive is --exclusive[=user] as an allocation takes it: srun
+	// outside one passes it on; inside one, only the bare option (a step's
+	// --exact) is meaningful. memAll is --mem=0, passed on likewise.
+	exclusive string
+	memAll    bool
 }
 
 // errSrunUsage is a command-line mistake: srun prints it and points to
@@ -159,15 +164,18 @@ func (cfg *srunConfig) apply(s slurmopt.Set) error {
 		if err != nil {
 			err = fmt.Errorf("--mem: %v", err)
 		}
+		cfg.memAll = err == nil && r.MemBytes == 0
 	case "overlap":
 		r.Overlap = true
 	case "exact":
 		r.Exact = true
 	case "exclusive":
+		cfg.exclusive = "--exclusive"
 		if s.HasValue {
-			return fmt.Errorf("--exclusive=%s is for allocations; a step takes --exclusive alone", v)
+			cfg.exclusive += "=" + v
+		} else {
+			r.Exact = true
 		}
-		r.Exact = true
 	case "distribution":
 		r.Distribution, err = distribution(v)
 	case "job-name":
@@ -280,9 +288,10 @@ Runs a step of tasks inside the current allocation ($SLURM_JOB_ID or --jobid).
   -x, --exclude=HOSTS         nodes not to use
   -r, --relative=N            start at node N of the allocation
       --gpus-per-task=N       GPUs of each task
-      --mem=SIZE              memory per node
+      --mem=SIZE              memory per node (0: all of it, outside an allocation)
       --overlap               share the allocation's resources with other steps
-      --exact, --exclusive    use only the resources the step asks
+      --exact, --exclusive    use only the resources the step asks; outside an
+                              allocation: the nodes to the job (=user: shared with your jobs only)
   -m, --distribution=TYPE     block (default) or cyclic
   -J, --job-name=NAME         the step's name (default: the command)
   -l, --label                 prefix each output line with its task number

@@ -34,7 +34,8 @@ func TestParseSrun(t *testing.T) {
 			srunConfig{req: api.StepRequest{Name: "train", Nodes: 2, NtasksPerNode: 2, CPUsPerTask: 4, MemBytes: 2 << 30, GPUsPerTask: 1,
 				Relative: intp(1), Distribution: "cyclic", Overlap: true, Exact: true}, argv: []string{"x"}}},
 		{[]string{"-w", "dev[1-2],gpu01", "-x", "dev3", "x"}, srunConfig{req: api.StepRequest{Name: "x", NodeList: []string{"dev1", "dev2", "gpu01"}, Exclude: []string{"dev3"}}, argv: []string{"x"}}},
-		{[]string{"--exclusive", "-m", "block:cyclic", "x"}, srunConfig{req: api.StepRequest{Name: "x", Exact: true, Distribution: "block"}, argv: []string{"x"}}},
+		{[]string{"--exclusive", "-m", "block:cyclic", "x"}, srunConfig{req: api.StepRequest{Name: "x", Exact: true, Distribution: "block"}, exclusive: "--exclusive", argv: []string{"x"}}},
+		{[]string{"--exclusive=user", "--mem=0", "x"}, srunConfig{req: api.StepRequest{Name: "x"}, exclusive: "--exclusive=user", memAll: true, argv: []string{"x"}}},
 		{[]string{"-o", "out-%t", "-e", "err-%N", "-i", "none", "-W", "30", "--jobid=12", "-u", "--mpi=none", "-vv", "x"},
 			srunConfig{req: api.StepRequest{Name: "x"}, output: "out-%t", errput: "err-%N", input: "none", wait: 30 * time.Second, jobID: 12, verbose: 2, argv: []string{"x"}}},
 		{[]string{"-K0", "--kill-on-bad-exit=1", "x"}, srunConfig{req: api.StepRequest{Name: "x"}, killOnBadExit: true, argv: []string{"x"}}},
@@ -105,7 +106,6 @@ func TestParseSrunErrors(t *testing.T) {
 		{[]string{"--jobid=abc", "x"}, `invalid --jobid "abc"`, false},
 		{[]string{"--mpi=pmix_v3", "x"}, "--mpi=pmix_v3 is not supported yet: start MPI programs with mpirun or mpiexec inside the job", false},
 		{[]string{"--mpi=mvapich", "x"}, "--mpi=mvapich: unknown MPI type", false},
-		{[]string{"--exclusive=user", "x"}, "--exclusive=user is for allocations", false},
 		{[]string{"-n2"}, "no command given to execute", false},
 	} {
 		_, err := parseSrun(tc.args, noEnv)

@@ -77,8 +77,8 @@ var options = []option{
 		apply: func(r *Request, v string) error { return setText(&r.Spec.Error, "error", v) }},
 	{long: "exclude", short: 'x', arg: "NODES", help: "never run on these nodes (a host list, or a file of names when it has a /)",
 		apply: func(r *Request, v string) error { return setNodeNames(&r.Spec.Exclude, "exclude", v) }},
-	{long: "exclusive", arg: "user|mcs|topo", optionalArg: true, help: "allocate whole nodes, shared with no other job",
-		values: []string{"user", "mcs", "topo"}, apply: applyExclusive},
+	{long: "exclusive", arg: "user", optionalArg: true, help: "whole nodes with all their CPUs and GPUs, shared with no other job; =user shares with your own jobs",
+		values: []string{"user"}, apply: applyExclusive},
 	{long: "export", arg: "VARS", help: "environment the job gets: ALL (default), NONE, NIL or NAME,NAME=value,...",
 		values: []string{"ALL", "NONE", "NIL"},
 		apply: func(r *Request, v string) error {
@@ -215,7 +215,8 @@ var options = []option{
 	{long: "output", short: 'o', arg: "PATTERN", help: "stdout file (default " + DefaultOutput + "); %j %x %u %A %a %N %n %%",
 		apply: func(r *Request, v string) error { return setText(&r.Spec.Output, "output", v) }},
 	{long: "overcommit", short: 'O', ignore: "corral never gives a job fewer CPUs than it asks for"},
-	{long: "oversubscribe", short: 's', ignore: "corral does not oversubscribe CPUs or memory"},
+	{long: "oversubscribe", short: 's', help: "share nodes with other jobs where the partition allows it (never CPUs)",
+		apply: func(r *Request, _ string) error { return applyExclusive(r, "oversubscribe") }},
 	{long: "parsable", help: "print only the job ID",
 		apply: func(r *Request, _ string) error { r.Parsable = true; return nil }},
 	{long: "partition", short: 'p', arg: "NAME", help: "partition to run in (default: the cluster's default)",
@@ -337,27 +338,11 @@ func applyDependency(r *Request, v string) error {
 	return nil
 }
 
-func applyExclusive(r *Request, v string) error {
-	switch strings.ToLower(v) {
-	case "", "exclusive", "allocation":
-		r.Spec.Exclusive = "node"
-	case "user", "mcs", "topo":
-		r.Spec.Exclusive = strings.ToLower(v)
-	case "oversubscribe":
-		r.Spec.Exclusive = ""
-	default:
-		return badValue("exclusive", v, "use --exclusive, or --exclusive=user, mcs or topo")
-	}
-	return nil
-}
-
 func applyMem(r *Request, v string) error {
 	if err := setSize(&r.Spec.MemBytes, "mem", v); err != nil {
 		return err
 	}
-	if r.Spec.MemBytes == 0 {
-		r.note("--mem=0 asks for all of a node's memory; corral gives the partition's default instead (use --exclusive with an explicit --mem)")
-	}
+	r.Spec.MemWholeNode = r.Spec.MemBytes == 0 // all of each node's memory, as Slurm
 	return nil
 }
 

@@ -104,7 +104,7 @@ var supportedSamples = map[string]string{
 	"gpus-per-node": "2", "gpus-per-task": "1", "gres": "gpu:1", "help": "", "hold": "", "image": "tf:2.2", "input": "in.txt",
 	"job-name": "n", "kill-on-invalid-dep": "yes", "mem": "1G", "mem-per-cpu": "1G", "mem-per-gpu": "1G",
 	"mincpus": "4", "mount": "/a:/b", "nice": "", "no-requeue": "", "nodes": "2", "ntasks": "2",
-	"ntasks-per-node": "2", "open-mode": "append", "output": "o.txt", "parsable": "", "partition": "p",
+	"ntasks-per-node": "2", "open-mode": "append", "output": "o.txt", "oversubscribe": "", "parsable": "", "partition": "p",
 	"qos": "high", "quiet": "", "requeue": "", "shm": "1G", "signal": "USR1", "socket": "/s",
 	"tasks-per-node": "2", "test-only": "", "time": "10", "uid": "bob", "usage": "", "version": "",
 	"wait": "", "wrap": "true",
@@ -186,7 +186,7 @@ func TestOptionalValues(t *testing.T) {
 		t.Errorf("-koff -k: %v, %q", err, r.Warnings)
 	}
 	for _, tc := range []struct{ arg, want string }{
-		{"--exclusive", "node"}, {"--exclusive=user", "user"}, {"--exclusive=MCS", "mcs"}, {"--exclusive=topo", "topo"},
+		{"--exclusive", "node"}, {"--exclusive=user", "user"}, {"--exclusive=USER", "user"},
 		{"--exclusive=allocation", "node"}, {"--exclusive=oversubscribe", ""},
 	} {
 		r := MustParseArgs(t, tc.arg)

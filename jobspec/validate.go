@@ -162,6 +162,7 @@ func validate(spec *api.JobSpec, now time.Time, sizes bool) error {
 			p = append(p, err)
 		}
 	}
+	p = append(p, sharingProblems(spec)...)
 	if both := nodesInBoth(spec.NodeList, spec.Exclude); len(both) > 0 {
 		bad("--nodelist and --exclude both name %s", strings.Join(both, ","))
 	}
