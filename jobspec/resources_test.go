@@ -46,7 +46,7 @@ func TestResourcesCombine(t *testing.T) {
 		{[]string{"--gpus-per-task=1", "-n", "4", "--cpus-per-gpu=2"}, 0, 8, 0, nil},
 		{[]string{"--gpus=8", "-N", "2", "--mem-per-gpu=4G"}, 2, 1, 16 * G, nil},
 		{[]string{"--gpus=3", "-N", "2", "--cpus-per-gpu=1"}, 2, 2, 0, nil}, // ceil(3/2) GPUs on each node
-		{[]string{"--mem=0"}, 0, 1, 0, nil}, // all of each node's memory: MemWholeNode (TestSharingOptions)
+		{[]string{"--mem=0"}, 0, 1, 0, nil},                                 // all of each node's memory: MemWholeNode (TestSharingOptions)
 	} {
 		r := MustParseArgs(t, tc.args...)
 		s := r.Spec

@@ -64,9 +64,9 @@ func TestValidateSharing(t *testing.T) {
 		{"unknown", func(s *api.JobSpec) { s.Exclusive = "yes" }, `invalid exclusive "yes" (valid: node, user)`},
 		{"both", func(s *api.JobSpec) { s.Exclusive, s.OverSubscribe = "node", true },
 			"--oversubscribe and --exclusive cannot be combined: a job either shares its nodes or has them to itself"},
-		{"mem=0 per CPU", func(s *api.JobSpec) { s.MemWholeNode, s.MemBytes, s.MemPerCPU = true, 0, 1 << 30 },
+		{"mem=0 per CPU", func(s *api.JobSpec) { s.MemWholeNode, s.MemBytes, s.MemPerCPU = true, 0, 1<<30 },
 			"--mem=0 (all of each node's memory) and --mem-per-cpu cannot be combined"},
-		{"mem=0 and bytes", func(s *api.JobSpec) { s.MemWholeNode, s.MemBytes = true, 1 << 30 },
+		{"mem=0 and bytes", func(s *api.JobSpec) { s.MemWholeNode, s.MemBytes = true, 1<<30 },
 			"--mem=0 asks for all of each node's memory, but the request also gives mem_bytes=1073741824"},
 	} {
 		s := validSpec()
