@@ -65,6 +65,7 @@ var (
 	}
 	admissionMutators = []admissionStep{
 		{"partition", setPartition},
+		{"sharing", applyOverSubscribe},
 		{"defaults", setDefaults},
 		{"placement", setPlacement},
 		{"account", setAccount},
@@ -207,7 +208,14 @@ func setDefaults(a *admission, spec *api.JobSpec) error {
 			spec.TimeLimit = a.part.MaxTime // Slurm: no DefaultTime means MaxTime
 		}
 	}
-	if spec.MemBytes == 0 {
+	switch {
+	case spec.MemWholeNode:
+	case spec.MemBytes == 0 && spec.Exclusive == "node":
+		// Per CPU, so the start scales it to all the node's CPUs, as Slurm
+		// applies DefMemPerCPU to the CPUs a job is given.
+		spec.MemPerCPU = memPerCPU(a.part, a.known)
+		spec.MemBytes = int64(spec.CPUs) * spec.MemPerCPU
+	case spec.MemBytes == 0:
 		spec.MemBytes = int64(spec.CPUs) * memPerCPU(a.part, a.known)
 	}
 	return nil

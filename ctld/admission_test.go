@@ -384,7 +384,7 @@ func TestAdmissionOrder(t *testing.T) {
 		want  string
 	}{
 		{admissionChecks, "spec, supported, nice, array, dependency, gres, image"},
-		{admissionMutators, "partition, defaults, placement, account"},
+		{admissionMutators, "partition, sharing, defaults, placement, account"},
 		{admissionValidators, "time limit, fit, mounts, policy"},
 	} {
 		if got := names(tt.steps); got != tt.want {

@@ -77,6 +77,7 @@ func step(rec store.JobRecord, ev lifecycle.Event, now time.Time) (store.JobReco
 	}
 	next := rec
 	next.Job = job
+	backToAsked(&rec.Job, &next.Job)
 	if ev.Kind == lifecycle.Start || ev.Kind.Requeues() {
 		next.RequeueRequested, next.EnforceTimeLimit = false, false
 	}

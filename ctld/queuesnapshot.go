@@ -18,7 +18,7 @@ func (q *queue) runningAndPending(pending []*api.Job) ([]sched.Running, []*api.J
 	running := make([]sched.Running, 0, len(q.running))
 	for id, j := range q.running {
 		job := &j.rec.Job
-		r := sched.Running{ID: id}
+		r := sched.Running{ID: id, Sharing: sharingOf(&job.Spec)}
 		for _, n := range job.Nodes {
 			r.Alloc = append(r.Alloc, sched.Allocation{Node: n, Resources: perNode(job)})
 		}

@@ -69,7 +69,8 @@ func (s *Server) applyLocked(snap sched.Snapshot, notes cycleNotes, plan sched.P
 		if j == nil || j.state() != api.StatePending || len(st.Nodes) == 0 || !s.pipe.mayStart(st.JobID, st.Nodes, s.nodes) {
 			continue
 		}
-		need := withoutFGPU(perNode(&j.rec.Job))
+		cpus, mem := s.nodes.sizeOn(&j.rec.Job, st.Nodes) // all of each node's, for an exclusive job
+		need := sched.Resources{CPUs: cpus, MemBytes: mem}
 		ok := true
 		for _, name := range st.Nodes {
 			f, up := free[name]
@@ -84,6 +85,7 @@ func (s *Server) applyLocked(snap sched.Snapshot, notes cycleNotes, plan sched.P
 		if !ok {
 			continue
 		}
+		gpuAlloc = s.nodes.wholeGPUs(&j.rec.Job, st.Nodes, gpuAlloc, s.parts)
 		for _, name := range st.Nodes {
 			free[name] = free[name].Sub(need)
 		}
@@ -92,6 +94,7 @@ func (s *Server) applyLocked(snap sched.Snapshot, notes cycleNotes, plan sched.P
 			s.log.Printf("starting job %d: %v", j.rec.Job.ID, err)
 			continue
 		}
+		next.Job.CPUs, next.Job.MemBytes = cpus, mem
 		changes = append(changes, change{j, next})
 	}
 	if err := s.q.commit(changes, nil); err != nil {

@@ -99,7 +99,7 @@ func (b *snapshotBuilder) prepare(now time.Time) { b.fs.Prepare(now, b.view()) }
 // from here; build sets the node names first.
 func (b *snapshotBuilder) pendingOf(job *api.Job, id uint64, prio int64, blocked api.Reason) sched.Pending {
 	p := sched.Pending{ID: id, Partition: job.Partition, NodeCount: job.NodeCount,
-		PerNode: perNode(job), TimeLimit: time.Duration(job.TimeLimit) * time.Second,
+		PerNode: askedPerNode(job), Sharing: sharingOf(&job.Spec), TimeLimit: time.Duration(job.TimeLimit) * time.Second,
 		Priority: prio - int64(job.Spec.Nice), Submit: job.SubmitTime, Blocked: blocked,
 		Allowed: allowedNodes(&job.Spec, b.nodeNames, b.parts.features)}
 	gpuPending(job, &p) // the planner adds whole GPUs at each node's worth

@@ -10,13 +10,12 @@ import (
 // notYetHonoured names the sbatch options the CLI parses but this
 // controller does not act on yet. A job using one is refused at submit
 // rather than run as if the option were absent. Each entry goes away when
-// the controller implements the option (the pipeline options, the GPU options
-// and --constraint did).
+// the controller implements the option (the pipeline options, the GPU options,
+// --constraint and --exclusive did).
 var notYetHonoured = []struct {
 	option string
 	used   func(*api.JobSpec) bool
 }{
-	{"--exclusive", func(s *api.JobSpec) bool { return s.Exclusive != "" }},
 	{"--qos", func(s *api.JobSpec) bool { return s.QOS != "" }},
 }
 

@@ -153,7 +153,7 @@ var options = []option{
 	{long: "mail-type", arg: "TYPE", ignore: "this cluster sends no mail"},
 	{long: "mail-user", arg: "ADDRESS", ignore: "this cluster sends no mail"},
 	{long: "mcs-label", arg: "LABEL", ignore: "corral has no MCS labels"},
-	{long: "mem", arg: "SIZE", help: "memory per node: a number with K, M, G or T (bare = MiB)", apply: applyMem},
+	{long: "mem", arg: "SIZE", help: "memory per node: a number with K, M, G or T (bare = MiB); 0 is all of it", apply: applyMem},
 	{long: "mem-bind", arg: "TYPE", ignore: noBinding},
 	{long: "mem-per-cpu", arg: "SIZE", help: "memory per CPU (not with --mem or --mem-per-gpu)",
 		apply: func(r *Request, v string) error { return setSize(&r.Spec.MemPerCPU, "mem-per-cpu", v) }},

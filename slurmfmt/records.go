@@ -201,16 +201,28 @@ func firstNode(j *api.Job) string {
 	return ""
 }
 
+// overSubscribe is Slurm's word for how the job shares its nodes: NO
+// (--exclusive), USER (--exclusive=user), YES (-s, where the partition
+// allows it), else OK.
 func overSubscribe(j *api.Job) string {
-	switch j.Spec.Exclusive {
-	case "":
-		return "OK"
-	case "user":
+	switch {
+	case j.Spec.Exclusive == "node":
+		return "NO"
+	case j.Spec.Exclusive == "user":
 		return "USER"
-	case "mcs":
-		return "MCS"
+	case j.Spec.OverSubscribe:
+		return "YES"
 	}
-	return "NO"
+	return "OK"
+}
+
+// PartitionOverSubscribe is the partition's OverSubscribe= as sinfo and
+// scontrol print it; unset is NO.
+func PartitionOverSubscribe(p *api.Partition) string {
+	if p.OverSubscribe == "" {
+		return "NO"
+	}
+	return p.OverSubscribe
 }
 
 // tres is the job's trackable resources in Slurm's cpu=,mem=,node=
@@ -296,7 +308,7 @@ func PartitionRecord(w io.Writer, p *api.Partition, nodes []api.Node, e *Env) er
 		{kv("DefaultTime", defTime), kv("DisableRootJobs", "NO"), kv("ExclusiveUser", "NO"), kv("GraceTime", 0), kv("Hidden", "NO")},
 		{kv("MaxNodes", "UNLIMITED"), kv("MaxTime", limit(p.MaxTime, Clock)), kv("MinNodes", 0), kv("LLN", "NO"), kv("MaxCPUsPerNode", "UNLIMITED")},
 		{kv("Nodes", orNull(nodeList(names)))},
-		{kv("PriorityJobFactor", 1), kv("PriorityTier", 1), kv("RootOnly", "NO"), kv("ReqResv", "NO"), kv("OverSubscribe", "NO")},
+		{kv("PriorityJobFactor", 1), kv("PriorityTier", 1), kv("RootOnly", "NO"), kv("ReqResv", "NO"), kv("OverSubscribe", PartitionOverSubscribe(p))},
 		{kv("OverTimeLimit", "NONE"), kv("PreemptMode", "OFF")},
 		{kv("State", "UP"), kv("TotalCPUs", cpus), kv("TotalNodes", len(members)), kv("SelectTypeParameters", "NONE")},
 		{kv("JobDefaults", "(null)")},

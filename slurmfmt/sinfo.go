@@ -57,7 +57,7 @@ var nodeFields = map[string]nodeField{
 	}},
 	"g": {"GROUPS", false, func(*NodeGroup, *Env) string { return "all" }},
 	"G": {"GRES", false, func(g *NodeGroup, _ *Env) string { return nodeGres(g.Nodes[0]) }},
-	"h": {"OVERSUBSCRIBE", false, func(*NodeGroup, *Env) string { return "NO" }},
+	"h": {"OVERSUBSCRIBE", false, func(g *NodeGroup, _ *Env) string { return PartitionOverSubscribe(g.Part) }},
 	// corral does not keep who set a node's reason.
 	"u": {"USER", false, func(*NodeGroup, *Env) string { return "Unknown" }},
 	"H": {"TIMESTAMP", false, func(g *NodeGroup, e *Env) string { return e.stamp(g.Nodes[0].DrainedSince, "Unknown") }},

@@ -62,6 +62,7 @@ var jobFields = map[string]jobField{
 	}},
 	"g": {"GROUP", NeedSummary, func(j *api.Job, e *Env) string { return e.groupName(j.GID) }},
 	"G": {"GROUP", NeedSummary, func(j *api.Job, _ *Env) string { return strconv.FormatUint(uint64(j.GID), 10) }},
+	"h": {"OVER_SUBSCRIBE", NeedFull, func(j *api.Job, _ *Env) string { return overSubscribe(j) }},
 	"i": {"JOBID", NeedBrief, func(j *api.Job, _ *Env) string { return api.JobRefText(j) }},
 	"j": {"NAME", NeedBrief, func(j *api.Job, _ *Env) string { return j.Name }},
 	"k": {"COMMENT", NeedFull, func(j *api.Job, _ *Env) string { return orNull(j.Spec.Comment) }},
@@ -141,7 +142,7 @@ func AllFields() []Field {
 var jobNames = map[string]string{
 	"account": "a", "jobid": "A", "tres-per-node": "b", "mincpus": "c", "numcpus": "C",
 	"numnodes": "D", "endtime": "e", "dependency": "E", "feature": "f", "arrayjobid": "F",
-	"groupname": "g", "groupid": "G", "jobarrayid": "i", "name": "j", "comment": "k",
+	"groupname": "g", "groupid": "G", "oversubscribe": "h", "jobarrayid": "i", "name": "j", "comment": "k",
 	"arraytaskid": "K", "timelimit": "l", "timeleft": "L", "minmemory": "m", "timeused": "M",
 	"reqnodes": "n", "nodelist": "N", "command": "o", "prioritylong": "Q", "priority": "p",
 	"partition": "P", "qos": "q", "reason": "r", "reasonlist": "R", "starttime": "S",

@@ -18,7 +18,7 @@ const DefaultPath = "/etc/corral/corral.conf"
 const DefaultPartitionName = "batch"
 
 // keys lists the keys a partition line may have, in the order documented.
-var keys = []string{"PartitionName", "Nodes", "Default", "DefaultTime", "MaxTime", "DefMemPerCPU", "FGPUPerGPU"}
+var keys = []string{"PartitionName", "Nodes", "Default", "DefaultTime", "MaxTime", "DefMemPerCPU", "FGPUPerGPU", "OverSubscribe"}
 
 // Default is the configuration without a file: one default partition
 // "batch" holding every node.
@@ -127,6 +127,8 @@ func setKey(p *api.Partition, key, v string) error {
 		var h gpu.Hundredths
 		h, err = gpu.ParsePerGPU(v)
 		p.FGPUPerGPUHundredths = int(h)
+	case "OverSubscribe":
+		p.OverSubscribe, err = parseOverSubscribe(v)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", key, err)

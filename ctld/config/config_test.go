@@ -55,6 +55,17 @@ func TestParseGood(t *testing.T) {
 				{Name: "five", AllNodes: true, FGPUPerGPUHundredths: 250},
 			},
 		},
+		{
+			name: "OverSubscribe",
+			text: "PartitionName=a Nodes=ALL OverSubscribe=exclusive\nPartitionName=b Nodes=ALL OverSubscribe=YES\n" +
+				"PartitionName=c Nodes=ALL OverSubscribe=YES:1\nPartitionName=d Nodes=ALL OverSubscribe=NO\n",
+			want: []api.Partition{
+				{Name: "a", AllNodes: true, Default: true, OverSubscribe: "EXCLUSIVE"},
+				{Name: "b", AllNodes: true, OverSubscribe: "YES"},
+				{Name: "c", AllNodes: true, OverSubscribe: "YES"},
+				{Name: "d", AllNodes: true, OverSubscribe: "NO"},
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -69,7 +80,11 @@ func TestParseErrors(t *testing.T) {
 	tests := []struct{ text, wantErr string }{
 		{"", "corral.conf: no partitions defined"},
 		{"# only a comment\n", "no partitions defined"},
-		{"PartitionName=a Nodes=ALL Colour=red\n", "corral.conf:1: unknown key Colour (valid: PartitionName, Nodes, Default, DefaultTime, MaxTime, DefMemPerCPU, FGPUPerGPU)"},
+		{"PartitionName=a Nodes=ALL Colour=red\n", "corral.conf:1: unknown key Colour (valid: PartitionName, Nodes, Default, DefaultTime, MaxTime, DefMemPerCPU, FGPUPerGPU, OverSubscribe)"},
+		{"PartitionName=a Nodes=ALL OverSubscribe=FORCE:4\n", "corral.conf:1: OverSubscribe: FORCE:4: corral never puts two jobs on one CPU; use NO, YES or EXCLUSIVE"},
+		{"PartitionName=a Nodes=ALL OverSubscribe=YES:4\n", "OverSubscribe: YES:4: corral never puts two jobs on one CPU, so it takes no job count per CPU; write YES"},
+		{"PartitionName=a Nodes=ALL OverSubscribe=EXCLUSIVE:2\n", "OverSubscribe: EXCLUSIVE takes no job count (got EXCLUSIVE:2)"},
+		{"PartitionName=a Nodes=ALL OverSubscribe=maybe\n", "OverSubscribe: maybe: use NO, YES or EXCLUSIVE"},
 		{"PartitionName=a Nodes=ALL FGPUPerGPU=0.5\n", `FGPUPerGPU: invalid fgpu_per_gpu "0.5": must be at least 1 fGPU per GPU`},
 		{"PartitionName=a Nodes=ALL FGPUPerGPU=two\n", `FGPUPerGPU: invalid fgpu_per_gpu "two": not a number`},
 		{"\n\nNodes=ALL PartitionName=a\n", "corral.conf:3: a line must start with PartitionName=, not Nodes"},
