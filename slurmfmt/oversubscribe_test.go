@@ -44,10 +44,10 @@ func TestOverSubscribe(t *testing.T) {
 			t.Errorf("sinfo %%h of OverSubscribe=%q = %q, want %q", tc.policy, got, tc.want)
 		}
 		var b strings.Builder
-		if err := PartitionRecord(&b, p, nil); err != nil {
+		if err := PartitionRecord(&b, p, nil, &Env{Now: testNow}); err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(b.String(), " OverSubscribe="+tc.want+" \n") {
+		if !strings.Contains(b.String(), " OverSubscribe="+tc.want+"\n") {
 			t.Errorf("scontrol show partition of OverSubscribe=%q lacks OverSubscribe=%s:\n%s", tc.policy, tc.want, b.String())
 		}
 	}
