@@ -66,6 +66,13 @@ func NewClient(socket string) *Client {
 	return &Client{Socket: socket, http: &http.Client{Transport: tr}}
 }
 
+// NewClientTransport returns a client whose requests go through rt; name
+// stands for the socket in its messages. The controller's dashboard uses
+// one that serves its users' requests in process.
+func NewClientTransport(name string, rt http.RoundTripper) *Client {
+	return &Client{Socket: name, http: &http.Client{Transport: rt}}
+}
+
 // Do sends a JSON request and decodes a JSON answer into out (if non-nil).
 func (c *Client) Do(ctx context.Context, method, path string, in, out any) error {
 	return doJSON(ctx, c.http, "http://corral"+path, method, in, out, nil, func(err error) error {

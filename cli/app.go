@@ -43,6 +43,7 @@ func App() *ucli.App {
 			srunCommand(),
 			sallocCommand(),
 			adminCommand(), // admin.go: backup
+			dashboardCommand(),
 			completionCommand(), docsCommand(),
 		},
 		Action: func(c *ucli.Context) error {

@@ -31,7 +31,7 @@ func TestBashCompletion(t *testing.T) {
 	}
 	script := MustCompletionScript(t, "bash")
 	cases := []struct{ words, want string }{
-		{"corral ''", "submit queue show cancel hold release requeue update acct prio share sim nodes image log usage policy dev srun salloc admin completion"},
+		{"corral ''", "submit queue show cancel hold release requeue update acct prio share sim nodes image log usage policy dev srun salloc admin dashboard completion"},
 		{"corral su", "submit"},
 		{"corral --socket /x qu", "queue"},
 		{"corral submit --mail", "--mail-type --mail-user"},

@@ -40,6 +40,7 @@ func devCommand() *ucli.Command {
 			&ucli.StringFlag{Name: "mem", Usage: "memory per node, e.g. 4G (default: what noded detects)"},
 			&ucli.IntFlag{Name: "nodes", Value: 1, Usage: "number of node daemons (named dev1, dev2, ...)"},
 			&ucli.StringFlag{Name: "config", Usage: "partition config file for corral-ctld", TakesFile: true},
+			&ucli.StringFlag{Name: "web", Usage: "serve the dashboard on this `ADDR` (sign in with corral dashboard)"},
 			&ucli.StringFlag{Name: "ctld-bin", Usage: "corral-ctld binary (default: next to corral, else on PATH)", TakesFile: true},
 			&ucli.StringFlag{Name: "noded-bin", Usage: "corral-noded binary (default: next to corral, else on PATH)", TakesFile: true},
 			&ucli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "how long to wait for the cluster to come up"},
@@ -53,6 +54,7 @@ type devCluster struct {
 	state, socket, key, logs string
 	ctldBin, nodedBin        string
 	config                   string
+	web                      string // the dashboard's address, "" for none
 	cpus                     int
 	mem                      string
 	nodes                    []string // node names
@@ -98,6 +100,9 @@ func dev(c *ucli.Context) error {
 	}
 	fmt.Fprintf(c.App.ErrWriter, "corral dev: state in %s, logs in %s; stop with Ctrl-C\n", d.state, d.logs)
 	fmt.Fprintf(out(c), "corral dev cluster ready: socket %s\nexport %s=%s\n", d.socket, api.SocketEnv, shellQuote(d.socket))
+	if d.web != "" {
+		fmt.Fprintf(out(c), "dashboard on %s: sign in with corral dashboard\n", d.web)
+	}
 
 	if err := waitAny(ctx, kids); err != nil {
 		return err
@@ -108,7 +113,8 @@ func dev(c *ucli.Context) error {
 
 // planDev checks the options and prepares the state directory.
 func planDev(c *ucli.Context) (*devCluster, error) {
-	d := &devCluster{cpus: c.Int("cpus"), mem: c.String("mem"), config: c.String("config"), timeout: c.Duration("timeout")}
+	d := &devCluster{cpus: c.Int("cpus"), mem: c.String("mem"), config: c.String("config"), web: c.String("web"),
+		timeout: c.Duration("timeout")}
 	k := c.Int("nodes")
 	switch {
 	case k < 1:
@@ -203,6 +209,9 @@ func (d *devCluster) startCtld() (*child, error) {
 	args := []string{"--state", d.ctldState(), "--socket", d.socket, "--listen", "127.0.0.1:0", "--key", d.key}
 	if d.config != "" {
 		args = append(args, "--config", d.config)
+	}
+	if d.web != "" {
+		args = append(args, "--web", d.web)
 	}
 	return startChild("corral-ctld", d.ctldBin, args, filepath.Join(d.logs, "ctld.log"))
 }

@@ -95,6 +95,9 @@ func matrixCases() []matrixCase {
 		{"GET /v1/nodes", job("GET", "/v1/nodes", nil), func(c int, _ string) bool { return c == 200 }},
 		{"GET /v1/partitions", job("GET", "/v1/partitions", nil), func(c int, _ string) bool { return c == 200 }},
 		{"GET /v1/ping", job("GET", "/v1/ping", nil), func(c int, _ string) bool { return c == 200 }},
+		// No dashboard is served: a caller let through hears 404.
+		{"POST /v1/dashboard/login", job("POST", "/v1/dashboard/login", nil), notRefused},
+		{"POST /v1/dashboard/logout-all", job("POST", "/v1/dashboard/logout-all", nil), notRefused},
 		{"GET /v1/images", job("GET", "/v1/images", nil), func(c int, _ string) bool { return c == 200 }},
 		{"GET /v1/policies", job("GET", "/v1/policies", nil), func(c int, _ string) bool { return c == 200 }},
 		{"POST /v1/images", job("POST", "/v1/images", func(uint64) any { return api.ImageRequest{Op: "remove", Ref: "docker.io/library/none:1"} }), notRefused},

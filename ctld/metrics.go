@@ -46,6 +46,13 @@ func newMetrics(s *Server, addr string) (*metrics, error) {
 	return m, nil
 }
 
+// close releases the listener (serve may not have run).
+func (m *metrics) close() {
+	if m != nil {
+		m.ln.Close()
+	}
+}
+
 // Addr is where metrics are served ("" without metrics).
 func (m *metrics) Addr() string {
 	if m == nil {

@@ -69,6 +69,11 @@ type Config struct {
 	// Pipeline settings (PipelineConfig); zero fields take the defaults.
 	Pipeline PipelineConfig
 
+	// WebListen is the TCP address of the dashboard ("" for none);
+	// WebURL how browsers reach it (default http:// and the bound
+	// address); WebTrustedHeader a header a site's sign-on proxy names
+	// the user in (off when "", see package web).
+	WebListen, WebURL, WebTrustedHeader string
 	// MetricsListen is the TCP address of the Prometheus endpoint
 	// (/metrics); "" serves none.
 	MetricsListen string
@@ -172,6 +177,7 @@ type Server struct {
 	// themselves.
 	policies *policy.Set
 	metrics  *metrics    // nil without Config.MetricsListen
+	web      *webHost    // nil without Config.WebListen
 	gate     *authz.Gate // who may call what, how often (package authz)
 	conns    *connLimits // open connections per uid and address
 	nonces   nonceCache  // remote credentials already used
@@ -268,6 +274,12 @@ func New(cfg Config) (*Server, error) {
 		s.store.Close()
 		return nil, err
 	}
+	if s.web, err = newWebHost(s, &s.cfg); err != nil {
+		s.ln.close()
+		s.metrics.close()
+		s.store.Close()
+		return nil, err
+	}
 	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
 	return s, nil
 }
@@ -336,6 +348,8 @@ func (s *Server) run(ctx context.Context) error {
 	go func() { defer wg.Done(); s.ledger.loop(loops) }()
 	wg.Add(1)
 	go func() { defer wg.Done(); s.metrics.serve(loops) }() // returns at once without metrics
+	wg.Add(1)
+	go func() { defer wg.Done(); s.web.serve(loops) }() // returns at once without a dashboard
 
 	s.mu.RLock()
 	jobs, active := s.q.size()
@@ -371,6 +385,8 @@ func (s *Server) Close() error {
 		s.bgCancel()
 		s.bg.Wait()
 		s.ln.close()
+		s.metrics.close()
+		s.web.close()
 		os.Remove(s.cfg.Socket)
 		os.Remove(filepath.Join(s.cfg.StateDir, AddrFile))
 		if err := s.ledger.save(time.Now()); err != nil {

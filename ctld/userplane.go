@@ -15,7 +15,7 @@ import (
 func userHandler(s *Server) http.Handler {
 	jobs, acct, nodes := jobsEndpoint{s}, acctEndpoint{s}, nodesEndpoint{s}
 	images, policies, prio := imagesEndpoint{s}, policiesEndpoint{s}, priorityEndpoint{s}
-	admin, steps := adminEndpoint{s}, stepsEndpoint{s}
+	admin, steps, dash := adminEndpoint{s}, stepsEndpoint{s}, dashboardEndpoint{s}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/jobs", withCaller(jobs.submit))
 	mux.HandleFunc("POST /v1/jobs/test", withCaller(jobs.testSubmit))
@@ -48,6 +48,8 @@ func userHandler(s *Server) http.Handler {
 	mux.HandleFunc("POST /v1/jobs/{id}/steps", withCaller(steps.create))
 	mux.HandleFunc("GET /v1/jobs/{id}/steps", withCaller(steps.list))
 	mux.HandleFunc("POST /v1/steps/cancel", withCaller(steps.cancel))
+	mux.HandleFunc("POST /v1/dashboard/login", withCaller(dash.login))
+	mux.HandleFunc("POST /v1/dashboard/logout-all", withCaller(dash.logoutAll))
 	mux.HandleFunc("/", notFound)
 	return gated(s, mux)
 }

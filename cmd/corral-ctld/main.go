@@ -40,6 +40,9 @@ func newApp(logTo io.Writer) *cli.App {
 			&cli.DurationFlag{Name: "node-timeout", Value: ctld.DefaultNodeTimeout, Usage: "a node silent this long is DOWN"},
 			&cli.DurationFlag{Name: "heartbeat", Value: ctld.DefaultHeartbeat, Usage: "heartbeat interval told to nodes"},
 			&cli.BoolFlag{Name: "check", Usage: "verify the state file (<state>/ctld.db) and exit: 0 sound, 1 damaged or unreadable; runs nothing"},
+			&cli.StringFlag{Name: "web", Usage: "serve the dashboard on this TCP `ADDR` (default: none; see docs/web.md)"},
+			&cli.StringFlag{Name: "web-url", Usage: "the `URL` browsers reach the dashboard at, for login links (default: http:// and the --web address)"},
+			&cli.StringFlag{Name: "web-trusted-header", Usage: "a request `HEADER` naming the user, set by a sign-on proxy in front of the dashboard (default: off; see docs/web.md)"},
 			&cli.StringFlag{Name: "metrics-listen", Usage: "serve Prometheus metrics on this TCP `ADDR` (/metrics; default: none; see docs/metrics.md)"},
 			&cli.StringSliceFlag{Name: "tls-san", Usage: "another host `NAME` or address for the controller's TLS certificate (repeatable; see docs/security.md)"},
 			&cli.BoolFlag{Name: "insecure-plaintext", Usage: "serve the TCP port as plain HTTP instead of TLS (tests only: nothing between hosts is encrypted)"},
@@ -89,6 +92,7 @@ func configFromFlags(c *cli.Context) (ctld.Config, error) {
 		Heartbeat:   c.Duration("heartbeat"),
 	}
 	cfg.MetricsListen = c.String("metrics-listen")
+	cfg.WebListen, cfg.WebURL, cfg.WebTrustedHeader = c.String("web"), c.String("web-url"), c.String("web-trusted-header")
 	cfg.TLSSANs, cfg.InsecurePlaintext = c.StringSlice("tls-san"), c.Bool("insecure-plaintext")
 	cfg.RateLimit, cfg.RateBurst = c.Float64("rate-limit"), c.Int("rate-burst")
 	if cfg.RateLimit == 0 || cfg.RateBurst <= 0 {

@@ -71,6 +71,8 @@ var Bounds = map[string]Bound{
 	"GET /v1/nodes":                 {Answer: answerCluster},
 	"GET /v1/partitions":            {Answer: answerCluster},
 	"GET /v1/ping":                  {Answer: answerOne},
+	"POST /v1/dashboard/login":      {Body: maxSmallBody, Answer: "one link"},
+	"POST /v1/dashboard/logout-all": {Body: maxSmallBody, Answer: answerOne},
 	"GET /v1/images":                {Answer: answerCluster},
 	"GET /v1/policies":              {Answer: answerCluster},
 	"POST /v1/images":               {Body: maxSmallBody, Answer: "one result per node"},

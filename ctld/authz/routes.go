@@ -46,6 +46,8 @@ var UserRoutes = map[string]Rule{
 	"GET /v1/nodes":                 {User, ScopeNone},
 	"GET /v1/partitions":            {User, ScopeNone},
 	"GET /v1/ping":                  {User, ScopeNone},
+	"POST /v1/dashboard/login":      {User, ScopeNone},
+	"POST /v1/dashboard/logout-all": {User, ScopeNone},
 	"GET /v1/images":                {User, ScopeNone},
 	"GET /v1/policies":              {User, ScopeNone},
 	"POST /v1/images":               {Admin, ScopeNone},

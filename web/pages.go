@@ -1,0 +1,239 @@
+package web
+
+import (
+	"embed"
+	"fmt"
+	"html/template"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+)
+
+//go:embed templates
+var templates embed.FS
+
+var pages = template.Must(template.New("").Funcs(template.FuncMap{
+	"percent": percent,
+}).ParseFS(templates, "templates/*.html"))
+
+// maxRows bounds each tab's rows on the first screen, so a queue of
+// 100,000 jobs renders as fast as one of a hundred.
+const maxRows = 200
+
+// sessionsView is what the sessions page shows.
+type sessionsView struct {
+	User      string
+	Group     string   // the resource group (partition) the indicator shows
+	Groups    []string // the ones to choose from
+	CSRF      string
+	Indicator []bar
+	Tabs      []tab
+}
+
+// bar is one resource's bar of the indicator; the data-* attributes of
+// its element carry Resource, Scope, Allocated and Limit.
+type bar struct {
+	Resource  string // cpu, mem, fgpu
+	Scope     string // group: against what the user may allocate; total: against that plus what is still free to them
+	Label     string
+	Allocated int64
+	Limit     int64 // 0: nothing to allocate
+	Text      string
+}
+
+type tab struct {
+	Name  string
+	Rows  []row
+	More  int // rows left out (maxRows)
+	Empty string
+}
+
+type row struct {
+	JobID                                                   uint64 // data-job-id
+	ID, Name, State, Config, Node, Elapsed, Reason, Planned string
+	Ref                                                     string // what terminate names
+	Active                                                  bool   // may be terminated
+}
+
+func percent(b bar) int {
+	if b.Limit <= 0 {
+		return 0
+	}
+	return int(min(100, b.Allocated*100/b.Limit))
+}
+
+// problem answers a plain page with one message.
+func (d *Dashboard) problem(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(code)
+	if err := pages.ExecuteTemplate(w, "problem.html", msg); err != nil {
+		d.cfg.Logger.Printf("dashboard: %v", err)
+	}
+}
+
+// sessionsPage is the resource indicator and the sessions, by tab.
+func (d *Dashboard) sessionsPage(w http.ResponseWriter, r *http.Request, sess *session, _ string) {
+	c := d.cfg.Controller.As(sess.uid)
+	jobs, err := c.Jobs(r.Context(), api.JobFilter{All: true})
+	if err != nil {
+		d.apiProblem(w, err)
+		return
+	}
+	usage, err := c.UsageFor(r.Context(), "", false) // the caller's own
+	if err != nil {
+		d.apiProblem(w, err)
+		return
+	}
+	parts, err := c.Partitions(r.Context())
+	if err != nil {
+		d.apiProblem(w, err)
+		return
+	}
+	v := sessionsView{CSRF: sess.csrf, Tabs: sessionTabs(jobs, d.cfg.Now())}
+	if len(usage.Users) > 0 {
+		v.User = usage.Users[0].User
+	}
+	v.Group, v.Groups = group(parts, r.URL.Query().Get("group"))
+	v.Indicator = indicator(usage, v.Group)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	if err := pages.ExecuteTemplate(w, "sessions.html", v); err != nil {
+		d.cfg.Logger.Printf("dashboard: %v", err)
+	}
+}
+
+// group is the resource group the indicator shows: the one asked for if
+// it exists, else the default partition; and the names to choose from.
+func group(parts []api.Partition, asked string) (string, []string) {
+	var names []string
+	chosen := ""
+	for _, p := range parts {
+		names = append(names, p.Name)
+		if p.Name == asked || chosen == "" && p.Default {
+			chosen = p.Name
+		}
+	}
+	if chosen == "" && len(names) > 0 {
+		chosen = names[0]
+	}
+	return chosen, names
+}
+
+// indicator is the seeds' two bars per resource in resource group g:
+// the user's allocation against what they may allocate (their policy's
+// limit, else the group's total), and against that allocation plus what
+// is still allocatable to them there.
+func indicator(u *api.Usage, g string) []bar {
+	var mine api.UserUsage
+	if len(u.Users) > 0 {
+		mine = u.Users[0]
+	}
+	var alloc, total api.UsageAmounts
+	for _, p := range u.Partitions {
+		if p.Partition == g {
+			alloc, total = p.Allocated, p.Total
+		}
+	}
+	type res struct {
+		name, label             string
+		mine, allowed, all, tot int64
+		show                    func(int64) string
+	}
+	var out []bar
+	for _, x := range []res{
+		{"cpu", "CPU", int64(mine.Allocated.CPUs), int64(mine.Allowed.CPUs), int64(alloc.CPUs), int64(total.CPUs), func(n int64) string { return fmt.Sprint(n) }},
+		{"mem", "Memory", mine.Allocated.MemBytes, mine.Allowed.MemBytes, alloc.MemBytes, total.MemBytes, gib},
+		{"fgpu", "fGPU", int64(mine.Allocated.FGPU), int64(mine.Allowed.FGPU), int64(alloc.FGPU), int64(total.FGPU), hundredths},
+	} {
+		limit := x.tot
+		if x.allowed > 0 {
+			limit = x.allowed
+		}
+		free := max(0, min(limit-x.mine, x.tot-x.all)) // allocatable to this user now
+		out = append(out,
+			bar{Resource: x.name, Scope: "group", Label: x.label, Allocated: x.mine, Limit: limit,
+				Text: x.show(x.mine) + " / " + x.show(limit)},
+			bar{Resource: x.name, Scope: "total", Label: x.label, Allocated: x.mine, Limit: x.mine + free,
+				Text: x.show(x.mine) + " used, " + x.show(free) + " free to you"})
+	}
+	return out
+}
+
+func gib(b int64) string        { return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30)) }
+func hundredths(n int64) string { return fmt.Sprintf("%.2f", float64(n)/100) }
+
+// sessionTabs sorts jobs into Running, Pending and Finished, newest first.
+func sessionTabs(jobs []api.Job, now time.Time) []tab {
+	tabs := []tab{{Name: "Running", Empty: "No running sessions."}, {Name: "Pending", Empty: "Nothing is waiting."},
+		{Name: "Finished", Empty: "No finished sessions yet."}}
+	slices.SortFunc(jobs, func(a, b api.Job) int { return -cmpID(a.ID, b.ID) })
+	for i := range jobs {
+		j := &jobs[i]
+		t := &tabs[2]
+		switch j.State {
+		case api.StateRunning:
+			t = &tabs[0]
+		case api.StatePending:
+			t = &tabs[1]
+		}
+		if len(t.Rows) == maxRows {
+			t.More++
+			continue
+		}
+		t.Rows = append(t.Rows, rowOf(j, now))
+	}
+	return tabs
+}
+
+func cmpID(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func rowOf(j *api.Job, now time.Time) row {
+	r := row{JobID: j.ID, ID: fmt.Sprint(j.ID), Ref: fmt.Sprint(j.ID), Name: j.Name, State: string(j.State), Active: !j.State.Terminal()}
+	switch {
+	case j.ArrayTasks != "": // pending tasks folded: the action ends the array
+		r.ID, r.Ref = fmt.Sprintf("%d_[%s]", j.ArrayJobID, j.ArrayTasks), fmt.Sprint(j.ArrayJobID)
+	case j.ArrayJobID != 0 && j.ArrayTaskID != nil:
+		r.ID = fmt.Sprintf("%d_%d", j.ArrayJobID, *j.ArrayTaskID)
+		r.Ref = r.ID
+	}
+	r.Config = fmt.Sprintf("%d CPU, %s", j.CPUs*max(j.NodeCount, 1), gib(j.MemBytes*int64(max(j.NodeCount, 1))))
+	if f := j.FGPUHundredths; f > 0 {
+		r.Config += ", " + hundredths(int64(f)) + " fGPU"
+	}
+	if j.GPUs > 0 {
+		r.Config += fmt.Sprintf(", %d GPU", j.GPUs)
+	}
+	if img := j.Spec.ContainerImage; img != "" {
+		r.Config += ", " + img
+	}
+	if len(j.Nodes) > 0 {
+		r.Node = j.Nodes[0]
+		if len(j.Nodes) > 1 {
+			r.Node += fmt.Sprintf(" +%d", len(j.Nodes)-1)
+		}
+	}
+	if j.StartTime != nil {
+		end := now
+		if j.EndTime != nil {
+			end = *j.EndTime
+		}
+		r.Elapsed = end.Sub(*j.StartTime).Round(time.Second).String()
+	}
+	if j.State == api.StatePending {
+		r.Reason = string(j.Reason)
+		if j.PlannedStart != nil {
+			r.Planned = j.PlannedStart.Local().Format("2006-01-02 15:04")
+		}
+	}
+	return r
+}
