@@ -216,7 +216,7 @@ func (cfg *srunConfig) apply(s slurmopt.Set) error {
 		cfg.mpiList = v == "list"
 		err = checkMPI(v)
 	case "cpu-bind", "cpu_bind":
-		if v != "none" && !strings.HasPrefix(v, "verbose") && v != "" {
+		if !cpuBindHarmless(v) {
 			cfg.warnings = append(cfg.warnings, fmt.Sprintf("--cpu-bind=%s is ignored: corral does not bind tasks to CPUs", v))
 		}
 	case "pty":
@@ -303,9 +303,23 @@ Runs a step of tasks inside the current allocation ($SLURM_JOB_ID or --jobid).
       --jobid=ID              run in this job's allocation
   -u, --unbuffered            accepted: output is always relayed as it comes
       --mpi=none              accepted; pmi2 and pmix are not supported yet
-      --cpu-bind=TYPE         accepted and ignored (a warning unless none)
+      --cpu-bind=TYPE         accepted and ignored (a warning unless none, quiet, verbose)
       --pty                   run task 0 on a terminal; srun's terminal is raw meanwhile
   -v, --verbose               say more about the launch
   -V, --version               print the Slurm version srun behaves as
   -h, --help                  this text
 `
+
+// cpuBindHarmless reports whether a --cpu-bind value asks no binding
+// corral would owe: only Slurm's reporting words (q[uiet], v[erbose]) and
+// no[ne]. Snakemake's slurm executor sends --cpu-bind=q with every step.
+func cpuBindHarmless(v string) bool {
+	for _, w := range strings.Split(v, ",") {
+		switch w {
+		case "", "q", "quiet", "v", "verbose", "no", "none":
+		default:
+			return false
+		}
+	}
+	return true
+}

@@ -48,6 +48,10 @@ func TestParseSrun(t *testing.T) {
 			srunConfig{req: api.StepRequest{Name: "hydra_pmi_proxy", Nodes: 2, Ntasks: 2, NodeList: []string{"dev1", "dev2"}}, input: "none",
 				argv: []string{"/usr/bin/hydra_pmi_proxy", "--control-port", "dev1:4242", "-1"}}},
 		{[]string{"--cpu-bind=cores", "x"}, srunConfig{req: api.StepRequest{Name: "x"}, warnings: []string{"--cpu-bind=cores is ignored: corral does not bind tasks to CPUs"}, argv: []string{"x"}}},
+		{[]string{"--cpu-bind=q,cores", "x"}, srunConfig{req: api.StepRequest{Name: "x"}, warnings: []string{"--cpu-bind=q,cores is ignored: corral does not bind tasks to CPUs"}, argv: []string{"x"}}},
+		// Snakemake's slurm executor: quiet asks nothing of corral, so no warning.
+		{[]string{"-n1", "--cpu-bind=q", "x"}, srunConfig{req: api.StepRequest{Name: "x", Ntasks: 1}, argv: []string{"x"}}},
+		{[]string{"--cpu-bind=verbose,none", "--cpu_bind=quiet", "x"}, srunConfig{req: api.StepRequest{Name: "x"}, argv: []string{"x"}}},
 		// --pty: the output of tasks but 0 goes nowhere unless -o/-e say.
 		{[]string{"--pty", "bash"}, srunConfig{req: api.StepRequest{Name: "bash"}, pty: true, output: "0", errput: "0", argv: []string{"bash"}}},
 		{[]string{"--pty", "-o", "out-%t", "bash"}, srunConfig{req: api.StepRequest{Name: "bash"}, pty: true, output: "out-%t", errput: "0", argv: []string{"bash"}}},
