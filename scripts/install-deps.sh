@@ -25,6 +25,8 @@ command -v mpirun.openmpi >/dev/null 2>&1 || need+=(openmpi-bin)
 [ -n "$(find /usr/lib -path '*openmpi/include/mpi.h' -print -quit 2>/dev/null)" ] || need+=(libopenmpi-dev)
 command -v mpiexec.hydra >/dev/null 2>&1 || need+=(mpich)
 [ -n "$(find /usr/include -path '*mpich/mpi.h' -print -quit 2>/dev/null)" ] || need+=(libmpich-dev)
+# The pipeline engine test (e2e TestSnakemake) drives Snakemake 7.21 over the Slurm names.
+command -v snakemake >/dev/null 2>&1 || need+=(snakemake)
 if [ "$slurm" -eq 1 ]; then
   for p in slurmctld slurmd munge; do
     command -v "$p" >/dev/null 2>&1 || need+=("$p")
