@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/corral-hpc/corral/api"
 )
@@ -94,6 +95,10 @@ func MustFakeCtld(t *testing.T) *fakeCtld {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		reply(w, 200, f.parts)
+	})
+	mux.HandleFunc("GET /v1/config", func(w http.ResponseWriter, r *http.Request) {
+		reply(w, 200, api.ClusterConfig{Loaded: time.Date(2026, 3, 4, 10, 0, 0, 0, time.Local),
+			Entries: []api.ConfigEntry{{Key: "ClusterName", Value: "corral"}, {Key: "SlurmctldHost[0]", Value: "head"}}})
 	})
 	f.pipelineRoutes(mux)
 	f.schedulingRoutes(mux) // prio_test.go

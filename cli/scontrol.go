@@ -25,6 +25,7 @@ Commands corral answers:
   show hostnames [LIST]     one host name per line (LIST: $SLURM_JOB_NODELIST)
   show hostlist LIST        the hostlist expression of names (also hostlistsorted)
   show step [JOB[.STEP]]    running steps
+  show config               the controller's settings, under Slurm's names
   hold ID...                keep pending jobs from starting
   release ID...             let held jobs start
   requeue ID...             put jobs back to pending (requeuehold: and hold them)
@@ -88,7 +89,7 @@ func scontrol(s *slurmRun, r *slurmopt.Result) error {
 
 func scontrolShow(s *slurmRun, r *slurmopt.Result, args []string) error {
 	if len(args) == 0 {
-		return slurmUsagef("show what? (job, node, partition, hostnames, hostlist)")
+		return slurmUsagef("show what? (job, node, partition, step, config, hostnames, hostlist)")
 	}
 	entity, rest := strings.ToLower(args[0]), args[1:]
 	if len(rest) > 1 {
@@ -120,8 +121,10 @@ func scontrolShow(s *slurmRun, r *slurmopt.Result, args []string) error {
 		return showPartitions(s, name, oneliner)
 	case "step", "steps":
 		return showSteps(s, name, oneliner)
+	case "config":
+		return showConfig(s) // a parameter named after it is ignored, as by Slurm's
 	}
-	return fmt.Errorf("invalid entity: %s for keyword: show (corral shows job, node, partition, step, hostnames and hostlist)", args[0])
+	return fmt.Errorf("invalid entity: %s for keyword: show (corral shows job, node, partition, step, config, hostnames and hostlist)", args[0])
 }
 
 // showHostnames prints each name of list (default $SLURM_JOB_NODELIST)
@@ -406,6 +409,17 @@ func (s *slurmRun) jobErrors(quiet bool, errs map[string]string, total int) erro
 		}
 	}
 	return exitStatus(1)
+}
+
+// showConfig prints the controller's configuration.
+func showConfig(s *slurmRun) error {
+	ctx, cancel := s.requestContext()
+	defer cancel()
+	c, err := s.client().Config(ctx)
+	if err != nil {
+		return err
+	}
+	return slurmfmt.WriteConfig(s.stdout, c, &slurmfmt.Env{Now: time.Now()})
 }
 
 func scontrolPing(s *slurmRun) error {

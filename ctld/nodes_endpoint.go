@@ -7,8 +7,9 @@ import (
 	"github.com/corral-hpc/corral/api"
 )
 
-// nodesEndpoint serves /v1/nodes and /v1/partitions: the cluster as
-// `corral nodes` shows it, and the administrators' drain, down and resume.
+// nodesEndpoint serves /v1/nodes, /v1/partitions and /v1/config: the
+// cluster as `corral nodes` shows it, its configuration, and the
+// administrators' drain, down and resume.
 type nodesEndpoint struct{ srv *Server }
 
 func (e nodesEndpoint) list(w http.ResponseWriter, r *http.Request, _ peer) {
@@ -18,6 +19,12 @@ func (e nodesEndpoint) list(w http.ResponseWriter, r *http.Request, _ peer) {
 // partitions serves the configured partitions, fixed at start.
 func (e nodesEndpoint) partitions(w http.ResponseWriter, r *http.Request, _ peer) {
 	writeJSON(w, http.StatusOK, append([]api.Partition{}, e.srv.parts.list...))
+}
+
+// config serves the controller's configuration, fixed at start; any
+// user may read it, as anyone may run scontrol show config.
+func (e nodesEndpoint) config(w http.ResponseWriter, r *http.Request, _ peer) {
+	writeJSON(w, http.StatusOK, e.srv.confView)
 }
 
 // change serves POST /v1/nodes/{drain,down,resume}.

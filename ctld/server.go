@@ -166,6 +166,9 @@ type Server struct {
 	parts   partitions
 	planner sched.Planner
 	users   *accounts
+	// confView is the configuration scontrol show config prints, made
+	// at start.
+	confView api.ClusterConfig
 
 	mu     lockorder.RWMutex[lockorder.Server]
 	q      *queue           // jobs and array jobs, guarded by mu
@@ -229,6 +232,7 @@ func New(cfg Config) (*Server, error) {
 	if s.planner == nil {
 		s.planner = file.Scheduling.Planner
 	}
+	s.confView = configView(file, &s.cfg, s.planner, time.Now())
 	if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
 		return nil, fmt.Errorf("state directory: %w", err)
 	}

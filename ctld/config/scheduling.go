@@ -326,6 +326,16 @@ var resetPeriods = []struct {
 	{"MONTHLY", 30 * 24 * time.Hour}, {"QUARTERLY", 91 * 24 * time.Hour}, {"YEARLY", 365 * 24 * time.Hour},
 }
 
+// ResetPeriodName is a reset period as corral.conf and Slurm spell it.
+func ResetPeriodName(d time.Duration) string {
+	for _, p := range resetPeriods {
+		if p.period == d {
+			return p.name
+		}
+	}
+	return d.String() // package priority takes any period; the file does not
+}
+
 func parseResetPeriod(v string) (time.Duration, error) {
 	var names []string
 	for _, p := range resetPeriods {
