@@ -1,6 +1,7 @@
 package ctld
 
 import (
+	"bufio"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/corral-hpc/corral/api"
 )
@@ -156,5 +158,46 @@ func TestDashboardOff(t *testing.T) {
 	code, out := callAs(t, tc, nobody, "POST", "/v1/dashboard/login", nil)
 	if code != http.StatusNotFound || !strings.Contains(errorText(t, out), "--web") {
 		t.Fatalf("login without a dashboard: %d %s", code, out)
+	}
+}
+
+// A signed-in page's event stream says "changed" when a job is submitted
+// or changes state, and the stream is refused without a session.
+func TestDashboardLiveEvents(t *testing.T) {
+	tc := MustServer(t, withPartitions(matrixConf), func(c *Config) { c.WebListen = "127.0.0.1:0" })
+	base := "http://" + tc.srv.web.Addr()
+	b := newBrowser(t, base)
+	if code, _ := b.get("/events"); code != http.StatusUnauthorized {
+		t.Fatalf("events without a session: %d, want 401", code)
+	}
+	signIn(t, tc, b, uidOwner)
+	req, _ := http.NewRequest(http.MethodGet, base+"/events", nil)
+	resp, err := b.hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || ct != "text/event-stream" {
+		t.Fatalf("events: %d %s", resp.StatusCode, ct)
+	}
+	got := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "event: ") {
+				got <- sc.Text()
+				return
+			}
+		}
+		close(got)
+	}()
+	id := tc.submitFor(uidOwner, script("live"))
+	select {
+	case ev := <-got:
+		if ev != "event: changed" {
+			t.Fatalf("after submitting job %d the stream said %q", id, ev)
+		}
+	case <-time.After(30 * time.Second): // a bound on the wait, not a timing claim
+		t.Fatalf("no event within 30 s of submitting job %d", id)
 	}
 }

@@ -255,6 +255,7 @@ func New(cfg Config) (*Server, error) {
 		s.pipe.observe(c)
 		old, next := c.jobs()
 		s.fs.ChargeEnd(old, next, time.Now())
+		s.web.changed()
 	}, s.pipe.wakeWaiters, partsStopper(s))
 	if s.key, s.tls, err = loadIdentity(&s.cfg, ran); err != nil { // before load: known nodes get clients pinned to the CA
 		s.store.Close()

@@ -68,6 +68,7 @@ func (s *Server) storeSubmit(rec *store.JobRecord) (uint64, error) {
 		return 0, err
 	}
 	s.Kick()
+	s.web.changed()
 	spec := &rec.Job.Spec
 	if spec.Array != nil {
 		n := countRanges(spec.Array.Ranges)

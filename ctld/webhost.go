@@ -83,6 +83,13 @@ func (h *webHost) serve(ctx context.Context) {
 	}
 }
 
+// changed tells the dashboard's live pages that the jobs changed.
+func (h *webHost) changed() {
+	if h != nil {
+		h.dash.Changed()
+	}
+}
+
 // close releases the listener (serve may not have run).
 func (h *webHost) close() {
 	if h != nil {

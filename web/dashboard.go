@@ -44,6 +44,7 @@ type Config struct {
 type Dashboard struct {
 	cfg    Config
 	signIn *signIns
+	live   *changes
 	origin string // scheme://host[:port] of BaseURL
 }
 
@@ -68,7 +69,7 @@ func New(cfg Config) (*Dashboard, error) {
 		cfg.Logger = log.Default()
 	}
 	cfg.Secure = cfg.Secure || u.Scheme == "https"
-	return &Dashboard{cfg: cfg, signIn: newSignIns(cfg.SessionTTL), origin: u.Scheme + "://" + u.Host}, nil
+	return &Dashboard{cfg: cfg, signIn: newSignIns(cfg.SessionTTL), live: newChanges(), origin: u.Scheme + "://" + u.Host}, nil
 }
 
 // Origin is where browsers reach the dashboard (scheme://host:port).
@@ -89,6 +90,7 @@ func (d *Dashboard) Handler() http.Handler {
 	mux.HandleFunc("GET /login", d.login)
 	mux.Handle("GET /static/", http.FileServerFS(static))
 	mux.HandleFunc("GET /{$}", d.signedIn(d.sessionsPage))
+	mux.HandleFunc("GET /events", d.signedIn(d.events))
 	mux.HandleFunc("POST /jobs/{id}/terminate", d.signedIn(d.changing(d.terminate)))
 	mux.HandleFunc("POST /logout", d.signedIn(d.changing(d.logout)))
 	return securityHeaders(mux)

@@ -1,0 +1,26 @@
+// Live updates: when the controller's jobs change, re-read this page and
+// put its indicator and sessions in place of the old ones.
+(function () {
+  "use strict";
+  if (!window.EventSource) return;
+  var busy = false, again = false;
+  function refresh() {
+    if (busy) { again = true; return; }
+    busy = true;
+    fetch(location.href, { credentials: "same-origin", headers: { "Accept": "text/html" } })
+      .then(function (r) { return r.ok ? r.text() : Promise.reject(r.status); })
+      .then(function (html) {
+        var doc = new DOMParser().parseFromString(html, "text/html");
+        ["section.indicator", "main"].forEach(function (sel) {
+          var fresh = doc.querySelector(sel), old = document.querySelector(sel);
+          if (fresh && old) old.replaceWith(fresh);
+        });
+      })
+      .catch(function () {})
+      .finally(function () {
+        busy = false;
+        if (again) { again = false; refresh(); }
+      });
+  }
+  new EventSource("/events").addEventListener("changed", refresh);
+})();
