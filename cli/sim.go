@@ -219,20 +219,30 @@ type compareOutput struct {
 
 // printCompare prints one row per metric, one column per policy.
 func printCompare(c *ucli.Context, trace string, results []*sim.Result) error {
-	w := tabwriter.NewWriter(out(c), 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(out(c), "trace %s, %d processors, %d jobs (%d trace lines skipped, %d cancelled before starting)\n",
 		trace, results[0].Procs, results[0].Metrics.Jobs, results[0].Skipped, results[0].Cancelled)
-	head := []string{"metric"}
-	for _, r := range results {
-		head = append(head, string(r.Policy))
+	policies := make([]sim.Policy, len(results))
+	for i, r := range results {
+		policies[i] = r.Policy
 	}
-	fmt.Fprintln(w, strings.Join(head, "\t")+"\t")
-	for _, row := range sim.Rows {
-		cells := []string{row.Label}
-		for _, r := range results {
-			cells = append(cells, row.Text(r.Metrics))
+	return sideBySide(c, policies, sim.Rows, func(row sim.Row, i int) string { return row.Text(results[i].Metrics) })
+}
+
+// sideBySide prints a header of policies and one line per row, cell(row,
+// i) the value for policies[i], right-aligned.
+func sideBySide(c *ucli.Context, policies []sim.Policy, rows []sim.Row, cell func(sim.Row, int) string) error {
+	w := tabwriter.NewWriter(out(c), 0, 0, 2, ' ', tabwriter.AlignRight)
+	line := []string{"metric"}
+	for _, p := range policies {
+		line = append(line, string(p))
+	}
+	fmt.Fprintln(w, strings.Join(line, "\t")+"\t")
+	for _, row := range rows {
+		line = append(line[:0], row.Label)
+		for i := range policies {
+			line = append(line, cell(row, i))
 		}
-		fmt.Fprintln(w, strings.Join(cells, "\t")+"\t")
+		fmt.Fprintln(w, strings.Join(line, "\t")+"\t")
 	}
 	return w.Flush()
 }
@@ -251,20 +261,12 @@ type shakeOutput struct {
 func printShake(c *ucli.Context, trace string, sc sim.ShakeConfig, spreads []sim.Spreads) error {
 	fmt.Fprintf(out(c), "trace %s, %d replays with submit times jittered by up to %d s (seed %d): mean ± stddev [min, max]\n",
 		trace, sc.Replays, sc.Jitter, sc.Seed)
-	w := tabwriter.NewWriter(out(c), 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := []string{"metric"}
-	for _, s := range spreads {
-		head = append(head, string(s.Policy))
+	policies := make([]sim.Policy, len(spreads))
+	for i, s := range spreads {
+		policies[i] = s.Policy
 	}
-	fmt.Fprintln(w, strings.Join(head, "\t")+"\t")
-	for _, row := range sim.Headline {
-		cells := []string{row.Label}
-		for _, s := range spreads {
-			x := s.Metrics[row.Key]
-			f := row.Format
-			cells = append(cells, fmt.Sprintf(f+" ± "+f+" ["+f+", "+f+"]", x.Mean, x.Stddev, x.Min, x.Max))
-		}
-		fmt.Fprintln(w, strings.Join(cells, "\t")+"\t")
-	}
-	return w.Flush()
+	return sideBySide(c, policies, sim.Headline, func(row sim.Row, i int) string {
+		x, f := spreads[i].Metrics[row.Key], row.Format
+		return fmt.Sprintf(f+" ± "+f+" ["+f+", "+f+"]", x.Mean, x.Stddev, x.Min, x.Max)
+	})
 }

@@ -137,52 +137,39 @@ func (c *SlurmConfig) set(k, v string, w *priority.Weights, multifactor *bool) e
 	return nil
 }
 
-// setSchedulerParameters reads the comma-separated SchedulerParameters
-// the replay models, in the units slurm.conf(5) gives them.
+// schedulerParameters are the SchedulerParameters the replay models, in
+// the units and ranges slurm.conf(5) gives them.
+var schedulerParameters = map[string]struct {
+	what   string
+	lo, hi int
+	set    func(*SlurmConfig, int)
+}{
+	"bf_window":           {"minutes", 1, 43200, func(c *SlurmConfig, n int) { c.Window = time.Duration(n) * time.Minute }},
+	"bf_max_job_test":     {"a job count", 1, 1_000_000, func(c *SlurmConfig, n int) { c.MaxJobTest = n }},
+	"bf_resolution":       {"seconds", 1, 3600, func(c *SlurmConfig, n int) { c.Resolution = time.Duration(n) * time.Second }},
+	"bf_interval":         {"seconds", 1, 10800, func(c *SlurmConfig, n int) { c.Interval = time.Duration(n) * time.Second }},
+	"default_queue_depth": {"a job count", 1, 1_000_000, func(c *SlurmConfig, n int) { c.QueueDepth = n }},
+}
+
+// setSchedulerParameters reads the comma-separated SchedulerParameters.
 func (c *SlurmConfig) setSchedulerParameters(v string) error {
 	for _, p := range strings.Split(v, ",") {
 		k, val, ok := strings.Cut(p, "=")
 		k = strings.ToLower(strings.TrimSpace(k))
-		n, err := strconv.Atoi(val)
-		bad := func(what string, lo, hi int) error {
-			if !ok || err != nil || n < lo || n > hi {
-				return fmt.Errorf("%s=%q: want %s from %d to %d", k, val, what, lo, hi)
+		if param, known := schedulerParameters[k]; known {
+			n, err := strconv.Atoi(val)
+			if !ok || err != nil || n < param.lo || n > param.hi {
+				return fmt.Errorf("%s=%q: want %s from %d to %d", k, val, param.what, param.lo, param.hi)
 			}
-			return nil
+			param.set(c, n)
+			continue
 		}
-		switch k {
-		case "bf_window":
-			if e := bad("minutes", 1, 43200); e != nil {
-				return e
-			}
-			c.Window = time.Duration(n) * time.Minute
-		case "bf_max_job_test":
-			if e := bad("a job count", 1, 1_000_000); e != nil {
-				return e
-			}
-			c.MaxJobTest = n
-		case "bf_resolution":
-			if e := bad("seconds", 1, 3600); e != nil {
-				return e
-			}
-			c.Resolution = time.Duration(n) * time.Second
-		case "bf_interval":
-			if e := bad("seconds", 1, 10800); e != nil {
-				return e
-			}
-			c.Interval = time.Duration(n) * time.Second
-		case "default_queue_depth":
-			if e := bad("a job count", 1, 1_000_000); e != nil {
-				return e
-			}
-			c.QueueDepth = n
-		case "bf_continue", "":
-			// Passes are never cut short in virtual time, so
-			// continuing one changes nothing.
-		default:
-			if strings.HasPrefix(k, "bf_") {
-				return fmt.Errorf("%s is not modelled by the simulator", k)
-			}
+		// bf_continue changes nothing: passes are never cut short in
+		// virtual time. The main scheduler's other knobs (defer,
+		// sched_interval...) are not read: it runs at every arrival
+		// and end, as docs/scheduling.md says.
+		if strings.HasPrefix(k, "bf_") && k != "bf_continue" {
+			return fmt.Errorf("%s is not modelled by the simulator", k)
 		}
 	}
 	return nil
