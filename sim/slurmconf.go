@@ -167,7 +167,7 @@ func (c *SlurmConfig) setSchedulerParameters(v string) error {
 		// bf_continue changes nothing: passes are never cut short in
 		// virtual time. The main scheduler's other knobs (defer,
 		// sched_interval...) are not read: it runs at every arrival
-		// and end, as docs/scheduling.md says.
+		// and end.
 		if strings.HasPrefix(k, "bf_") && k != "bf_continue" {
 			return fmt.Errorf("%s is not modelled by the simulator", k)
 		}

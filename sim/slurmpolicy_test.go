@@ -50,6 +50,19 @@ var bySize = []string{
 	line(3, 2, 10, 4, 10, 3),
 }
 
+// recalc: at job 1's end (420 s) job 3 (the whole machine, submitted at
+// 310) comes first if its age counts from then, job 2 (older, narrower)
+// if priorities are still those of the recalculation at 300 s, when job
+// 3 had none: age 1000 over 5 minutes, size 6400.
+var recalc = []string{
+	"; MaxProcs: 4",
+	line(1, 0, 420, 4, 420, 1),
+	line(2, 0, 100, 3, 100, 2),
+	line(3, 310, 100, 4, 100, 3),
+}
+
+const recalcConf = "PriorityType=priority/multifactor\nPriorityWeightAge=1000\nPriorityWeightJobSize=6400\nPriorityMaxAge=5\n"
+
 func TestSlurmPolicy(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -68,6 +81,8 @@ func TestSlurmPolicy(t *testing.T) {
 		{"priority/basic: submit order", "", bySize, map[int64]int64{1: 0, 2: 100, 3: 110}},
 		{"job size weight: the big job first", "PriorityType=priority/multifactor\nPriorityWeightJobSize=1000", bySize,
 			map[int64]int64{1: 0, 2: 110, 3: 100}},
+		{"priorities as of the last PriorityCalcPeriod", recalcConf, recalc, map[int64]int64{1: 0, 2: 420, 3: 520}},
+		{"PriorityCalcPeriod=1", recalcConf + "PriorityCalcPeriod=1", recalc, map[int64]int64{1: 0, 2: 520, 3: 420}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := slurmStarts(t, tc.conf, tc.trace...); fmt.Sprint(got) != fmt.Sprint(tc.want) {
