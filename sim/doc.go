@@ -1,13 +1,21 @@
 // Package sim replays Standard Workload Format (SWF) traces through
 // corral's own priority and sched packages in virtual time, and measures
-// the result: waits, bounded slowdown, utilization and per-user fairness.
+// the result: waits and bounded slowdowns with their tails, utilization,
+// per-user fairness, the same by job width and length, and unfair starts
+// against an EASY replay of the same trace.
 //
 // The machine is one node with as many CPUs as the trace has processors,
 // so a job may run on any free processors, as on the traced machines (and
 // as published simulators count them). Every arrival or end, per second
 // of virtual time, triggers one plan; the jobs the plan starts now start.
-// A job runs for its recorded run time, killed at its requested time; a
-// request of -1 means the run time itself.
+// The slurm policy also plans at every bf_interval tick while jobs wait,
+// as Slurm's backfill scheduler runs. A job runs for its recorded run
+// time, killed at its requested time; a request of -1 means the run time
+// itself.
+//
+// Compare replays several policies on one trace, concurrently and with
+// the same results as one at a time; ShakeCompare repeats that on copies
+// of the trace with jittered submit times and reports the spread.
 //
 // A line may carry three fields after SWF's 18 (Job.Array, ArrayMax,
 // Singleton): the replay then keeps an array's %N limit and singleton

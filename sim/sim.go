@@ -18,7 +18,7 @@ const (
 	PolicyFCFS         Policy = "fcfs"
 	PolicyEASY         Policy = "easy"
 	PolicyConservative Policy = "conservative"
-	// PolicySlurm is Slurm's backfill as a site runs it (slurmpolicy.go).
+	// PolicySlurm is Slurm's backfill as a site runs it: SlurmConfig.
 	PolicySlurm Policy = "slurm"
 	// PolicyDefault is corral's own: see policyFor.
 	PolicyDefault Policy = "default"
