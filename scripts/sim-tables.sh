@@ -4,6 +4,7 @@
 # the --shake 10 spread of the headline metrics, written between the
 # sim-tables markers. Run from anywhere after changing a policy; the traces
 # are ../shared/traces from the repository root (TRACES=dir to override).
+# It costs about 6 CPU-minutes, most of them Lublin's --shake 10.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 traces=${TRACES:-../shared/traces}
