@@ -103,7 +103,8 @@ func TestDashboardSignInAndSessions(t *testing.T) {
 	if code != 200 || !strings.Contains(page, `data-job-id="`+strconv.FormatUint(mine, 10)+`" data-state="PENDING"`) {
 		t.Fatalf("owner's sessions page (%d) lacks job %d pending:\n%s", code, mine, page)
 	}
-	for _, hook := range []string{`data-resource="cpu" data-scope="group"`, `data-resource="mem" data-scope="total"`, `data-resource="fgpu"`} {
+	for _, hook := range []string{`data-resource="cpu" data-scope="group"`, `data-resource="mem" data-scope="total"`, `data-resource="fgpu"`,
+		"= fairshare "} {
 		if !strings.Contains(page, hook) {
 			t.Errorf("the indicator lacks %s", hook)
 		}

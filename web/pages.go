@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"embed"
 	"fmt"
 	"html/template"
@@ -54,6 +55,7 @@ type row struct {
 	JobID                                                   uint64 // data-job-id
 	ID, Name, State, Config, Node, Elapsed, Reason, Planned string
 	Ref                                                     string // what terminate names
+	Priority                                                string // a pending one's factors
 	Active                                                  bool   // may be terminated
 }
 
@@ -92,6 +94,10 @@ func (d *Dashboard) sessionsPage(w http.ResponseWriter, r *http.Request, sess *s
 		return
 	}
 	v := sessionsView{CSRF: sess.csrf, Tabs: sessionTabs(jobs, d.cfg.Now())}
+	if err := addPriorities(r.Context(), c, &v.Tabs[1]); err != nil {
+		d.apiProblem(w, err)
+		return
+	}
 	if len(usage.Users) > 0 {
 		v.User = usage.Users[0].User
 	}
@@ -230,10 +236,66 @@ func rowOf(j *api.Job, now time.Time) row {
 		r.Elapsed = end.Sub(*j.StartTime).Round(time.Second).String()
 	}
 	if j.State == api.StatePending {
-		r.Reason = string(j.Reason)
+		r.Reason = reasonWords(j.Reason)
 		if j.PlannedStart != nil {
 			r.Planned = j.PlannedStart.Local().Format("2006-01-02 15:04")
 		}
 	}
 	return r
+}
+
+// reasons in words, for people rather than scripts.
+var reasons = map[api.Reason]string{
+	api.ReasonResources:                "the resources it asks for are in use",
+	api.ReasonPriority:                 "jobs of higher priority go first",
+	api.ReasonDependency:               "a job it depends on",
+	api.ReasonDependencyNeverSatisfied: "a dependency that can never be met",
+	api.ReasonPolicyLimit:              "your resource policy's limit",
+	api.ReasonPartitionTimeLimit:       "its time limit is over the group's maximum",
+	api.ReasonBeginTime:                "its start time (--begin)",
+	api.ReasonJobHeld:                  "held: release it to let it start",
+	api.ReasonJobHeldAdmin:             "held by an administrator",
+	api.ReasonNodeDown:                 "a node it needs is down",
+	api.ReasonLaunchFailed:             "a failed launch; it will be tried again",
+	api.ReasonJobArrayTaskLimit:        "the array's limit of tasks running at once",
+}
+
+func reasonWords(r api.Reason) string {
+	if w, ok := reasons[r]; ok {
+		return w
+	}
+	if r == "" || r == api.ReasonNone {
+		return "the next scheduling cycle"
+	}
+	return string(r)
+}
+
+// addPriorities gives the pending rows their priority factors, from one
+// request for the jobs shown.
+func addPriorities(ctx context.Context, c *api.Client, pending *tab) error {
+	if len(pending.Rows) == 0 {
+		return nil
+	}
+	f := api.PrioFilter{}
+	for _, r := range pending.Rows {
+		f.IDs = append(f.IDs, r.JobID)
+	}
+	resp, err := c.Prio(ctx, f)
+	if err != nil {
+		return err
+	}
+	by := make(map[uint64]api.JobPrio, len(resp.Jobs))
+	for _, p := range resp.Jobs {
+		by[p.JobID] = p
+	}
+	for i := range pending.Rows {
+		if p, ok := by[pending.Rows[i].JobID]; ok {
+			pending.Rows[i].Priority = fmt.Sprintf("%d = fairshare %d + age %d + size %d", p.Priority,
+				p.Fairshare.Part, p.Age.Part, p.JobSize.Part)
+			if p.Nice != 0 {
+				pending.Rows[i].Priority += fmt.Sprintf(" - nice %d", p.Nice)
+			}
+		}
+	}
+	return nil
 }
