@@ -141,6 +141,9 @@ func TestDashboardSignInAndSessions(t *testing.T) {
 	if j := tc.job(mine); j.State != api.StateCancelled {
 		t.Fatalf("after terminate the job is %s", j.State)
 	}
+	if _, page := owner.get("/"); !strings.Contains(page, `data-job-id="`+strconv.FormatUint(mine, 10)+`" data-state="CANCELLED"`) {
+		t.Errorf("the terminated session is not in the page as CANCELLED")
+	}
 
 	if code, out := callAs(t, tc, uidOwner, "POST", "/v1/dashboard/logout-all", nil); code != 200 || !strings.Contains(string(out), `"sessions":1`) {
 		t.Fatalf("logout-all: %d %s", code, out)

@@ -56,6 +56,7 @@ type row struct {
 	ID, Name, State, Config, Node, Elapsed, Reason, Planned string
 	Ref                                                     string // what terminate names
 	Priority                                                string // a pending one's factors
+	Exit, CPUTime, PeakMem                                  string // a finished one's
 	Active                                                  bool   // may be terminated
 }
 
@@ -234,6 +235,18 @@ func rowOf(j *api.Job, now time.Time) row {
 			end = *j.EndTime
 		}
 		r.Elapsed = end.Sub(*j.StartTime).Round(time.Second).String()
+	}
+	if j.State.Terminal() {
+		if j.ExitCode != nil {
+			r.Exit = fmt.Sprint(*j.ExitCode)
+			if j.Signal != 0 {
+				r.Exit += fmt.Sprintf(" (signal %d)", j.Signal)
+			}
+		}
+		r.CPUTime = (time.Duration(j.CPUTimeUsec) * time.Microsecond).Round(time.Millisecond).String()
+		if j.PeakMemBytes > 0 {
+			r.PeakMem = fmt.Sprintf("%.1f MiB", float64(j.PeakMemBytes)/(1<<20))
+		}
 	}
 	if j.State == api.StatePending {
 		r.Reason = reasonWords(j.Reason)
