@@ -14,6 +14,11 @@ CGO     := CGO_ENABLED=1
 # run under container.DefaultSeccomp; the tests use it too
 # (e2e/cluster_test.go builds both with the same tag).
 TAGS    := seccomp
+# bin/corral leaves out urfave/cli's documentation generator and corral's
+# own (the hidden `corral docs`, which `go generate` runs from source):
+# the man-page renderer they link is initialised by every command, the
+# Slurm names called in loops included (docs/benchmarks.md).
+CORRAL_TAGS := urfave_cli_no_docs
 
 # The Slurm names (docs/slurm.md): links to bin/corral, which behaves as
 # the command it is called by. PATH=$PWD/bin/slurm:$PATH is all a user
@@ -31,7 +36,7 @@ all: build
 
 build: deps
 	@mkdir -p $(BIN)
-	$(NOCGO) $(GO) build -o $(BIN)/corral ./cmd/corral
+	$(NOCGO) $(GO) build -tags $(CORRAL_TAGS) -o $(BIN)/corral ./cmd/corral
 	$(CGO) $(GO) build -o $(BIN)/corral-ctld ./cmd/corral-ctld
 	$(NOCGO) $(GO) build -o $(BIN)/corral-init ./cmd/corral-init
 	$(CGO) $(GO) build -tags $(TAGS) -o $(BIN)/corral-noded ./cmd/corral-noded

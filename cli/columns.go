@@ -6,20 +6,17 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/olekukonko/tablewriter/pkg/twwidth"
+	"github.com/mattn/go-runewidth"
 )
 
-// bigTable is the row count from which writeTable lays out columns itself
-// (writeTableFast) instead of through tablewriter, which took over ten
-// seconds and half a gigabyte for the 100,000 rows of a big queue
-// (docs/benchmarks.md, Load). TestFastTableMatchesTablewriter holds the
-// two to the same output.
-const bigTable = 500
-
-// writeTableFast prints what writeTable prints: cells left-aligned, each
-// column as wide as its widest cell (display width, as tablewriter counts
-// it) plus two spaces, no trailing blanks.
-func writeTableFast(w io.Writer, header []string, rows [][]string) error {
+// writeColumns lays out printable cells: left-aligned, each column as
+// wide as its widest cell (display width: a CJK character takes two
+// columns) plus two spaces, no trailing blanks. It is corral's own rather
+// than a table library's: tablewriter took over ten seconds and half a
+// gigabyte for the 100,000 rows of a big queue (docs/benchmarks.md,
+// Load), and its width tables, built at start-up, cost every command
+// (the Slurm names included) 0.7 MB and a few milliseconds.
+func writeColumns(w io.Writer, header []string, rows [][]string) error {
 	widths := make([]int, len(header))
 	measure := func(row []string) {
 		for j, cell := range row {
@@ -57,11 +54,11 @@ func writeTableFast(w io.Writer, header []string, rows [][]string) error {
 }
 
 // cellWidth is a printable cell's display width: its length when ASCII,
-// else what tablewriter measures.
+// else the terminal columns its characters take.
 func cellWidth(s string) int {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
-			return twwidth.Width(s)
+			return runewidth.StringWidth(s)
 		}
 	}
 	return len(s)

@@ -1,46 +1,15 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
-
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
 )
 
 // writeTable prints rows under header in squeue's plain style: no borders
 // or rules, columns left-aligned and two spaces apart, no trailing blanks.
 func writeTable(w io.Writer, header []string, rows [][]string) error {
-	if len(rows) >= bigTable { // tablefast.go
-		clean := make([][]string, len(rows))
-		for i, row := range rows {
-			clean[i] = make([]string, len(row))
-			for j, cell := range row {
-				clean[i][j] = printable(cell)
-			}
-		}
-		return writeTableFast(w, header, clean)
-	}
-	var buf bytes.Buffer
-	cells := tw.CellConfig{
-		Formatting: tw.CellFormatting{AutoFormat: tw.Off, AutoWrap: tw.WrapNone},
-		Alignment:  tw.CellAlignment{Global: tw.AlignLeft},
-		Padding:    tw.CellPadding{Global: tw.Padding{Left: "", Right: "  ", Overwrite: true}},
-	}
-	t := tablewriter.NewTable(&buf,
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
-			Borders:  tw.BorderNone,
-			Symbols:  tw.NewSymbols(tw.StyleNone),
-			Settings: tw.Settings{Lines: tw.LinesNone, Separators: tw.SeparatorsNone},
-		})),
-		tablewriter.WithConfig(tablewriter.Config{Header: cells, Row: cells}),
-		tablewriter.WithTrimSpace(tw.Off),
-	)
-	t.Header(header)
 	clean := make([][]string, len(rows))
 	for i, row := range rows {
 		clean[i] = make([]string, len(row))
@@ -48,18 +17,7 @@ func writeTable(w io.Writer, header []string, rows [][]string) error {
 			clean[i][j] = printable(cell)
 		}
 	}
-	if err := t.Bulk(clean); err != nil {
-		return err
-	}
-	if err := t.Render(); err != nil {
-		return err
-	}
-	lines := strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")
-	for i := range lines {
-		lines[i] = strings.TrimRight(lines[i], " ")
-	}
-	_, err := io.WriteString(w, strings.Join(lines, "\n")+"\n")
-	return err
+	return writeColumns(w, header, clean)
 }
 
 // printable keeps a cell on one line: names come from users, and a
