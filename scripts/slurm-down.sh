@@ -6,6 +6,7 @@
 set -uo pipefail
 dir=${1:-/tmp/corral-slurm}
 [ -d "$dir" ] || exit 0
+dir=$(realpath "$dir")
 if [ -e "$dir/slurm.conf" ] && [ -e "$dir/slurmctld.pid" ]; then
   # Running jobs' steps are children of slurmstepd, not of slurmd; cancel
   # them first so no job outlives its daemons.
@@ -18,6 +19,11 @@ for f in "$dir"/slurmd-*.pid "$dir/slurmctld.pid" "$dir/munge/munged.pid"; do
   if kill -0 "$p" 2>/dev/null; then
     kill -TERM "$p" 2>/dev/null && pids+=("$p")
   fi
+done
+# Daemons whose pid file is gone: found by this directory's paths on
+# their command lines, which only they carry.
+for p in $(pgrep -f -- "-f $dir/slurm.conf" 2>/dev/null) $(pgrep -f -- "--socket=$dir/munge/munge.socket" 2>/dev/null); do
+  if kill -TERM "$p" 2>/dev/null; then pids+=("$p"); fi
 done
 # A job step's slurmstepd outlives its slurmd; ours carry this Slurm's
 # SLURM_CONF in their environment (slurm-up.sh starts slurmd with it).
