@@ -338,16 +338,27 @@ func TestSprioSshare(t *testing.T) {
 	}}
 	r := f.slurm(t, "", "sprio")
 	want := "" +
-		"          JOBID PARTITION   PRIORITY        AGE  FAIRSHARE\n" +
-		"              4 gpu              100        100          0\n" +
-		"              5 batch           5500        500       5000\n"
+		"          JOBID PARTITION   PRIORITY       SITE        AGE  FAIRSHARE\n" +
+		"              4 gpu              100          0        100          0\n" +
+		"              5 batch           5500          0        500       5000\n"
 	if r.code != 0 || r.stdout != want {
 		t.Errorf("sprio:\n%s%s\nwant:\n%s", r.stdout, r.stderr, want)
+	}
+	// -l and -n as Slurm 22.05 laid them out (scripts/slurm-diff.sh).
+	if r := f.slurm(t, "", "sprio", "-l", "-p", "batch"); r.stdout != ""+
+		"          JOBID PARTITION     USER   PRIORITY       SITE        AGE      ASSOC  FAIRSHARE    JOBSIZE  PARTITION        QOS        NICE                 TRES\n"+
+		"              5 batch          bob       5500          0        500          0       5000          0          0          0           0                     \n" {
+		t.Errorf("sprio -l:\n%s%s", r.stdout, r.stderr)
+	}
+	if r := f.slurm(t, "", "sprio", "-n", "-p", "batch"); r.stdout != ""+
+		"          JOBID PARTITION PRIORITY   AGE        FAIRSHARE \n"+
+		"              5 batch     0.00000128 0.5000000  0.5000000 \n" {
+		t.Errorf("sprio -n:\n%q%s", r.stdout, r.stderr)
 	}
 	if r := f.slurm(t, "", "sprio", "-h", "-o", "%i %u %f", "-p", "batch"); r.stdout != "5 bob 0.5000000\n" {
 		t.Errorf("sprio -h -o: %q %q", r.stdout, r.stderr)
 	}
-	if r := f.slurm(t, "", "sprio", "-w"); !strings.HasSuffix(r.stdout, "        Weights                            1000      10000\n") {
+	if r := f.slurm(t, "", "sprio", "-w"); !strings.HasSuffix(r.stdout, "        Weights                                       1000      10000\n") {
 		t.Errorf("sprio -w: %q", r.stdout)
 	}
 	fs := 0.25

@@ -34,7 +34,7 @@ var prioFields = map[string]prioField{
 	"o": {"ACCOUNT", func(j *api.JobPrio) string { return j.Account }, nil},
 	"Y": {"PRIORITY", func(j *api.JobPrio) string { return strconv.FormatInt(j.Priority, 10) }, nil},
 	"y": {"PRIORITY", func(j *api.JobPrio) string {
-		return strconv.FormatFloat(float64(j.Priority)/float64(uint32(0xffffffff)), 'f', 7, 64)
+		return strconv.FormatFloat(float64(j.Priority)/float64(uint32(0xffffffff)), 'f', 8, 64)
 	}, nil},
 	"A": {"AGE", part(age), func(w api.PrioWeights) int64 { return w.Age }},
 	"a": {"AGE", norm(age), func(w api.PrioWeights) int64 { return w.Age }},
@@ -43,35 +43,48 @@ var prioFields = map[string]prioField{
 	"J": {"JOBSIZE", part(jobSize), func(w api.PrioWeights) int64 { return w.JobSize }},
 	"j": {"JOBSIZE", norm(jobSize), func(w api.PrioWeights) int64 { return w.JobSize }},
 	"N": {"NICE", func(j *api.JobPrio) string { return strconv.Itoa(j.Nice) }, nil},
+	// Factors corral does not have: Slurm's columns, each 0.
+	"S": {"SITE", zero, nil},
+	"B": {"ASSOC", zero, nil},
+	"b": {"ASSOC", zeroNorm, nil},
+	"P": {"PARTITION", zero, nil},
+	"p": {"PARTITION", zeroNorm, nil},
+	"Q": {"QOS", zero, nil},
+	"q": {"QOS", zeroNorm, nil},
+	"T": {"TRES", func(*api.JobPrio) string { return "" }, nil},
 }
+
+func zero(*api.JobPrio) string     { return "0" }
+func zeroNorm(*api.JobPrio) string { return "0.0000000" }
 
 // SprioFormat is sprio's default format for what corral has: the job,
 // its partition (and user with withUser), its priority and each factor
-// with a weight (sprio leaves the others out); long adds the account
-// and nice; normalized shows the factors in [0, 1].
+// with a weight (sprio leaves the others out) after the site factor;
+// long shows every factor, with nice and TRES; normalized shows the
+// factors in [0, 1], left-justified and without the site's. As Slurm
+// 22.05 prints them (docs/slurm.md, Measured differences).
 func SprioFormat(w api.PrioWeights, withUser, long, normalized bool) string {
 	f := "%.15i %9r"
 	if withUser || long {
 		f += " %.8u"
 	}
-	if long {
-		f += " %.10o"
-	}
-	if normalized {
-		f += " %.10y"
-	} else {
-		f += " %.10Y"
-	}
-	for _, k := range []string{"A", "F", "J"} {
-		if prioFields[k].weight(w) != 0 {
-			if normalized {
-				k = strings.ToLower(k)
+	switch {
+	case long:
+		f += " %.10Y %.10S %.10A %.10B %.10F %.10J %.10P %.10Q %.11N %.20T"
+	case normalized:
+		f += " %10y"
+		for _, k := range []string{"A", "F", "J"} {
+			if prioFields[k].weight(w) != 0 {
+				f += " %10" + strings.ToLower(k)
 			}
-			f += " %.10" + k
 		}
-	}
-	if long {
-		f += " %.11N"
+	default:
+		f += " %.10Y %.10S"
+		for _, k := range []string{"A", "F", "J"} {
+			if prioFields[k].weight(w) != 0 {
+				f += " %.10" + k
+			}
+		}
 	}
 	return f
 }
