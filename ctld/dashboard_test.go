@@ -2,6 +2,7 @@ package ctld
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -203,5 +204,61 @@ func TestDashboardLiveEvents(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second): // a bound on the wait, not a timing claim
 		t.Fatalf("no event within 30 s of submitting job %d", id)
+	}
+}
+
+// The launch dialog starts N identical sessions as the signed-in user,
+// and a launch the controller or the dialog refuses starts none.
+func TestDashboardLaunch(t *testing.T) {
+	tc := MustServer(t, withPartitions(matrixConf), func(c *Config) { c.WebListen = "127.0.0.1:0" })
+	base := "http://" + tc.srv.web.Addr()
+	b := newBrowser(t, base)
+	signIn(t, tc, b, uidOwner)
+	code, page := b.get("/launch")
+	if code != 200 || !strings.Contains(page, `name="sessions"`) || !strings.Contains(page, "corral submit") {
+		t.Fatalf("the launch dialog: %d\n%s", code, page)
+	}
+	form := func(kv ...string) url.Values {
+		v := url.Values{"csrf": {csrfRE(page)}, "cpus": {"1"}, "mem_mib": {"256"}, "sessions": {"3"}, "group": {"batch"}}
+		for i := 0; i+1 < len(kv); i += 2 {
+			v.Set(kv[i], kv[i+1])
+		}
+		return v
+	}
+	owned := func() []api.Job {
+		jobs, err := tc.client.Jobs(context.Background(), api.JobFilter{Users: []string{"sys"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return jobs
+	}
+	for _, bad := range []struct {
+		form url.Values
+		want string
+	}{
+		{form("name", "ab"), "4 to 64 letters and digits"},
+		{form("sessions", "11"), "sessions: give a whole number from 1 to 10"},
+		{form("mount", "relative:/x"), "folder to mount"},
+		{form("group", "nosuchgroup"), "nosuchgroup"},
+	} {
+		code, out := b.post("/launch", bad.form, base)
+		if code != http.StatusBadRequest || !strings.Contains(out, bad.want) {
+			t.Errorf("launch %v: %d, want 400 saying %q", bad.form, code, bad.want)
+		}
+	}
+	if n := len(owned()); n != 0 {
+		t.Fatalf("refused launches started %d sessions", n)
+	}
+	if code, _ := b.post("/launch", form("name", "nb01"), base); code != http.StatusSeeOther {
+		t.Fatalf("launch: %d, want a redirect", code)
+	}
+	jobs := owned()
+	if len(jobs) != 3 {
+		t.Fatalf("launched %d sessions, want 3", len(jobs))
+	}
+	for _, j := range jobs {
+		if j.Name != "nb01" || j.Spec.MemBytes != 256<<20 || j.Spec.CPUs != 1 || !strings.Contains(j.Spec.Script, "interactive session") {
+			t.Errorf("launched job %d: name %q mem %d cpus %d", j.ID, j.Name, j.Spec.MemBytes, j.Spec.CPUs)
+		}
 	}
 }

@@ -64,6 +64,14 @@ func (h *webHost) LookupUser(name string) (uint32, error) {
 	return uint32(uid), err
 }
 
+// Home is uid's home directory ("/" if the user database has none).
+func (h *webHost) Home(uid uint32) string {
+	if a, err := h.s.users.get(uid); err == nil && a.Home != "" {
+		return a.Home
+	}
+	return "/"
+}
+
 // serve runs until ctx ends.
 func (h *webHost) serve(ctx context.Context) {
 	if h == nil {

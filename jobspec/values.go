@@ -351,6 +351,10 @@ func parseNodeCount(s string) (int, bool) {
 	return int(n * mult), true
 }
 
+// ParseMount reads corral's --mount SRC:DST[:ro|rw], as the dashboard's
+// launch dialog takes it too.
+func ParseMount(s string) (api.Mount, error) { return parseMount(s) }
+
 // parseMount reads corral's --mount SRC:DST[:ro|rw]: both paths absolute.
 func parseMount(s string) (api.Mount, error) {
 	bad := func(why string) (api.Mount, error) {

@@ -19,6 +19,8 @@ type Controller interface {
 	As(uid uint32) *api.Client
 	// LookupUser is the uid of a user name (the trusted header's value).
 	LookupUser(name string) (uint32, error)
+	// Home is uid's home directory, a launched session's work directory.
+	Home(uid uint32) string
 }
 
 // Config configures a Dashboard.
@@ -91,6 +93,8 @@ func (d *Dashboard) Handler() http.Handler {
 	mux.Handle("GET /static/", http.FileServerFS(static))
 	mux.HandleFunc("GET /{$}", d.signedIn(d.sessionsPage))
 	mux.HandleFunc("GET /events", d.signedIn(d.events))
+	mux.HandleFunc("GET /launch", d.signedIn(d.launchPage))
+	mux.HandleFunc("POST /launch", d.signedIn(d.changing(d.launch)))
 	mux.HandleFunc("POST /jobs/{id}/terminate", d.signedIn(d.changing(d.terminate)))
 	mux.HandleFunc("POST /logout", d.signedIn(d.changing(d.logout)))
 	return securityHeaders(mux)

@@ -24,3 +24,9 @@
   }
   new EventSource("/events").addEventListener("changed", refresh);
 })();
+
+// A slider shows its value in the <output> after it.
+document.addEventListener("input", function (e) {
+  var t = e.target, o = t && t.nextElementSibling;
+  if (t && t.type === "range" && o && o.tagName === "OUTPUT") o.textContent = t.value;
+});

@@ -1,0 +1,249 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/jobspec"
+)
+
+// The launch dialog (seed 002): environment and version, resource group,
+// session name, a folder to mount, CPU, memory, shared memory and fGPU
+// within what the user may hold and the largest node has, and how many
+// identical sessions to start at once. Without a command a session is
+// interactive: it lives until terminated or its time limit. Every launch
+// is an ordinary submit as the user, which the page also shows as the
+// equivalent `corral submit` command.
+
+// maxSessions bounds the Sessions slider.
+const maxSessions = 10
+
+// sessionName is the seed's rule for a session's name.
+var sessionName = regexp.MustCompile(`^[A-Za-z0-9]{4,64}$`)
+
+// interactiveScript keeps an interactive session's container up; the
+// terminal and apps reach it as steps.
+const interactiveScript = "#!/bin/sh\n# an interactive session: it lives until terminated or its time limit\nwhile :; do sleep 3600; done\n"
+
+// launchView is what the dialog shows.
+type launchView struct {
+	CSRF      string
+	Images    []string
+	Groups    []string
+	Group     string
+	MaxCPUs   int
+	MaxMemMiB int64
+	MaxFGPU   float64 // in GPUs
+	Max       int     // sessions
+	Problem   string
+	Form      launchForm
+}
+
+// launchForm is the dialog's fields, as sent.
+type launchForm struct {
+	Image, Group, Name, Mount, Command string
+	CPUs                               int
+	MemMiB, ShmMiB                     int64
+	FGPU                               float64
+	Sessions                           int
+	mount                              *api.Mount // Mount, read
+}
+
+// launchPage shows the dialog.
+func (d *Dashboard) launchPage(w http.ResponseWriter, r *http.Request, sess *session, _ string) {
+	d.showLaunch(w, r, sess, launchForm{CPUs: 1, MemMiB: 1024, Sessions: 1}, "", http.StatusOK)
+}
+
+func (d *Dashboard) showLaunch(w http.ResponseWriter, r *http.Request, sess *session, f launchForm, problem string, code int) {
+	v, err := d.launchChoices(r.Context(), d.cfg.Controller.As(sess.uid))
+	if err != nil {
+		d.apiProblem(w, err)
+		return
+	}
+	v.CSRF, v.Form, v.Problem = sess.csrf, f, problem
+	if f.Group == "" {
+		v.Form.Group = v.Group
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	if err := pages.ExecuteTemplate(w, "launch.html", v); err != nil {
+		d.cfg.Logger.Printf("dashboard: %v", err)
+	}
+}
+
+// launchChoices reads the images, groups and bounds the dialog offers.
+func (d *Dashboard) launchChoices(ctx context.Context, c *api.Client) (launchView, error) {
+	v := launchView{Max: maxSessions}
+	images, err := c.Images(ctx)
+	if err != nil {
+		return v, err
+	}
+	for _, im := range images {
+		v.Images = append(v.Images, im.Ref)
+	}
+	parts, err := c.Partitions(ctx)
+	if err != nil {
+		return v, err
+	}
+	v.Group, v.Groups = group(parts, "")
+	nodes, err := c.Nodes(ctx)
+	if err != nil {
+		return v, err
+	}
+	for _, n := range nodes {
+		v.MaxCPUs = max(v.MaxCPUs, n.CPUs)
+		v.MaxMemMiB = max(v.MaxMemMiB, n.MemBytes>>20)
+		v.MaxFGPU = max(v.MaxFGPU, float64(n.FGPUHundredths)/100)
+	}
+	usage, err := c.UsageFor(ctx, "", false)
+	if err != nil {
+		return v, err
+	}
+	if len(usage.Users) > 0 { // the policy bounds the sliders too
+		a := usage.Users[0].Allowed
+		if a.CPUs > 0 {
+			v.MaxCPUs = min(v.MaxCPUs, a.CPUs)
+		}
+		if a.MemBytes > 0 {
+			v.MaxMemMiB = min(v.MaxMemMiB, a.MemBytes>>20)
+		}
+		if a.FGPU > 0 {
+			v.MaxFGPU = min(v.MaxFGPU, float64(a.FGPU)/100)
+		}
+	}
+	v.MaxCPUs, v.MaxMemMiB = max(v.MaxCPUs, 1), max(v.MaxMemMiB, 1)
+	return v, nil
+}
+
+// launch submits the dialog's sessions as the user. The first is checked
+// as a test submit, so a launch the controller would refuse creates
+// nothing.
+func (d *Dashboard) launch(w http.ResponseWriter, r *http.Request, sess *session, _ string) {
+	f, err := readLaunchForm(r.PostForm)
+	if err != nil {
+		d.showLaunch(w, r, sess, f, err.Error(), http.StatusBadRequest)
+		return
+	}
+	c := d.cfg.Controller.As(sess.uid)
+	spec := f.spec(d.cfg.Controller.Home(sess.uid))
+	if _, err := c.TestSubmit(r.Context(), api.SubmitRequest{Spec: spec}); err != nil {
+		d.showLaunch(w, r, sess, f, refusal(err), http.StatusBadRequest)
+		return
+	}
+	for i := range f.Sessions {
+		if _, err := c.Submit(r.Context(), api.SubmitRequest{Spec: spec}); err != nil {
+			d.showLaunch(w, r, sess, f, fmt.Sprintf("%d of %d sessions started; the next was refused: %s", i, f.Sessions, refusal(err)), http.StatusBadRequest)
+			return
+		}
+	}
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+func refusal(err error) string {
+	if se, ok := err.(*api.StatusError); ok {
+		return se.Message
+	}
+	return err.Error()
+}
+
+// readLaunchForm checks the dialog's fields, naming the first one wrong.
+func readLaunchForm(v url.Values) (launchForm, error) {
+	f := launchForm{Image: v.Get("image"), Group: v.Get("group"), Name: strings.TrimSpace(v.Get("name")),
+		Mount: strings.TrimSpace(v.Get("mount")), Command: strings.TrimSpace(v.Get("command"))}
+	var err error
+	num := func(field string, dst *int64, lo, hi int64) {
+		if err != nil {
+			return
+		}
+		n, perr := strconv.ParseInt(v.Get(field), 10, 64)
+		if perr != nil || n < lo || n > hi {
+			err = fmt.Errorf("%s: give a whole number from %d to %d", field, lo, hi)
+		}
+		*dst = n
+	}
+	var cpus, sessions int64
+	num("cpus", &cpus, 1, 1<<16)
+	num("mem_mib", &f.MemMiB, 1, 1<<30)
+	if v.Get("shm_mib") != "" {
+		num("shm_mib", &f.ShmMiB, 0, 1<<30)
+	}
+	num("sessions", &sessions, 1, maxSessions)
+	f.CPUs, f.Sessions = int(cpus), int(sessions)
+	if err != nil {
+		return f, err
+	}
+	if s := v.Get("fgpu"); s != "" {
+		g, perr := strconv.ParseFloat(s, 64)
+		if perr != nil || g < 0 || g > 1024 {
+			return f, fmt.Errorf("fgpu: give a number of GPUs such as 0.5")
+		}
+		f.FGPU = g
+	}
+	if f.Name != "" && !sessionName.MatchString(f.Name) {
+		return f, fmt.Errorf("session name: 4 to 64 letters and digits, or empty for a generated name")
+	}
+	if f.Mount != "" {
+		m, err := jobspec.ParseMount(f.Mount)
+		if err != nil {
+			return f, fmt.Errorf("folder to mount: %v", err)
+		}
+		f.mount = &m
+	}
+	return f, nil
+}
+
+// spec is the job a launch submits; home is the user's home, its work
+// directory.
+func (f launchForm) spec(home string) api.JobSpec {
+	s := api.JobSpec{Name: f.Name, Partition: f.Group, CPUs: f.CPUs, MemBytes: f.MemMiB << 20,
+		ShmBytes: f.ShmMiB << 20, FGPUHundredths: int(f.FGPU*100 + 0.5), ContainerImage: f.Image,
+		WorkDir: home, Script: interactiveScript}
+	if s.Name == "" {
+		s.Name = "session"
+	}
+	if f.Command != "" {
+		s.Script = "#!/bin/sh\n" + f.Command + "\n"
+	}
+	if f.mount != nil {
+		s.Mounts = []api.Mount{*f.mount}
+	}
+	return s
+}
+
+// Equivalent is the `corral submit` that launches one of the sessions.
+func (f launchForm) Equivalent() string {
+	args := []string{"corral submit"}
+	add := func(a ...string) { args = append(args, a...) }
+	if f.Group != "" {
+		add("-p", f.Group)
+	}
+	if f.Name != "" {
+		add("-J", f.Name)
+	}
+	add("-c", strconv.Itoa(f.CPUs), "--mem", fmt.Sprintf("%dM", f.MemMiB))
+	if f.ShmMiB > 0 {
+		add("--shm", fmt.Sprintf("%dM", f.ShmMiB))
+	}
+	if f.FGPU > 0 {
+		add("--fgpu", strconv.FormatFloat(f.FGPU, 'f', -1, 64))
+	}
+	if f.Image != "" {
+		add("--container-image", f.Image)
+	}
+	if f.Mount != "" {
+		add("--mount", f.Mount)
+	}
+	cmd := f.Command
+	if cmd == "" {
+		cmd = "while :; do sleep 3600; done"
+	}
+	add("--wrap", "'"+strings.ReplaceAll(cmd, "'", `'\''`)+"'")
+	return strings.Join(args, " ")
+}
