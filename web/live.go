@@ -59,7 +59,7 @@ func (d *Dashboard) events(w http.ResponseWriter, r *http.Request, _ *session, _
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
 	fl.Flush()
-	seen, moved := d.live.current()
+	_, moved := d.live.current()
 	tick := time.NewTicker(keepAlive)
 	defer tick.Stop()
 	for {
@@ -72,8 +72,9 @@ func (d *Dashboard) events(w http.ResponseWriter, r *http.Request, _ *session, _
 			if !sleep(r.Context(), coalesce) {
 				return
 			}
-			seen, moved = d.live.current()
-			fmt.Fprintf(w, "event: changed\ndata: %d\n\n", seen)
+			var version uint64
+			version, moved = d.live.current()
+			fmt.Fprintf(w, "event: changed\ndata: %d\n\n", version)
 		}
 		fl.Flush()
 	}
