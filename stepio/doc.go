@@ -14,4 +14,8 @@
 //
 // The package owns the encoding only; who reads and writes when belongs to
 // srun (package cli) and the runner (package noded/shim).
+//
+// A step launched with --mpi=pmi2 adds Fence, FenceDone and Abort (pmi.go):
+// the one cross-node part of the PMI server that the runners serve their
+// tasks (package pmi), relayed through srun.
 package stepio

@@ -103,7 +103,7 @@ func DecodeWinsize(p []byte) (rows, cols uint16, err error) {
 
 func known(k Kind) bool {
 	switch k {
-	case Hello, Stdout, Stderr, Exit, Done, Stdin, Signal, Winsize:
+	case Hello, Stdout, Stderr, Exit, Done, Stdin, Signal, Winsize, Fence, FenceDone, Abort:
 		return true
 	}
 	return false
