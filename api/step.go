@@ -103,6 +103,9 @@ type StepGrant struct {
 	// CAPEM is the cluster CA's certificate, for TLS to the nodes; empty
 	// when the node plane is plaintext.
 	CAPEM string `json:"ca_pem,omitempty"`
+	// MPIDefault is the cluster's MpiDefault (corral.conf): the PMI srun
+	// serves a step that gives no --mpi; "" is none.
+	MPIDefault string `json:"mpi_default,omitempty"`
 }
 
 // StepCredential is ctld's signed permission to run one step's tasks as
@@ -170,7 +173,15 @@ type StepLaunch struct {
 	// MasterPort is MASTER_PORT for frameworks (one free port per step,
 	// picked by srun on the step's first node's behalf).
 	MasterPort int `json:"master_port,omitempty"`
+	// MPI is the PMI the runners serve the tasks (srun --mpi): MPIPMI2,
+	// or "" for none. Runners that serve it relay its fences through srun
+	// (package stepio's PMI frames).
+	MPI string `json:"mpi,omitempty"`
 }
+
+// MPIPMI2 is srun --mpi=pmi2: the step's runners serve the simple PMI
+// wire protocol, versions 1 and 2, to the tasks over PMI_FD (package pmi).
+const MPIPMI2 = "pmi2"
 
 // EventStepEnded reports that a step's tasks on a node have ended
 // (JobEvent.StepID says which; ExitCode/Signal are the highest of the

@@ -77,7 +77,7 @@ func runSrun(ctx context.Context, env srunEnv, args []string) int {
 		io.WriteString(env.stdout, srunUsage)
 		return 0
 	case cfg.mpiList:
-		fmt.Fprintln(env.stdout, "MPI plugin types are...\n\tnone")
+		fmt.Fprintf(env.stdout, "MPI plugin types are...\n\t%s\n", strings.Join(srunMPITypes, "\n\t"))
 		return 0
 	}
 	jobID := cfg.jobID

@@ -253,7 +253,7 @@ func TestSrunRefusals(t *testing.T) {
 		{map[string]string{"SLURM_JOB_ID": "x"}, []string{"true"}, `srun: error: $SLURM_JOB_ID="x" is not a job ID`},
 		{inJob, []string{"--foo", "true"}, "srun: unrecognized option '--foo'\nTry \"srun --help\" for more information\n"},
 		{inJob, []string{"-n", "0", "true"}, `srun: error: invalid --ntasks "0"`},
-		{inJob, []string{"--mpi=pmi2", "true"}, "srun: error: --mpi=pmi2 is not supported yet: start MPI programs with mpirun or mpiexec inside the job\n"},
+		{inJob, []string{"--mpi=pmix", "true"}, "srun: error: --mpi=pmix is not supported: corral serves PMI-1 and PMI-2 (--mpi=pmi2, for MPICH programs); start Open MPI programs with mpirun inside the job\n"},
 		{inJob, []string{"-l"}, "srun: error: no command given to execute\n"},
 		{inJob, []string{"--jobid", "6", "true"}, "srun: error: Unable to create step for job 6: job 6 does not exist\n"},
 	} {

@@ -72,6 +72,7 @@ type srunConfig struct {
 	version       bool
 	help          bool
 	mpiList       bool     // --mpi=list
+	mpi           string   // --mpi: "" (not given: the cluster's MpiDefault), none or pmi2
 	warnings      []string // accepted options that change nothing, said once on stderr
 	notes         []string // Slurm's notices about counts srun adjusted
 	argv          []string
@@ -214,7 +215,10 @@ func (cfg *srunConfig) apply(s slurmopt.Set) error {
 		// Output is relayed as it arrives already.
 	case "mpi":
 		cfg.mpiList = v == "list"
-		err = checkMPI(v)
+		err = checkMPI(v) // srunpmi.go
+		if v != "list" {
+			cfg.mpi = v
+		}
 	case "cpu-bind", "cpu_bind":
 		if !cpuBindHarmless(v) {
 			cfg.warnings = append(cfg.warnings, fmt.Sprintf("--cpu-bind=%s is ignored: corral does not bind tasks to CPUs", v))
@@ -265,17 +269,6 @@ func checkOutputMode(name, v string) error {
 	return nil
 }
 
-func checkMPI(v string) error {
-	switch {
-	case v == "none" || v == "list":
-		return nil
-	case v == "pmi2" || strings.HasPrefix(v, "pmix") || v == "cray_shasta":
-		// corral serves no PMI yet; the launchers bootstrap through srun.
-		return fmt.Errorf("--mpi=%s is not supported yet: start MPI programs with mpirun or mpiexec inside the job", v)
-	}
-	return fmt.Errorf("--mpi=%s: unknown MPI type (corral has none)", v)
-}
-
 const srunUsage = `Usage: srun [OPTIONS...] executable [args...]
 
 Runs a step of tasks inside the current allocation ($SLURM_JOB_ID or --jobid).
@@ -302,7 +295,7 @@ Runs a step of tasks inside the current allocation ($SLURM_JOB_ID or --jobid).
   -W, --wait=SECONDS          end the step this long after its first task ended
       --jobid=ID              run in this job's allocation
   -u, --unbuffered            accepted: output is always relayed as it comes
-      --mpi=none              accepted; pmi2 and pmix are not supported yet
+      --mpi=TYPE              none, or pmi2: serve PMI to MPICH programs (list: the types)
       --cpu-bind=TYPE         accepted and ignored (a warning unless none, quiet, verbose)
       --pty                   run task 0 on a terminal; srun's terminal is raw meanwhile
   -v, --verbose               say more about the launch

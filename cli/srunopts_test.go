@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,7 +38,8 @@ func TestParseSrun(t *testing.T) {
 		{[]string{"--exclusive", "-m", "block:cyclic", "x"}, srunConfig{req: api.StepRequest{Name: "x", Exact: true, Distribution: "block"}, exclusive: "--exclusive", argv: []string{"x"}}},
 		{[]string{"--exclusive=user", "--mem=0", "x"}, srunConfig{req: api.StepRequest{Name: "x"}, exclusive: "--exclusive=user", memAll: true, argv: []string{"x"}}},
 		{[]string{"-o", "out-%t", "-e", "err-%N", "-i", "none", "-W", "30", "--jobid=12", "-u", "--mpi=none", "-vv", "x"},
-			srunConfig{req: api.StepRequest{Name: "x"}, output: "out-%t", errput: "err-%N", input: "none", wait: 30 * time.Second, jobID: 12, verbose: 2, argv: []string{"x"}}},
+			srunConfig{req: api.StepRequest{Name: "x"}, output: "out-%t", errput: "err-%N", input: "none", wait: 30 * time.Second, jobID: 12, verbose: 2, mpi: "none", argv: []string{"x"}}},
+		{[]string{"--mpi=pmi2", "x"}, srunConfig{req: api.StepRequest{Name: "x"}, mpi: "pmi2", argv: []string{"x"}}},
 		{[]string{"-K0", "--kill-on-bad-exit=1", "x"}, srunConfig{req: api.StepRequest{Name: "x"}, killOnBadExit: true, argv: []string{"x"}}},
 		{[]string{"--kill-on-bad-exit=0", "x"}, srunConfig{req: api.StepRequest{Name: "x"}, argv: []string{"x"}}},
 		// What Open MPI's mpirun sends, spelled the old way too.
@@ -108,8 +110,9 @@ func TestParseSrunErrors(t *testing.T) {
 		{[]string{"--ntask", "2", "x"}, "option '--ntask' is ambiguous; possibilities: '--ntasks' '--ntasks-per-node'", true},
 		{[]string{"-W", "-1", "x"}, `invalid --wait "-1"`, false},
 		{[]string{"--jobid=abc", "x"}, `invalid --jobid "abc"`, false},
-		{[]string{"--mpi=pmix_v3", "x"}, "--mpi=pmix_v3 is not supported yet: start MPI programs with mpirun or mpiexec inside the job", false},
-		{[]string{"--mpi=mvapich", "x"}, "--mpi=mvapich: unknown MPI type", false},
+		{[]string{"--mpi=pmix_v3", "x"}, "--mpi=pmix_v3 is not supported: corral serves PMI-1 and PMI-2 (--mpi=pmi2, for MPICH programs); start Open MPI programs with mpirun inside the job", false},
+		{[]string{"--mpi=mvapich", "x"}, "--mpi=mvapich: unknown MPI type (types: none, pmi2; pmi2 serves PMI-1 too)", false},
+		{[]string{"--mpi=pmi1", "x"}, "--mpi=pmi1: unknown MPI type", false},
 		{[]string{"-n2"}, "no command given to execute", false},
 	} {
 		_, err := parseSrun(tc.args, noEnv)
@@ -169,8 +172,14 @@ func TestParseSrunEnvironment(t *testing.T) {
 	if _, err := parseSrun([]string{"x"}, env("SLURM_NTASKS", "many")); err == nil || err.Error() != `$SLURM_NTASKS: invalid --ntasks "many": give a whole number from 1` {
 		t.Errorf("a bad variable: %v", err)
 	}
-	if _, err := parseSrun([]string{"x"}, env("SLURM_MPI_TYPE", "pmi2")); err == nil || err.Error() != "$SLURM_MPI_TYPE: --mpi=pmi2 is not supported yet: start MPI programs with mpirun or mpiexec inside the job" {
-		t.Errorf("SLURM_MPI_TYPE=pmi2: %v", err)
+	if cfg, err := parseSrun([]string{"x"}, env("SLURM_MPI_TYPE", "pmi2")); err != nil || cfg.mpi != "pmi2" {
+		t.Errorf("SLURM_MPI_TYPE=pmi2: %+v, %v", cfg, err)
+	}
+	if cfg, err := parseSrun([]string{"--mpi=none", "x"}, env("SLURM_MPI_TYPE", "pmi2")); err != nil || cfg.mpi != "none" {
+		t.Errorf("--mpi=none over SLURM_MPI_TYPE=pmi2: %+v, %v", cfg, err)
+	}
+	if _, err := parseSrun([]string{"x"}, env("SLURM_MPI_TYPE", "pmix")); err == nil || !strings.HasPrefix(err.Error(), "$SLURM_MPI_TYPE: --mpi=pmix is not supported") {
+		t.Errorf("SLURM_MPI_TYPE=pmix: %v", err)
 	}
 	if cfg, err := parseSrun([]string{"--version"}, env("SLURM_NTASKS", "many")); err != nil || !cfg.version {
 		t.Errorf("--version with a bad environment: %v", err)

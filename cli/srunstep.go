@@ -67,6 +67,7 @@ type stepSession struct {
 	rank0      *stepNode        // once connected: where input and window sizes go
 	cl         *api.Client      // made on first use
 	asking     bool             // a step state request is under way
+	pmi        *srunPMI         // --mpi=pmi2: the fences' hub (srunpmi.go)
 }
 
 // stepNode is one node of the step.
@@ -141,7 +142,9 @@ func newStepSession(cfg *srunConfig, env srunEnv, g *api.StepGrant) (*stepSessio
 		IOToken:    s.token,
 		Pty:        cfg.pty,
 		MasterPort: masterPort(s.jobID, s.stepID, g.Layout[0].Node, localNodeName(env.getenv)),
+		MPI:        stepMPI(cfg, g),
 	}
+	s.pmi = newSrunPMI(s.launch.MPI, g)
 	userName := ""
 	if u, err := user.Current(); err == nil {
 		userName = u.Username
@@ -216,7 +219,7 @@ func (s *stepSession) run(ctx context.Context) int {
 	for _, st := range s.ends {
 		ends = append(ends, st)
 	}
-	code := foldExitCodes(ends)
+	code := s.pmiExitCode(foldExitCodes(ends))
 	if err := s.out.close(); err != nil {
 		fmt.Fprintf(s.env.stderr, "srun: error: %v\n", err)
 		code = max(code, 1)
@@ -324,6 +327,7 @@ func (s *stepSession) handle(e stepEvent) {
 		for _, sig := range s.sent {
 			s.signalNode(n, sig)
 		}
+		s.pmiConnected(n)
 		if s.hasRank(n, 0) {
 			s.rank0 = n
 			s.sendWinsize()
@@ -402,6 +406,9 @@ func (s *stepSession) frame(n *stepNode, f stepio.Frame) {
 			}
 		}
 		n.finished = true
+		s.pmiNodeGone(n)
+	case stepio.Fence, stepio.Abort:
+		s.pmiFrame(n, f)
 	}
 }
 
@@ -450,6 +457,7 @@ func (s *stepSession) lose(n *stepNode) {
 	if n.conn != nil {
 		n.conn.Close()
 	}
+	s.pmiNodeGone(n)
 }
 
 func (s *stepSession) hasRank(n *stepNode, rank int) bool {

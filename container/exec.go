@@ -69,6 +69,9 @@ type ExecSpec struct {
 	// end is Process.Console, and Stdin and the output pipes are unused.
 	Terminal   bool
 	Rows, Cols uint16
+	// ExtraFiles are passed on as the process's fds 3, 4, ... (a step's
+	// PMI socket); the caller keeps and closes them.
+	ExtraFiles []*os.File
 }
 
 // Process is a process started by Exec. Stdout and Stderr are the read
@@ -107,6 +110,7 @@ func (r *Running) Exec(s *ExecSpec) (_ *Process, retErr error) {
 		UID: s.UID, GID: s.GID, AdditionalGroups: s.Groups,
 		NoNewPrivileges: &nnp,
 		Init:            false,
+		ExtraFiles:      s.ExtraFiles,
 	}
 	if s.Terminal {
 		parent, child, err := socketPair()

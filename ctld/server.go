@@ -185,6 +185,9 @@ type Server struct {
 	conns    *connLimits // open connections per uid and address
 	nonces   nonceCache  // remote credentials already used
 	tls      *clusterTLS // the cluster CA and the client side of calls to nodes
+	// mpiDefault is corral.conf's MpiDefault, given to srun with each
+	// step's grant.
+	mpiDefault string
 
 	kick chan struct{}
 	// cycleMu serializes scheduling cycles and test-only plans: they
@@ -226,6 +229,7 @@ func New(cfg Config) (*Server, error) {
 	s.conns = newConnLimits(&cfg, func(uid uint32) bool { return s.gate.IsAdmin(authz.Caller{UID: uid}) })
 	s.cfg.Pipeline.fromFile(file.Pipeline) // Config, then the file, then defaults
 	s.cfg.AllocIdleLimit = allocIdleLimit(s.cfg.AllocIdleLimit, file.Pipeline.InactiveLimit)
+	s.mpiDefault = file.Steps.MpiDefault
 	if s.fs, err = fairshare.New(file.Scheduling, usageRules); err != nil {
 		return nil, err
 	}

@@ -77,7 +77,7 @@ func (s *Server) createStep(caller peer, jobID uint64, req api.StepRequest) (api
 	cred := api.StepCredential{JobID: jobID, StepID: id, UID: job.UID, GID: job.GID, Layout: l.Nodes,
 		Tasks: l.Tasks, Expires: now.Add(stepCredentialLifetime)}
 	api.SignCredential(&cred, s.key)
-	grant := api.StepGrant{Step: rec.Step, Layout: l.Nodes, Credential: cred}
+	grant := api.StepGrant{Step: rec.Step, Layout: l.Nodes, Credential: cred, MPIDefault: s.mpiDefault}
 	if s.tls.ca != nil {
 		grant.CAPEM = string(s.tls.ca.PEM)
 	}

@@ -39,10 +39,10 @@ func mpiCluster(t *testing.T) (*Cluster, string) {
 	return c, dir
 }
 
-// buildMPI compiles testdata/allreduce.c with the given compiler wrapper
+// buildMPI compiles testdata/<source> with the given compiler wrapper
 // into dir.
-func buildMPI(t *testing.T, mpicc, dir, name string) string {
-	src, err := filepath.Abs(filepath.Join("testdata", "allreduce.c"))
+func buildMPI(t *testing.T, mpicc, source, dir, name string) string {
+	src, err := filepath.Abs(filepath.Join("testdata", source))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func checkRanks(out string) error {
 func TestOpenMPIMpirunInABatchJob(t *testing.T) {
 	needCommands(t, "mpicc.openmpi", "mpirun.openmpi")
 	c, dir := mpiCluster(t)
-	app := buildMPI(t, "mpicc.openmpi", dir, "allreduce-openmpi")
+	app := buildMPI(t, "mpicc.openmpi", "allreduce.c", dir, "allreduce-openmpi")
 	runMPIJob(t, c, dir, "openmpi", "mpirun.openmpi "+app, false)
 }
 
@@ -150,6 +150,6 @@ func TestOpenMPIMpirunInABatchJob(t *testing.T) {
 func TestMPICHMpiexecInABatchJob(t *testing.T) {
 	needCommands(t, "mpicc.mpich", "mpiexec.hydra")
 	c, dir := mpiCluster(t)
-	app := buildMPI(t, "mpicc.mpich", dir, "allreduce-mpich")
+	app := buildMPI(t, "mpicc.mpich", "allreduce.c", dir, "allreduce-mpich")
 	runMPIJob(t, c, dir, "mpich", "mpiexec.hydra "+app, true)
 }

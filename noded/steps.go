@@ -128,6 +128,8 @@ func validateStepLaunch(l *api.StepLaunch, me api.StepNode) error {
 		return errors.New("command, environment and directory must not contain NUL")
 	case l.Cwd != "" && !filepath.IsAbs(l.Cwd):
 		return fmt.Errorf("working directory %q is not absolute", l.Cwd)
+	case l.MPI != "" && l.MPI != api.MPIPMI2:
+		return fmt.Errorf("--mpi=%s is not served here (only %s)", l.MPI, api.MPIPMI2)
 	case l.IOToken == "":
 		return errors.New("no I/O token")
 	case len(me.Ranks) == 0:

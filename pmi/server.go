@@ -255,3 +255,6 @@ func (c *conn) init(m Message) error {
 	c.version = next
 	return nil
 }
+
+// Job is what the server tells the ranks.
+func (s *Server) Job() Job { return s.job }

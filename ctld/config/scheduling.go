@@ -23,6 +23,7 @@ type File struct {
 	Scheduling Scheduling
 	Pipeline   Pipeline // arrays, dependencies, requeue, accounting (pipeline.go)
 	Access     Access   // administrators and shared view (access.go)
+	Steps      Steps    // MpiDefault (steps.go)
 	// Features are the nodes' features from NodeName lines (nodes.go),
 	// by node name; nil without such lines.
 	Features map[string][]string
@@ -133,14 +134,19 @@ func ParseFile(r io.Reader, source string) (*File, error) {
 				return nil, at(err)
 			}
 			continue
+		case canonicalIn(first, stepKeys) != "":
+			if err := f.Steps.set(fields, lineNo, settings); err != nil {
+				return nil, at(err)
+			}
+			continue
 		case canonicalIn(first, schedulingKeys) != "":
 			if err := f.Scheduling.set(fields, lineNo, settings); err != nil {
 				return nil, at(err)
 			}
 			continue
 		case canonicalKey(first) == "" && strings.Contains(fields[0], "="):
-			return nil, at(fmt.Errorf("unknown key %s (a line starts with %s, or holds scheduling keys: %s, or pipeline keys: %s)",
-				first, strings.Join(lineKinds, ", "), strings.Join(schedulingKeys, ", "), strings.Join(pipelineKeys, ", ")))
+			return nil, at(fmt.Errorf("unknown key %s (a line starts with %s, or holds scheduling keys: %s, or pipeline keys: %s, or step keys: %s)",
+				first, strings.Join(lineKinds, ", "), strings.Join(schedulingKeys, ", "), strings.Join(pipelineKeys, ", "), strings.Join(stepKeys, ", ")))
 		}
 		p, err := parseLine(fields)
 		if err != nil {

@@ -24,8 +24,9 @@ type task struct {
 // binary as runc's init, tens of milliseconds that need not add up.
 // (libcontainer serializes the processes one loaded container starts, so
 // each task loads its own, as concurrent `runc exec`s do.) On an error it
-// kills and reaps the ones it started.
-func startTasks(ctr *container.Running, job *Job, s *StepJob) ([]*task, error) {
+// kills and reaps the ones it started. pm, when the step has PMI, gives
+// each task its PMI variables and socket.
+func startTasks(ctr *container.Running, job *Job, s *StepJob, pm *stepPMI) ([]*task, error) {
 	l := &job.Launch
 	cwd := s.Launch.Cwd
 	if cwd == "" {
@@ -36,8 +37,9 @@ func startTasks(ctr *container.Running, job *Job, s *StepJob) ([]*task, error) {
 	var wg sync.WaitGroup
 	for local, rank := range s.Ranks {
 		spec := &container.ExecSpec{
-			Args: s.Launch.Argv, Env: TaskEnv(job, s, rank, local), Cwd: cwd,
+			Args: s.Launch.Argv, Env: overlay(TaskEnv(job, s, rank, local), pm.env(rank)), Cwd: cwd,
 			UID: int(l.UID), GID: int(l.GID), Groups: intGroups(l.Groups),
+			ExtraFiles: pm.files(rank),
 		}
 		if rank == 0 {
 			spec.Stdin = true

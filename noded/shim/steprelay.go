@@ -21,6 +21,7 @@ type relay struct {
 	conn   net.Conn // nil when srun could not be reached
 	w      *stepio.Writer
 	broken atomic.Bool
+	pmi    *stepPMI // the step's PMI server (steppmi.go), nil without one
 }
 
 // dialTimeout bounds the connection to srun, which listens before it
@@ -56,6 +57,9 @@ func (r *relay) send(f stepio.Frame) {
 		r.lost(err)
 	}
 }
+
+// up says whether srun is still connected.
+func (r *relay) up() bool { return r.conn != nil && !r.broken.Load() }
 
 func (r *relay) lost(err error) {
 	if r.broken.Swap(true) {
@@ -117,6 +121,7 @@ func (r *relay) copyOutput(src *os.File, kind stepio.Kind, rank int, done *sync.
 func (r *relay) serveControl(tasks []*task) {
 	if r.conn == nil {
 		closeAllStdin(tasks)
+		r.pmi.srunGone(errors.New("srun could not be reached"))
 		return
 	}
 	byRank := make(map[uint32]*task, len(tasks))
@@ -130,9 +135,12 @@ func (r *relay) serveControl(tasks []*task) {
 				r.lost(err)
 			}
 			closeAllStdin(tasks)
+			r.pmi.srunGone(err)
 			return
 		}
 		switch f.Kind {
+		case stepio.FenceDone, stepio.Abort:
+			r.pmi.frame(f)
 		case stepio.Stdin:
 			if t := byRank[0]; t != nil && (f.Task == 0 || f.Task == stepio.AllTasks) {
 				t.writeStdin(f.Payload)

@@ -48,13 +48,20 @@ func RunStep(jobDir string, stepID int, ctl StepControls) *StepResult {
 	if cancelled(ctl.Cancel) {
 		return rl.fail(s.Ranks, "cancelled before the tasks started")
 	}
-	tasks, err := startTasks(ctr, job, s)
+	pm, err := newStepPMI(s, rl) // steppmi.go; nil without --mpi
 	if err != nil {
+		return rl.fail(s.Ranks, "%v", err)
+	}
+	tasks, err := startTasks(ctr, job, s, pm)
+	if err != nil {
+		pm.close()
 		return rl.fail(s.Ranks, "%v", err)
 	}
 	if ctl.Started != nil {
 		ctl.Started(time.Now())
 	}
+	rl.pmi = pm
+	pm.serve(tasks, killTasks(tasks))
 	go rl.serveControl(tasks)
 	stopCancel := watchCancel(tasks, ctl.Cancel, job.KillWait())
 	defer stopCancel()
@@ -82,6 +89,7 @@ func RunStep(jobDir string, stepID int, ctl StepControls) *StepResult {
 	all.Wait()
 	rl.send(stepio.Frame{Kind: stepio.Done, Task: stepio.AllTasks})
 	res.ExitCode, res.Signal = highest(res.Tasks)
+	pm.settle(res)
 	return res
 }
 
