@@ -27,6 +27,8 @@
 // step's result.json (StepResult). noded starts it detached, with the
 // same status pipe on fd 4 ("started <time>", then EndedLine); SIGTERM
 // cancels the step (SIGTERM to the tasks, SIGKILL after the kill wait).
+// A step launched with --mpi=pmi2 also gets a PMI server (package pmi):
+// each task's PMI socket is its fd 3, and the fences go through srun.
 //
 // Job directory (<state>/jobs/<id>/):
 //
