@@ -11,6 +11,14 @@ import (
 	"github.com/corral-hpc/corral/stepio"
 )
 
+// endAll ends every task of n with st, then the node.
+func (rc *runnerConn) endAll(t *testing.T, n *fakeStepNode, st stepio.ExitStatus) {
+	for _, r := range n.ranks {
+		rc.exit(t, r, st)
+	}
+	rc.finish(t)
+}
+
 // readFence reads srun's frames until a whole FenceDone has arrived and
 // returns its sequence and puts.
 func readFence(t *testing.T, rc *runnerConn) (int, map[string]string) {
@@ -68,10 +76,7 @@ func TestSrunPMIFences(t *testing.T) {
 			got[n.name] = append(got[n.name], kvs)
 			n.mu.Unlock()
 		}
-		for _, r := range n.ranks {
-			rc.exit(t, r, stepio.ExitStatus{})
-		}
-		rc.finish(t)
+		rc.endAll(t, n, stepio.ExitStatus{})
 	}
 	n1, n2 := twoNodes(play)
 	fc := newFakeStepCluster(t, n1, n2)
@@ -104,10 +109,7 @@ func TestSrunPMINodeEndsInAFence(t *testing.T) {
 			return
 		}
 		if n.name == "n2" {
-			for _, r := range n.ranks {
-				rc.exit(t, r, stepio.ExitStatus{Code: 1})
-			}
-			rc.finish(t)
+			rc.endAll(t, n, stepio.ExitStatus{Code: 1})
 			return
 		}
 		frames, _ := stepio.FenceFrames(stepio.Fence, 0, map[string]string{"k": "v"})
@@ -144,10 +146,7 @@ func TestSrunPMIAbort(t *testing.T) {
 			}
 			return f.Kind == stepio.Abort
 		})
-		for _, r := range n.ranks {
-			rc.exit(t, r, stepio.ExitStatus{Code: 137, Signal: 9})
-		}
-		rc.finish(t)
+		rc.endAll(t, n, stepio.ExitStatus{Code: 137, Signal: 9})
 	}
 	n1, n2 := twoNodes(play)
 	fc := newFakeStepCluster(t, n1, n2)
@@ -166,10 +165,7 @@ func TestSrunPMIAbort(t *testing.T) {
 func TestSrunMPIDefault(t *testing.T) {
 	play := func(t *testing.T, n *fakeStepNode, l api.StepLaunch) {
 		if rc := dial(t, l, l.IOToken, n.name); rc != nil {
-			for _, r := range n.ranks {
-				rc.exit(t, r, stepio.ExitStatus{})
-			}
-			rc.finish(t)
+			rc.endAll(t, n, stepio.ExitStatus{})
 		}
 	}
 	for _, tc := range []struct {

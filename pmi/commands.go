@@ -95,14 +95,13 @@ func (c *conn) handleV2(m Message) (done bool, err error) {
 		key, _ := m.Get("key")
 		v, ok := s.get(key)
 		return false, found("kvs-get-response", v, ok)
-	case "info-getjobattr":
-		key, _ := m.Get("key")
-		v, ok := s.jobAttr(key)
-		return false, found("info-getjobattr-response", v, ok)
-	case "info-getnodeattr":
-		key, _ := m.Get("key")
-		v, ok := s.nodeAttr(key)
-		return false, found("info-getnodeattr-response", v, ok)
+	case "info-getjobattr", "info-getnodeattr":
+		lookup := s.jobAttr
+		if m.Cmd == "info-getnodeattr" {
+			lookup = s.nodeAttr
+		}
+		v, ok := lookup(firstOf(m, "key"))
+		return false, found(m.Cmd+"-response", v, ok)
 	case "info-putnodeattr":
 		key, _ := m.Get("key")
 		value, _ := m.Get("value")

@@ -117,34 +117,19 @@ func newStep(nodes, perNode int) *step {
 	return st
 }
 
-// TestPMI1Step runs what MPICH's PMI-1 client does in MPI_Init and
-// MPI_Finalize, on 2 nodes of 2 ranks: every rank sees every other's
-// put after the barrier, and the job's attributes.
-func TestPMI1Step(t *testing.T) {
-	st := newStep(2, 2)
+// runRanks plays every rank of st at once, rank r on node r/perNode:
+// script gives the rank's exchanges (what it says, the answer it wants),
+// say sends one and returns the answer; each rank must then have
+// finalized cleanly.
+func runRanks(t *testing.T, st *step, perNode int, say func(*client, string) string, script func(rank int) [][2]string) {
 	var wg sync.WaitGroup
-	for rank := range 4 {
-		cl := dial(t, st.servers[rank/2], rank)
+	for rank := range len(st.servers) * perNode {
+		cl := dial(t, st.servers[rank/perNode], rank)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for _, x := range [][2]string{
-				{"cmd=init pmi_version=1 pmi_subversion=1", "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0"},
-				{"cmd=get_maxes", "cmd=maxes rc=0 kvsname_max=256 keylen_max=64 vallen_max=1024"},
-				{"cmd=get_appnum", "cmd=appnum rc=0 appnum=0"},
-				{"cmd=get_my_kvsname", "cmd=my_kvsname rc=0 kvsname=7.0"},
-				{"cmd=get_universe_size", "cmd=universe_size rc=0 size=4"},
-				{"cmd=get kvsname=7.0 key=PMI_process_mapping", "cmd=get_result rc=0 value=(vector,(0,2,2))"},
-				{fmt.Sprintf("cmd=put kvsname=7.0 key=bc-%d value=addr%d", rank, rank), "cmd=put_result rc=0"},
-				{"cmd=put kvsname=7.0 key=" + strings.Repeat("k", 65) + " value=v", "cmd=put_result rc=-1 msg=key_of_65_bytes_(1_to_64)"},
-				{"cmd=barrier_in", "cmd=barrier_out"},
-				{fmt.Sprintf("cmd=get kvsname=7.0 key=bc-%d", 3-rank), fmt.Sprintf("cmd=get_result rc=0 value=addr%d", 3-rank)},
-				{"cmd=get kvsname=7.0 key=nope", "cmd=get_result rc=-1 msg=key_nope_not_found"},
-				{"cmd=frobnicate", "cmd=frobnicate_result rc=-1 msg=unknown_command_frobnicate"},
-				{"cmd=barrier_in", "cmd=barrier_out"},
-				{"cmd=finalize", "cmd=finalize_ack"},
-			} {
-				if got := cl.v1(x[0]); got != x[1] {
+			for _, x := range script(rank) {
+				if got := say(cl, x[0]); got != x[1] {
 					t.Errorf("rank %d: %q answered %q, want %q", rank, x[0], got, x[1])
 				}
 			}
@@ -156,39 +141,54 @@ func TestPMI1Step(t *testing.T) {
 	wg.Wait()
 }
 
-// TestPMI2Step is the same with PMI-2's commands.
+// TestPMI1Step runs what MPICH's PMI-1 client does in MPI_Init and
+// MPI_Finalize, on 2 nodes of 2 ranks: every rank sees every other's
+// put after the barrier, and the job's attributes.
+func TestPMI1Step(t *testing.T) {
+	runRanks(t, newStep(2, 2), 2, (*client).v1, func(rank int) [][2]string {
+		return [][2]string{
+			{"cmd=init pmi_version=1 pmi_subversion=1", "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0"},
+			{"cmd=get_maxes", "cmd=maxes rc=0 kvsname_max=256 keylen_max=64 vallen_max=1024"},
+			{"cmd=get_appnum", "cmd=appnum rc=0 appnum=0"},
+			{"cmd=get_my_kvsname", "cmd=my_kvsname rc=0 kvsname=7.0"},
+			{"cmd=get_universe_size", "cmd=universe_size rc=0 size=4"},
+			{"cmd=get kvsname=7.0 key=PMI_process_mapping", "cmd=get_result rc=0 value=(vector,(0,2,2))"},
+			{fmt.Sprintf("cmd=put kvsname=7.0 key=bc-%d value=addr%d", rank, rank), "cmd=put_result rc=0"},
+			{"cmd=put kvsname=7.0 key=" + strings.Repeat("k", 65) + " value=v", "cmd=put_result rc=-1 msg=key_of_65_bytes_(1_to_64)"},
+			{"cmd=barrier_in", "cmd=barrier_out"},
+			{fmt.Sprintf("cmd=get kvsname=7.0 key=bc-%d", 3-rank), fmt.Sprintf("cmd=get_result rc=0 value=addr%d", 3-rank)},
+			{"cmd=get kvsname=7.0 key=nope", "cmd=get_result rc=-1 msg=key_nope_not_found"},
+			{"cmd=frobnicate", "cmd=frobnicate_result rc=-1 msg=unknown_command_frobnicate"},
+			{"cmd=barrier_in", "cmd=barrier_out"},
+			{"cmd=finalize", "cmd=finalize_ack"},
+		}
+	})
+}
+
+// TestPMI2Step is the same with PMI-2's commands, after a PMI-1 init
+// that asks for version 2.
 func TestPMI2Step(t *testing.T) {
-	st := newStep(2, 1)
-	var wg sync.WaitGroup
-	for rank := range 2 {
-		cl := dial(t, st.servers[rank], rank)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if got := cl.v1("cmd=init pmi_version=2 pmi_subversion=0"); got != "cmd=response_to_init pmi_version=2 pmi_subversion=0 rc=0" {
-				t.Errorf("rank %d: init answered %q", rank, got)
-				return
-			}
-			for _, x := range [][2]string{
-				{fmt.Sprintf("cmd=fullinit;pmirank=%d;threaded=FALSE;", rank), fmt.Sprintf("cmd=fullinit-response;rc=0;pmi-version=2;pmi-subversion=0;rank=%d;size=2;appnum=0;debugged=FALSE;pmiverbose=FALSE;", rank)},
-				{"cmd=job-getid;", "cmd=job-getid-response;rc=0;jobid=7.0;"},
-				{"cmd=info-getjobattr;key=PMI_process_mapping;", "cmd=info-getjobattr-response;rc=0;found=TRUE;value=(vector,(0,2,1));"},
-				{fmt.Sprintf("cmd=kvs-put;key=bc-%d;value=a;;%d;", rank, rank), "cmd=kvs-put-response;rc=0;"},
-				{"cmd=kvs-fence;thrid=9;", "cmd=kvs-fence-response;rc=0;thrid=9;"},
-				{fmt.Sprintf("cmd=kvs-get;jobid=7.0;srcid=-1;key=bc-%d;", 1-rank), fmt.Sprintf("cmd=kvs-get-response;rc=0;found=TRUE;value=a;;%d;", 1-rank)},
-				{"cmd=kvs-get;jobid=7.0;srcid=-1;key=nope;", "cmd=kvs-get-response;rc=0;found=FALSE;"},
-				{"cmd=finalize;", "cmd=finalize-response;rc=0;"},
-			} {
-				if got := cl.v2(x[0]); got != x[1] {
-					t.Errorf("rank %d: %q answered %q, want %q", rank, x[0], got, x[1])
-				}
-			}
-			if err := <-cl.done; err != nil {
-				t.Errorf("rank %d: Serve: %v", rank, err)
-			}
-		}()
+	say := func(cl *client, msg string) string {
+		if strings.HasPrefix(msg, "cmd=init ") {
+			return cl.v1(msg)
+		}
+		return cl.v2(msg)
 	}
-	wg.Wait()
+	runRanks(t, newStep(2, 1), 1, say, func(rank int) [][2]string {
+		return [][2]string{
+			{"cmd=init pmi_version=2 pmi_subversion=0", "cmd=response_to_init pmi_version=2 pmi_subversion=0 rc=0"},
+			{fmt.Sprintf("cmd=fullinit;pmirank=%d;threaded=FALSE;", rank), fmt.Sprintf("cmd=fullinit-response;rc=0;pmi-version=2;pmi-subversion=0;rank=%d;size=2;appnum=0;debugged=FALSE;pmiverbose=FALSE;", rank)},
+			{"cmd=job-getid;", "cmd=job-getid-response;rc=0;jobid=7.0;"},
+			{"cmd=info-getjobattr;key=PMI_process_mapping;", "cmd=info-getjobattr-response;rc=0;found=TRUE;value=(vector,(0,2,1));"},
+			{"cmd=info-putnodeattr;key=shm;value=x;", "cmd=info-putnodeattr-response;rc=0;"},
+			{"cmd=info-getnodeattr;key=shm;wait=FALSE;", "cmd=info-getnodeattr-response;rc=0;found=TRUE;value=x;"},
+			{fmt.Sprintf("cmd=kvs-put;key=bc-%d;value=a;;%d;", rank, rank), "cmd=kvs-put-response;rc=0;"},
+			{"cmd=kvs-fence;thrid=9;", "cmd=kvs-fence-response;rc=0;thrid=9;"},
+			{fmt.Sprintf("cmd=kvs-get;jobid=7.0;srcid=-1;key=bc-%d;", 1-rank), fmt.Sprintf("cmd=kvs-get-response;rc=0;found=TRUE;value=a;;%d;", 1-rank)},
+			{"cmd=kvs-get;jobid=7.0;srcid=-1;key=nope;", "cmd=kvs-get-response;rc=0;found=FALSE;"},
+			{"cmd=finalize;", "cmd=finalize-response;rc=0;"},
+		}
+	})
 }
 
 func TestPMIAbort(t *testing.T) {

@@ -45,22 +45,7 @@ func (a Access) IsOperator(user string) bool {
 // set applies one access line; settings is shared with the other lines
 // so a key set twice is refused.
 func (a *Access) set(fields []string, lineNo int, settings map[string]int) error {
-	for _, f := range fields {
-		k, v, ok := strings.Cut(f, "=")
-		if !ok {
-			return fmt.Errorf("%q is not KEY=VALUE", f)
-		}
-		key := canonicalIn(k, accessKeys)
-		if key == "" {
-			return fmt.Errorf("unknown key %s on an access line (valid: %s)", k, strings.Join(accessKeys, ", "))
-		}
-		if prev, dup := settings[key]; dup {
-			if prev == lineNo {
-				return fmt.Errorf("%s is given twice", key)
-			}
-			return fmt.Errorf("%s is already set on line %d", key, prev)
-		}
-		settings[key] = lineNo
+	return setLine(fields, lineNo, settings, "an access line", accessKeys, func(key, v string) error {
 		switch key {
 		case "AdminUsers":
 			for _, u := range strings.Split(v, ",") {
@@ -86,6 +71,6 @@ func (a *Access) set(fields []string, lineNo int, settings map[string]int) error
 				return fmt.Errorf("SharedView=%s: use YES or NO", v)
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }

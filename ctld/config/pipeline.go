@@ -38,27 +38,12 @@ var pipelineKeys = []string{"KillOnInvalidDep", "JobRequeue", "MaxArrayTasks", "
 // set applies one pipeline line; settings remembers where each key was
 // set (shared with the scheduling lines) so a second setting is refused.
 func (p *Pipeline) set(fields []string, lineNo int, settings map[string]int) error {
-	for _, f := range fields {
-		k, v, ok := strings.Cut(f, "=")
-		if !ok {
-			return fmt.Errorf("%q is not KEY=VALUE", f)
-		}
-		key := canonicalIn(k, pipelineKeys)
-		if key == "" {
-			return fmt.Errorf("unknown key %s on a pipeline line (valid: %s)", k, strings.Join(pipelineKeys, ", "))
-		}
-		if prev, dup := settings[key]; dup {
-			if prev == lineNo {
-				return fmt.Errorf("%s is given twice", key)
-			}
-			return fmt.Errorf("%s is already set on line %d", key, prev)
-		}
-		settings[key] = lineNo
+	return setLine(fields, lineNo, settings, "a pipeline line", pipelineKeys, func(key, v string) error {
 		if err := p.setKey(key, v); err != nil {
 			return fmt.Errorf("%s=%s: %w", key, v, err)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 func (p *Pipeline) setKey(key, v string) error {

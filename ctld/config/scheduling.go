@@ -194,30 +194,15 @@ func canonicalIn(k string, keys []string) string {
 // set applies one scheduling line; settings remembers where each key was
 // set so a second setting is refused.
 func (s *Scheduling) set(fields []string, lineNo int, settings map[string]int) error {
-	for _, f := range fields {
-		k, v, ok := strings.Cut(f, "=")
-		if !ok {
-			return fmt.Errorf("%q is not KEY=VALUE", f)
-		}
-		key := canonicalIn(k, schedulingKeys)
-		if key == "" {
-			return fmt.Errorf("unknown key %s on a scheduling line (valid: %s)", k, strings.Join(schedulingKeys, ", "))
-		}
-		if prev, dup := settings[key]; dup {
-			if prev == lineNo {
-				return fmt.Errorf("%s is given twice", key)
-			}
-			return fmt.Errorf("%s is already set on line %d", key, prev)
-		}
-		settings[key] = lineNo
+	return setLine(fields, lineNo, settings, "a scheduling line", schedulingKeys, func(key, v string) error {
 		if v == "" {
 			return fmt.Errorf("%s has no value", key)
 		}
 		if err := s.setKey(key, v, settings); err != nil {
 			return fmt.Errorf("%s=%s: %w", key, v, err)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 func (s *Scheduling) setKey(key, v string, settings map[string]int) error {

@@ -20,22 +20,7 @@ var stepKeys = []string{"MpiDefault"}
 // set applies one step line; settings remembers where each key was set
 // (shared with the other setting lines) so a second setting is refused.
 func (st *Steps) set(fields []string, lineNo int, settings map[string]int) error {
-	for _, f := range fields {
-		k, v, ok := strings.Cut(f, "=")
-		if !ok {
-			return fmt.Errorf("%q is not KEY=VALUE", f)
-		}
-		key := canonicalIn(k, stepKeys)
-		if key == "" {
-			return fmt.Errorf("unknown key %s on a step line (valid: %s)", k, strings.Join(stepKeys, ", "))
-		}
-		if prev, dup := settings[key]; dup {
-			if prev == lineNo {
-				return fmt.Errorf("%s is given twice", key)
-			}
-			return fmt.Errorf("%s is already set on line %d", key, prev)
-		}
-		settings[key] = lineNo
+	return setLine(fields, lineNo, settings, "a step line", stepKeys, func(key, v string) error {
 		switch strings.ToLower(v) {
 		case "none":
 			st.MpiDefault = ""
@@ -44,6 +29,6 @@ func (st *Steps) set(fields []string, lineNo int, settings map[string]int) error
 		default:
 			return fmt.Errorf("MpiDefault=%s: use none or pmi2 (pmix is not served: Open MPI programs start with mpirun)", v)
 		}
-	}
-	return nil
+		return nil
+	})
 }
