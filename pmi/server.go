@@ -14,6 +14,11 @@ const (
 	KVSNameMax = 256
 	KeyLenMax  = 64
 	ValLenMax  = 1024
+	// MaxStoreBytes bounds a step's key-value store (keys and values):
+	// the server runs with privileges its tasks do not have, so a task
+	// must not make it hold unbounded memory. MPICH puts a few hundred
+	// bytes per rank.
+	MaxStoreBytes = 32 << 20
 )
 
 // Job is what every rank of the step is told.
@@ -39,14 +44,16 @@ type Server struct {
 	// Abort is called when a rank asks to abort the step (MPI_Abort).
 	Abort func(rank, code int, msg string)
 
-	mu        sync.Mutex
-	store     map[string]string // the step's keys, as of the last fence
-	pending   map[string]string // the node's puts since the last fence
-	seq       int               // the fence under way (or next)
-	entered   int               // local ranks in fence seq
-	release   chan struct{}     // closed when fence seq is done
-	failed    error             // set when a fence failed: every later one fails too
-	nodeAttrs map[string]string // PMI-2 info-putnodeattr
+	mu          sync.Mutex
+	store       map[string]string // the step's keys, as of the last fence
+	pending     map[string]string // the node's puts since the last fence
+	storeSize   int               // bytes of keys and values in store
+	pendingSize int               // and in pending
+	seq         int               // the fence under way (or next)
+	entered     int               // local ranks in fence seq
+	release     chan struct{}     // closed when fence seq is done
+	failed      error             // set when a fence failed: every later one fails too
+	nodeAttrs   map[string]string // PMI-2 info-putnodeattr
 }
 
 // NewServer is the server of a node running local of job's ranks.
@@ -72,7 +79,14 @@ func (s *Server) FenceDone(seq int, kvs map[string]string) error {
 		return fmt.Errorf("pmi: an answer for fence %d while fence %d has %d of %d ranks", seq, s.seq, s.entered, s.local)
 	}
 	for k, v := range kvs {
+		if old, ok := s.store[k]; ok {
+			s.storeSize -= len(k) + len(old)
+		}
 		s.store[k] = v
+		s.storeSize += len(k) + len(v)
+	}
+	if s.storeSize > MaxStoreBytes {
+		return fmt.Errorf("pmi: fence %d brought the store to %d bytes, more than %d", seq, s.storeSize, MaxStoreBytes)
 	}
 	s.seq++
 	s.entered = 0
@@ -106,7 +120,7 @@ func (s *Server) enterFence() error {
 	seq := s.seq
 	if s.entered == s.local {
 		puts = s.pending
-		s.pending = map[string]string{}
+		s.pending, s.pendingSize = map[string]string{}, 0
 	}
 	s.mu.Unlock()
 	if puts != nil {
@@ -129,6 +143,10 @@ func (s *Server) put(key, value string) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.storeSize+s.pendingSize+len(key)+len(value) > MaxStoreBytes {
+		return fmt.Errorf("the step's key-value store is full (%d bytes)", MaxStoreBytes)
+	}
+	s.pendingSize += len(key) + len(value)
 	s.pending[key] = value
 	return nil
 }

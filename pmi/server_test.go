@@ -258,3 +258,28 @@ func TestPMIFenceFails(t *testing.T) {
 		t.Error("the rank got an answer to a fence that failed")
 	}
 }
+
+// TestPMIStoreBound: puts stop being taken once the step's store would
+// exceed MaxStoreBytes, and a fence's answer that exceeds it fails.
+func TestPMIStoreBound(t *testing.T) {
+	s := NewServer(Job{ID: "7.0", Size: 1}, 1)
+	v := strings.Repeat("v", ValLenMax)
+	n := 0
+	for ; n < MaxStoreBytes; n++ {
+		if err := s.put(fmt.Sprint("k", n), v); err != nil {
+			break
+		}
+	}
+	if n == 0 || n*ValLenMax > MaxStoreBytes {
+		t.Errorf("%d puts of %d bytes taken, bound %d", n, ValLenMax, MaxStoreBytes)
+	}
+	s = NewServer(Job{ID: "7.0", Size: 1}, 1)
+	s.entered = 1
+	big := map[string]string{}
+	for i := range MaxStoreBytes/ValLenMax + 1 {
+		big[fmt.Sprint("k", i)] = v
+	}
+	if err := s.FenceDone(0, big); err == nil {
+		t.Error("a fence answer larger than the bound was taken")
+	}
+}

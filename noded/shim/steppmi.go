@@ -31,9 +31,10 @@ type stepPMI struct {
 	their map[int]*os.File // by rank: the task's end, closed once the tasks run
 	kill  func()           // kills every task of the node
 
-	mu      sync.Mutex
-	aborted *stepio.AbortStatus // the first abort, from here or from srun
-	doneIn  map[string]string   // FenceDone frames being gathered
+	mu        sync.Mutex
+	aborted   *stepio.AbortStatus // the first abort, from here or from srun
+	doneIn    map[string]string   // FenceDone frames being gathered
+	doneBytes int                 // and their size
 }
 
 // newStepPMI makes the node's PMI server and its sockets, or returns nil
@@ -167,8 +168,12 @@ func (p *stepPMI) frame(f stepio.Frame) {
 		p.mu.Lock()
 		seq, last, err := stepio.DecodeFence(f.Payload, p.doneIn)
 		kvs := p.doneIn
-		if last {
-			p.doneIn = map[string]string{}
+		if p.doneBytes += len(f.Payload); err == nil && p.doneBytes > pmi.MaxStoreBytes {
+			// srun runs as the job's user; the runner does not.
+			err = fmt.Errorf("fence %d's answer exceeds %d bytes", seq, pmi.MaxStoreBytes)
+		}
+		if last || err != nil {
+			p.doneIn, p.doneBytes = map[string]string{}, 0
 		}
 		p.mu.Unlock()
 		if err == nil && last {
