@@ -70,8 +70,10 @@ func MustFakeCtld(t *testing.T) *fakeCtld {
 		// In ID order, as ctld lists (queuefast.go relies on it).
 		jobs := slices.Clone(f.jobs)
 		slices.SortFunc(jobs, func(a, b api.Job) int { return cmp.Compare(a.ID, b.ID) })
-		if ids := r.URL.Query()["id"]; len(ids) > 0 { // plain job IDs, as ctld filters them
-			jobs = slices.DeleteFunc(jobs, func(j api.Job) bool { return !slices.Contains(ids, strconv.FormatUint(j.ID, 10)) })
+		if ids := r.URL.Query()["id"]; len(ids) > 0 { // plain job IDs, as ctld filters them: an array's, all its tasks
+			jobs = slices.DeleteFunc(jobs, func(j api.Job) bool {
+				return !slices.Contains(ids, strconv.FormatUint(j.ID, 10)) && !slices.Contains(ids, strconv.FormatUint(j.ArrayJobID, 10))
+			})
 		}
 		reply(w, 200, jobs)
 	})

@@ -155,17 +155,26 @@ func showJobs(s *slurmRun, ref string, oneliner bool) error {
 		if err != nil {
 			return err
 		}
-		j, err := s.client().JobRef(ctx, refText(id, task))
-		var se *api.StatusError
-		if errors.As(err, &se) && se.Code == http.StatusNotFound {
-			// Slurm's words, which scripts match to learn a job is gone.
-			fmt.Fprintln(s.stderr, "slurm_load_jobs error: Invalid job id specified")
-			return exitStatus(1)
+		if task == nil {
+			// An array job's ID shows every task of it, as in Slurm.
+			if jobs, err = s.client().Jobs(ctx, api.JobFilter{IDs: []uint64{id}, All: true}); err != nil {
+				return err
+			}
+			sort.Slice(jobs, func(a, b int) bool { return jobs[a].ID < jobs[b].ID })
 		}
-		if err != nil {
-			return err
+		if len(jobs) == 0 {
+			j, err := s.client().JobRef(ctx, refText(id, task))
+			var se *api.StatusError
+			if errors.As(err, &se) && se.Code == http.StatusNotFound {
+				// Slurm's words, which scripts match to learn a job is gone.
+				fmt.Fprintln(s.stderr, "slurm_load_jobs error: Invalid job id specified")
+				return exitStatus(1)
+			}
+			if err != nil {
+				return err
+			}
+			jobs = []api.Job{*j}
 		}
-		jobs = []api.Job{*j}
 	} else {
 		var err error
 		if jobs, err = s.client().Jobs(ctx, api.JobFilter{}); err != nil {

@@ -546,3 +546,25 @@ func TestSlurmNotFound(t *testing.T) {
 		t.Errorf("squeue -j 3,99: exit %d %q %q", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestScontrolShowArray: scontrol show job of an array's ID shows every
+// task's record, as Slurm 22.05 did (scripts/slurm-diff.sh); of one task,
+// that task's.
+func TestScontrolShowArray(t *testing.T) {
+	f := MustFakeCtld(t)
+	zero := 0
+	f.jobs = []api.Job{
+		{ID: 20, ArrayJobID: 20, ArrayTaskID: &zero, Name: "arr", User: "bob", Partition: "batch", State: api.StateRunning, Nodes: []string{"dev1"}},
+		{ID: 21, ArrayJobID: 20, ArrayTasks: "1-3", Name: "arr", User: "bob", Partition: "batch", State: api.StatePending},
+		{ID: 24, Name: "other", User: "bob", Partition: "batch", State: api.StatePending},
+	}
+	r := f.slurm(t, "", "scontrol", "-o", "show", "job", "20")
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	if r.code != 0 || len(lines) != 2 || !strings.HasPrefix(lines[0], "JobId=20 ArrayJobId=20 ArrayTaskId=0 ") ||
+		!strings.HasPrefix(lines[1], "JobId=21 ArrayJobId=20 ArrayTaskId=1-3 ") {
+		t.Errorf("scontrol -o show job 20: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := f.slurm(t, "", "scontrol", "-o", "show", "job", "24"); r.code != 0 || strings.Count(r.stdout, "\n") != 1 {
+		t.Errorf("scontrol -o show job 24: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
