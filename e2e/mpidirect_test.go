@@ -15,7 +15,8 @@ import (
 // MPICH program's 4 ranks over both nodes of a batch job with no
 // launcher of MPI's own; the runners serve them PMI (PMI-1, which
 // Debian's MPICH 4.0.2 speaks over PMI_FD) and relay the fences through
-// srun; the ranks meet and the allreduce is right.
+// srun; the ranks meet and the allreduce is right, placed in blocks and
+// cyclically.
 //
 // The ranks of the two nodes talk over TCP as with mpiexec, so MPICH's
 // MPI_Finalize may hang as there (TestMPICHMpiexecInABatchJob): the test
@@ -25,6 +26,10 @@ func TestMPICHDirectLaunch(t *testing.T) {
 	c, dir := mpiCluster(t)
 	app := buildMPI(t, "mpicc.mpich", "allreduce.c", dir, "allreduce-mpich")
 	runMPIJob(t, c, dir, "direct", "srun --mpi=pmi2 -N2 -n4 "+app, true)
+	// Cyclic placement: ranks 0 and 2 on one node, 1 and 3 on the other;
+	// PMI_process_mapping says so, or MPICH's shared-memory paths would
+	// pair ranks of different nodes.
+	runMPIJob(t, c, dir, "direct-cyclic", "srun --mpi=pmi2 -m cyclic -N2 -n4 "+app, true)
 }
 
 // TestMPICHDirectLaunchAbort: with MpiDefault=pmi2 in corral.conf a plain
