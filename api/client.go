@@ -302,3 +302,13 @@ func LaunchStep(ctx context.Context, addr, caPEM string, l *StepLaunch) error {
 		return fmt.Errorf("POST %s/v1/steps: %w", addr, err)
 	})
 }
+
+// StepStats fetches a running step's live figures (sstat).
+func (c *Client) StepStats(ctx context.Context, id uint64, step int) (*StepStats, error) {
+	var out StepStats
+	path := "/v1/jobs/" + strconv.FormatUint(id, 10) + "/steps/" + strconv.Itoa(step) + "/stats"
+	if err := c.Do(ctx, http.MethodGet, path, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

@@ -187,3 +187,37 @@ const MPIPMI2 = "pmi2"
 // (JobEvent.StepID says which; ExitCode/Signal are the highest of the
 // node's tasks).
 const EventStepEnded JobEventKind = "step_ended"
+
+// TaskStats are one task's live figures on its node (sstat), summed over
+// the task's processes: memory now and at its peak, CPU time, major page
+// faults.
+type TaskStats struct {
+	Rank           int    `json:"rank"`
+	Node           string `json:"node,omitempty"` // set by ctld
+	RSSBytes       int64  `json:"rss_bytes"`
+	MaxRSSBytes    int64  `json:"max_rss_bytes"`
+	VMSizeBytes    int64  `json:"vm_size_bytes"`
+	MaxVMSizeBytes int64  `json:"max_vm_size_bytes"`
+	CPUUsec        int64  `json:"cpu_usec"`
+	Pages          int64  `json:"pages"`
+	PIDs           []int  `json:"pids,omitempty"`
+}
+
+// StepStats is GET /v1/jobs/{id}/steps/{step}/stats: a running step's
+// tasks' live figures, from every node of the step (Nodes, in the step's
+// node order); a node that did not answer is in Missing.
+type StepStats struct {
+	JobID   uint64      `json:"job_id"`
+	StepID  int         `json:"step_id"`
+	Nodes   []string    `json:"nodes"`
+	Tasks   []TaskStats `json:"tasks"`
+	Missing []string    `json:"missing,omitempty"`
+}
+
+// StepStatsRequest asks a node for a step's live figures (POST
+// /v1/steps/stats, node plane: a body, so the signature covers which
+// step).
+type StepStatsRequest struct {
+	JobID  uint64 `json:"job_id"`
+	StepID int    `json:"step_id"`
+}

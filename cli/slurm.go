@@ -39,7 +39,7 @@ func slurmCommands() map[string]*slurmCommand {
 		"scontrol": scontrolCommand(),
 		"sprio":    sprioCommand(),
 		"sshare":   sshareCommand(),
-		"sstat":    notYetCommand("sstat", "live statistics of job steps come with job steps; corral show job and sacct report a job's peak memory and CPU time once it ends"),
+		"sstat":    sstatCommand(),
 		"srun":     srunPersonality(),
 		"salloc":   sallocPersonality(),
 	}
@@ -172,20 +172,6 @@ func srunPersonality() *slurmCommand {
 			return exitStatus(code)
 		}
 		return nil
-	}}
-}
-
-// notYetCommand answers for a Slurm command corral does not have yet.
-func notYetCommand(name, why string) *slurmCommand {
-	return &slurmCommand{run: func(s *slurmRun, r *slurmopt.Result) error {
-		for _, a := range r.Args {
-			switch a {
-			case "--version", "-V":
-				_, err := fmt.Fprintf(s.stdout, "slurm %s (corral %s)\n", SlurmVersion, buildVersion())
-				return err
-			}
-		}
-		return fmt.Errorf("%s is not supported by corral yet: %s", name, why)
 	}}
 }
 

@@ -87,6 +87,7 @@ func matrixCases() []matrixCase {
 		{"POST /v1/jobs/{id}/allocation", job("POST", "/v1/jobs/{id}/allocation", func(uint64) any { return api.AllocationRequest{} }), notRefused},
 		{"POST /v1/jobs/{id}/steps", job("POST", "/v1/jobs/{id}/steps", func(uint64) any { return api.StepRequest{} }), notRefused},
 		{"GET /v1/jobs/{id}/steps", job("GET", "/v1/jobs/{id}/steps", nil), func(c int, _ string) bool { return c == 200 }},
+		{"GET /v1/jobs/{id}/steps/{step}/stats", job("GET", "/v1/jobs/{id}/steps/0/stats", nil), notRefused},
 		{"POST /v1/steps/cancel", job("POST", "/v1/steps/cancel", func(id uint64) any { return map[string]any{"job_id": id, "step_id": 0} }), notRefused},
 		{"GET /v1/acct", job("GET", "/v1/acct?user=sys", nil), notRefused},
 		{"GET /v1/usage", job("GET", "/v1/usage?user=sys", nil), notRefused},

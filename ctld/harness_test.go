@@ -216,8 +216,10 @@ type fakeNode struct {
 	perGPU     int           // its --fgpu-per-gpu in hundredths; 0: unset
 
 	stepKills []api.StepCancelRequest // step cancels received (steps_test.go)
-	steps     []api.NodeStep          // what GET /v1/steps answers
-	stepLists int                     // GET /v1/steps asked
+	// stepTasks answer a step's live figures; nil: the node does not answer.
+	stepTasks []api.TaskStats
+	steps     []api.NodeStep // what GET /v1/steps answers
+	stepLists int            // GET /v1/steps asked
 
 	delivered []api.NodeSignalRequest // signals to deliver received (jobsignal_test.go)
 }
@@ -315,6 +317,15 @@ func (f *fakeNode) serve(w http.ResponseWriter, r *http.Request) {
 		f.delivered = append(f.delivered, req)
 		f.mu.Unlock()
 		w.Write([]byte("{}"))
+	case stepStatsPath:
+		f.mu.Lock()
+		tasks := f.stepTasks
+		f.mu.Unlock()
+		if tasks == nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		json.NewEncoder(w).Encode(tasks)
 	case nodeStepsPath:
 		f.mu.Lock()
 		known := append([]api.NodeStep{}, f.steps...)

@@ -57,6 +57,27 @@ func (e stepsEndpoint) list(w http.ResponseWriter, r *http.Request, caller peer)
 	writeJSON(w, http.StatusOK, steps)
 }
 
+// stats serves GET /v1/jobs/{id}/steps/{step}/stats: a running step's
+// live figures (sstat).
+func (e stepsEndpoint) stats(w http.ResponseWriter, r *http.Request, caller peer) {
+	id, err := stepJobID(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	step, err := strconv.Atoi(r.PathValue("step"))
+	if err != nil || step < 0 {
+		writeError(w, fault.Errorf(fault.Invalid, "invalid step %q: sstat reads srun's steps (0, 1, ...)", r.PathValue("step")))
+		return
+	}
+	st, err := stepStats(e).collect(r.Context(), caller, id, step)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
 // cancel serves POST /v1/steps/cancel: {job_id, step_id}.
 func (e stepsEndpoint) cancel(w http.ResponseWriter, r *http.Request, caller peer) {
 	var req api.StepCancelRequest

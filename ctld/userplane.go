@@ -48,6 +48,7 @@ func userHandler(s *Server) http.Handler {
 	mux.HandleFunc("GET /v1/ping", withCaller(admin.ping))
 	mux.HandleFunc("POST /v1/jobs/{id}/steps", withCaller(steps.create))
 	mux.HandleFunc("GET /v1/jobs/{id}/steps", withCaller(steps.list))
+	mux.HandleFunc("GET /v1/jobs/{id}/steps/{step}/stats", withCaller(steps.stats))
 	mux.HandleFunc("POST /v1/steps/cancel", withCaller(steps.cancel))
 	mux.HandleFunc("POST /v1/dashboard/login", withCaller(dash.login))
 	mux.HandleFunc("POST /v1/dashboard/logout-all", withCaller(dash.logoutAll))

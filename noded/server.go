@@ -29,6 +29,7 @@ func (d *Daemon) handler() http.Handler {
 	signed.HandleFunc("POST /v1/output", d.handleOutput)
 	signed.HandleFunc("GET /v1/steps", d.handleSteps)
 	signed.HandleFunc("POST /v1/steps/cancel", d.handleStepCancel)
+	signed.HandleFunc("POST /v1/steps/stats", d.handleStepStats)
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/steps", d.handleStepLaunch)
 	mux.Handle("/", d.authenticate(signed))

@@ -154,33 +154,58 @@ var specFields = []string{"Account", "Comment", "Constraints", "Eligible", "QOS"
 // comma-separated, each optionally with %WIDTH (right-justified; %-WIDTH
 // left).
 func ParseAcctFormat(list string) (*AcctLayout, error) {
+	items, err := parseFieldList(list, len(acctFields), func(i int) (string, int) { return acctFields[i].name, acctFields[i].width })
+	if err != nil {
+		return nil, err
+	}
 	l := &AcctLayout{}
+	for _, it := range items {
+		col := AcctColumn{field: acctFields[it.field], width: it.width}
+		l.Columns = append(l.Columns, col)
+		l.NeedJob = l.NeedJob || col.field.needJob
+		l.NeedSpec = l.NeedSpec || slices.Contains(specFields, col.field.name)
+	}
+	return l, nil
+}
+
+// fieldItem is one item of an accounting command's -o list: which field
+// (its index) and its width.
+type fieldItem struct{ field, width int }
+
+// parseFieldList reads an -o list as sacct and sstat take it: names in
+// any case, comma-separated, each optionally with %WIDTH; field(i) is the
+// i-th of n fields' name and default width.
+func parseFieldList(list string, n int, field func(i int) (string, int)) ([]fieldItem, error) {
+	var out []fieldItem
 	for _, item := range strings.Split(list, ",") {
 		item = strings.TrimSpace(item)
 		if item == "" {
 			continue
 		}
 		name, widthText, hasWidth := strings.Cut(item, "%")
-		i := slices.IndexFunc(acctFields, func(f acctField) bool { return strings.EqualFold(f.name, name) })
+		i := -1
+		for k := range n {
+			if f, _ := field(k); strings.EqualFold(f, name) {
+				i = k
+				break
+			}
+		}
 		if i < 0 {
 			return nil, formatError(fmt.Sprintf("Invalid field requested: \"%s\"", name))
 		}
-		col := AcctColumn{field: acctFields[i], width: acctFields[i].width}
+		_, w := field(i)
 		if hasWidth {
-			w, err := strconv.Atoi(widthText)
-			if err != nil || w == 0 {
+			var err error
+			if w, err = strconv.Atoi(widthText); err != nil || w == 0 {
 				return nil, formatError(fmt.Sprintf("Invalid field width: \"%s\"", item))
 			}
-			col.width = w
 		}
-		l.Columns = append(l.Columns, col)
-		l.NeedJob = l.NeedJob || col.field.needJob
-		l.NeedSpec = l.NeedSpec || slices.Contains(specFields, col.field.name)
+		out = append(out, fieldItem{field: i, width: w})
 	}
-	if len(l.Columns) == 0 {
+	if len(out) == 0 {
 		return nil, fmt.Errorf("no fields requested")
 	}
-	return l, nil
+	return out, nil
 }
 
 // formatError is a bad field list, in sacct's words (which begin with a

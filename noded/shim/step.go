@@ -15,11 +15,13 @@ import (
 //
 //	step.json    StepJob (written by noded)
 //	runner.pid   the runner's PID (written by the runner at start)
+//	tasks        "RANK PID" a line, the tasks' processes (sstat reads them)
 //	result.json  StepResult, written last and atomically
 const (
 	StepsDir       = "steps"
 	StepFile       = "step.json"
 	RunnerPidFile  = "runner.pid"
+	TaskPidsFile   = "tasks"
 	StepResultFile = "result.json"
 	// StepArg is the runner's first argument: corral-shim step JOBDIR STEPID.
 	StepArg = "step"

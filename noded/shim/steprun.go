@@ -57,6 +57,7 @@ func RunStep(jobDir string, stepID int, ctl StepControls) *StepResult {
 		pm.close()
 		return rl.fail(s.Ranks, "%v", err)
 	}
+	writeTaskPids(StepDir(jobDir, stepID), tasks)
 	if ctl.Started != nil {
 		ctl.Started(time.Now())
 	}
