@@ -65,7 +65,7 @@ var (
 	}
 	admissionMutators = []admissionStep{
 		{"partition", setPartition},
-		{"sharing", applyOverSubscribe},
+		{"sharing", setSharing},
 		{"defaults", setDefaults},
 		{"placement", setPlacement},
 		{"account", setAccount},
@@ -212,8 +212,12 @@ func setDefaults(a *admission, spec *api.JobSpec) error {
 	case spec.MemWholeNode:
 	case spec.MemBytes == 0 && spec.Exclusive == "node":
 		// Per CPU, so the start scales it to all the node's CPUs, as Slurm
-		// applies DefMemPerCPU to the CPUs a job is given.
+		// applies DefMemPerCPU to the CPUs a job is given; never more per
+		// CPU than a known node has, so every node can hold it.
 		spec.MemPerCPU = memPerCPU(a.part, a.known)
+		if least := memPerCPU(api.Partition{}, a.known); len(a.known) > 0 {
+			spec.MemPerCPU = min(spec.MemPerCPU, least)
+		}
 		spec.MemBytes = int64(spec.CPUs) * spec.MemPerCPU
 	case spec.MemBytes == 0:
 		spec.MemBytes = int64(spec.CPUs) * memPerCPU(a.part, a.known)

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/config"
 	"github.com/corral-hpc/corral/gpu"
 	"github.com/corral-hpc/corral/sched"
 )
@@ -16,10 +17,12 @@ import (
 // the job's allocation grows to its nodes' sizes, and it goes back to
 // what was asked for if the job returns to the queue.
 
-// applyOverSubscribe is the admission step for the partition's policy:
-// under EXCLUSIVE every job gets whole nodes, and -s is kept only where
-// the partition allows it (YES), as Slurm does.
-func applyOverSubscribe(a *admission, spec *api.JobSpec) error {
+// setSharing is the admission step for the partition's policy: under
+// EXCLUSIVE every job gets whole nodes, and -s is kept only where the
+// partition allows it (YES), as Slurm does. An exclusive job's
+// --mem-per-cpu counts every CPU of a node, so one no known node of the
+// partition could hold that way is refused.
+func setSharing(a *admission, spec *api.JobSpec) error {
 	if a.part.Name == "" {
 		return nil // the partition step said why
 	}
@@ -30,7 +33,20 @@ func applyOverSubscribe(a *admission, spec *api.JobSpec) error {
 	default:
 		spec.OverSubscribe = false
 	}
-	return nil
+	if spec.Exclusive != "node" || spec.MemPerCPU <= 0 || len(a.known) == 0 {
+		return nil
+	}
+	var largest *node
+	for _, n := range a.known {
+		if spec.MemPerCPU*int64(n.rec.CPUs) <= n.rec.MemBytes {
+			return nil
+		}
+		if largest == nil || n.rec.MemBytes > largest.rec.MemBytes {
+			largest = n
+		}
+	}
+	return invalid("--exclusive gives the job all of a node's CPUs, and --mem-per-cpu=%s for each is more than any node of partition %s has (largest: %s for %d CPUs): it could never run",
+		config.FormatSize(spec.MemPerCPU), a.part.Name, config.FormatSize(largest.rec.MemBytes), largest.rec.CPUs)
 }
 
 // sharingOf is how the planner keeps other jobs off the job's nodes.
@@ -85,7 +101,7 @@ func (r *nodeRegistry) sizeOn(job *api.Job, names []string) (cpus int, mem int64
 	}
 	if spec.Exclusive == "node" {
 		cpus = max(cpus, minCPUs)
-		if spec.MemPerCPU > 0 {
+		if spec.MemPerCPU > 0 { // the planner chose nodes that hold it
 			mem = min(spec.MemPerCPU*int64(cpus), minMem)
 		}
 	}
@@ -93,6 +109,21 @@ func (r *nodeRegistry) sizeOn(job *api.Job, names []string) (cpus int, mem int64
 		mem = minMem
 	}
 	return cpus, mem
+}
+
+// holdingMemPerCPU narrows the nodes an exclusive job may use (allowed,
+// nil for any of names) to those with its memory per CPU for every CPU.
+func (r *nodeRegistry) holdingMemPerCPU(spec *api.JobSpec, allowed map[string]bool, names []string) map[string]bool {
+	if spec.Exclusive != "node" || spec.MemPerCPU <= 0 {
+		return allowed
+	}
+	out := make(map[string]bool, len(names))
+	for _, name := range names {
+		if n := r.get(name); n != nil && (allowed == nil || allowed[name]) && spec.MemPerCPU*int64(n.rec.CPUs) <= n.rec.MemBytes {
+			out[name] = true
+		}
+	}
+	return out
 }
 
 // wholeGPUs is an exclusive job's GPUs: every device of its nodes whole,

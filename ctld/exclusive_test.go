@@ -149,3 +149,50 @@ func TestPartitionOverSubscribe(t *testing.T) {
 		}
 	}
 }
+
+// An exclusive job gets every GPU of its node whole, though it asked for
+// none; requeued, it goes back to what it asked for, and a second run
+// gets the whole node again.
+func TestExclusiveJobGetsEveryGPUAndIsRequeuedAsAsked(t *testing.T) {
+	tc := MustServer(t, eventsOnly)
+	g1 := MustGPUNode(tc, "g1", a100s(2, false), 0)
+	id := tc.submit(exclusiveJob("gpus", "node"))
+	l := g1.waitLaunch()
+	if l.JobID != id || l.CPUs != 8 || len(l.GPUs) != 2 || l.GPUs[0].AmountHundredths != 100 || l.GPUs[1].AmountHundredths != 100 {
+		t.Fatalf("launch: job %d, %d CPUs, GPUs %+v; want job %d on 8 CPUs and both GPUs whole", l.JobID, l.CPUs, l.GPUs, id)
+	}
+	tc.waitAcked(id)
+	if resp := tc.control("requeue", id); len(resp.Done) != 1 {
+		t.Fatalf("requeue: %+v", resp)
+	}
+	if err := g1.end(id, api.StateCancelled, 0); err != nil {
+		t.Fatal(err)
+	}
+	j := tc.job(id)
+	if j.State != api.StatePending || j.CPUs != 1 || len(j.GPUAlloc) != 0 {
+		t.Errorf("requeued job: %s, %d CPUs, GPUs %+v; want pending with the 1 CPU it asked for and none", j.State, j.CPUs, j.GPUAlloc)
+	}
+	g1.register() // a heartbeat without the old run lets it start again
+	if l := g1.waitLaunch(); l.JobID != id || l.CPUs != 8 || len(l.GPUs) != 2 {
+		t.Fatalf("second launch: job %d, %d CPUs, GPUs %+v", l.JobID, l.CPUs, l.GPUs)
+	}
+}
+
+// An exclusive job's --mem-per-cpu counts every CPU of a node: one no
+// node could hold that way is refused at submit.
+func TestExclusiveMemPerCPUMustFit(t *testing.T) {
+	tc := MustServer(t)
+	newFakeNode(tc, "n1", 4, 8<<30).register()
+	spec := exclusiveJob("big", "node")
+	spec.MemPerCPU, spec.MemBytes = 4<<30, 4<<30
+	_, err := tc.client.Submit(context.Background(), api.SubmitRequest{Spec: spec})
+	want := "--exclusive gives the job all of a node's CPUs, and --mem-per-cpu=4G for each is more than any node of partition batch has (largest: 8G for 4 CPUs): it could never run"
+	if statusOf(err) != 400 || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v, want 400 %q", err, want)
+	}
+	spec.MemPerCPU, spec.MemBytes = 2<<30, 2<<30
+	id := tc.submit(spec)
+	if j := tc.waitJob(id, "the job to start", inState(api.StateRunning)); j.MemBytes != 8<<30 || j.CPUs != 4 {
+		t.Errorf("started with %d CPUs and %d bytes, want 4 and 8 GiB", j.CPUs, j.MemBytes)
+	}
+}

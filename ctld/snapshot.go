@@ -101,7 +101,7 @@ func (b *snapshotBuilder) pendingOf(job *api.Job, id uint64, prio int64, blocked
 	p := sched.Pending{ID: id, Partition: job.Partition, NodeCount: job.NodeCount,
 		PerNode: askedPerNode(job), Sharing: sharingOf(&job.Spec), TimeLimit: time.Duration(job.TimeLimit) * time.Second,
 		Priority: prio - int64(job.Spec.Nice), Submit: job.SubmitTime, Blocked: blocked,
-		Allowed: allowedNodes(&job.Spec, b.nodeNames, b.parts.features)}
+		Allowed: b.nodes.holdingMemPerCPU(&job.Spec, allowedNodes(&job.Spec, b.nodeNames, b.parts.features), b.nodeNames)}
 	gpuPending(job, &p) // the planner adds whole GPUs at each node's worth
 	return p
 }

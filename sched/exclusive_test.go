@@ -144,3 +144,79 @@ func TestExclusiveReservation(t *testing.T) {
 		})
 	}
 }
+
+// On random snapshots where some jobs share with nobody and some only with
+// their user, no plan (starts and estimates, by every backfill mode) puts
+// two jobs whose sharing rules each other out on one node at once, running
+// jobs included.
+func TestPropertySharingHolds(t *testing.T) {
+	shareOf := func(id uint64) Sharing {
+		switch id * 7919 % 8 {
+		case 0, 1:
+			return ShareNone
+		case 2:
+			return ShareUser
+		}
+		return ShareNode
+	}
+	type span struct {
+		id       uint64
+		from, to time.Time // to zero: no end
+		uid      uint32
+		share    Sharing
+		planned  bool
+	}
+	overlap := func(a, b span) bool {
+		return (a.to.IsZero() || b.from.Before(a.to)) && (b.to.IsZero() || a.from.Before(b.to))
+	}
+	forEachRandomSnapshot(t, 40, allModes, func(t *testing.T, s Snapshot, mode Mode) {
+		s.Running = append([]Running(nil), s.Running...)
+		for i := range s.Running {
+			if s.Running[i].ID%5 == 0 {
+				s.Running[i].Sharing = ShareUser
+			}
+		}
+		s.Pending = append([]Pending(nil), s.Pending...)
+		for i := range s.Pending {
+			s.Pending[i].Sharing = shareOf(s.Pending[i].ID)
+		}
+		v := (&Harness{t: t, Snap: s}).Plan(Backfill{Mode: mode})
+		on := map[string][]span{}
+		for _, r := range s.Running {
+			for _, a := range r.Alloc {
+				on[a.Node] = append(on[a.Node], span{id: r.ID, from: s.Now, to: r.End, uid: r.UID, share: r.Sharing})
+			}
+		}
+		byID := map[uint64]Pending{}
+		for _, j := range s.Pending {
+			byID[j.ID] = j
+		}
+		add := func(id uint64, at time.Time, nodes []string) {
+			j := byID[id]
+			sp := span{id: id, from: at, uid: j.UID, share: j.Sharing, planned: true}
+			if d := plannedDuration(s, j); d > 0 {
+				sp.to = at.Add(d)
+			}
+			for _, n := range nodes {
+				on[n] = append(on[n], sp)
+			}
+		}
+		for _, st := range v.Starts {
+			add(st.JobID, s.Now, st.Nodes)
+		}
+		for _, e := range v.Pending {
+			if !e.Start.IsZero() {
+				add(e.JobID, e.Start, e.Nodes)
+			}
+		}
+		for node, spans := range on {
+			for i, a := range spans {
+				for _, b := range spans[i+1:] {
+					if (a.planned || b.planned) && overlap(a, b) && conflicts(a.uid, a.share, b.uid, b.share) {
+						t.Fatalf("node %s: job %d (%+v) and job %d (%+v) overlap; plan %s", node, a.id, a, b.id, b, v)
+					}
+				}
+			}
+		}
+	})
+}
