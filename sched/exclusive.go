@@ -85,6 +85,22 @@ func (o *occupancy) nextChange(t int64) int64 {
 	return next
 }
 
+// anyStrict says whether any job of the snapshot limits who shares its
+// nodes: only then must the planner keep every node's occupants.
+func anyStrict(s Snapshot) bool {
+	for _, r := range s.Running {
+		if r.Sharing != ShareNode {
+			return true
+		}
+	}
+	for _, j := range s.Pending {
+		if j.Sharing != ShareNode && j.Blocked == "" {
+			return true
+		}
+	}
+	return false
+}
+
 // sharingConflict says whether a job of uid with sharing share may not
 // start now beside the jobs now on a node (FirstFit's check: everything
 // it knows runs now).

@@ -19,6 +19,9 @@ type profile struct {
 	// groups are the group limits, counting running jobs and this
 	// plan's starts.
 	groups groups
+	// sharing: some job does not share freely, so nodes keep their
+	// occupants (exclusive.go); without any, none is kept.
+	sharing bool
 
 	holes []int // scratch for place
 	tails []int
@@ -42,7 +45,7 @@ type request struct {
 }
 
 func newProfile(s Snapshot) *profile {
-	p := &profile{parts: make(map[string]*partState, len(s.Partitions)), groups: newGroups(&s)}
+	p := &profile{parts: make(map[string]*partState, len(s.Partitions)), groups: newGroups(&s), sharing: anyStrict(s)}
 	byName := make(map[string]*nodeState, len(s.Nodes))
 	for i, n := range s.Nodes {
 		if !n.Up {
@@ -80,7 +83,9 @@ func newProfile(s Snapshot) *profile {
 				continue
 			}
 			used[ns] = used[ns].Add(a.Resources)
-			ns.occ.add(0, end, r.UID, r.Sharing)
+			if p.sharing {
+				ns.occ.add(0, end, r.UID, r.Sharing)
+			}
 			for _, sh := range a.GPUs {
 				if holds[ns] == nil {
 					holds[ns] = map[int][]devHold{}
@@ -141,7 +146,9 @@ func (p *profile) place(r *request, at int64, nodes []*nodeState) [][]gpu.Share 
 			shares[i] = n.reserveGPUs(r, at, end)
 		}
 		minFree := n.tl.reserve(r.need, at, end)
-		n.occ.add(at, end, r.UID, r.Sharing)
+		if p.sharing {
+			n.occ.add(at, end, r.UID, r.Sharing)
+		}
 		if r.need.CPUs <= 0 {
 			continue // the index bounds CPUs only
 		}
