@@ -22,7 +22,16 @@ import (
 type AllocationRequest struct {
 	Release  bool `json:"release,omitempty"`
 	ExitCode int  `json:"exit_code,omitempty"` // with Release: the command's exit status
+	// WaitReadyMs, without Release, holds the answer up to this many
+	// milliseconds until the allocation is ready or has ended, so that a
+	// client waiting for its grant learns it at once instead of at its
+	// next poll. The controller bounds it (MaxAllocationWait).
+	WaitReadyMs int `json:"wait_ready_ms,omitempty"`
 }
+
+// MaxAllocationWait bounds AllocationRequest.WaitReadyMs: well inside the
+// shortest renewal interval, so a waiting client renews as often as ever.
+const MaxAllocationWait = time.Second
 
 // Allocation is where an allocation stands, the answer to an
 // AllocationRequest.

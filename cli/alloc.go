@@ -21,8 +21,9 @@ import (
 // work runs and releases it with the work's exit status. Its messages are
 // Slurm's, prefixed with the command's name.
 
-// allocPollFirst and allocPollMax bound the pause between two looks at a
-// pending allocation: short at first, so an idle cluster grants at once.
+// allocPollFirst and allocPollMax bound how long the controller holds a
+// look at a pending allocation (AllocationRequest.WaitReadyMs): short at
+// first, growing to allocPollMax, within which a signal is noticed.
 var allocPollFirst, allocPollMax = 5 * time.Millisecond, time.Second
 
 // allocClient is one allocation being held.
@@ -83,8 +84,9 @@ func allocate(ctx context.Context, prog string, cl *api.Client, stderr io.Writer
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 	pause, said := allocPollFirst, false
+	var wait time.Duration // the first look answers at once: "queued" is said without delay
 	for {
-		got, err := a.renew(ctx, api.AllocationRequest{})
+		got, err := a.renew(ctx, api.AllocationRequest{WaitReadyMs: int(wait / time.Millisecond)})
 		switch {
 		case err != nil:
 			a.release(1)
@@ -107,6 +109,9 @@ func allocate(ctx context.Context, prog string, cl *api.Client, stderr io.Writer
 			said = true
 			fmt.Fprintf(stderr, "%s: job %d queued and waiting for resources\n", prog, id)
 		}
+		// The controller holds the next look until the grant (or the
+		// wait's end): the pause is spent there, so a grant is seen at
+		// once. A signal is seen between two looks.
 		select {
 		case <-sigs:
 			fmt.Fprintf(stderr, "%s: Job allocation %d has been revoked.\n", prog, id)
@@ -115,9 +120,9 @@ func allocate(ctx context.Context, prog string, cl *api.Client, stderr io.Writer
 		case <-ctx.Done():
 			a.release(1)
 			return nil, ctx.Err()
-		case <-time.After(pause):
+		default:
 		}
-		pause = min(2*pause, allocPollMax)
+		wait, pause = pause, min(2*pause, allocPollMax)
 	}
 }
 

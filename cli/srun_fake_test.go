@@ -53,6 +53,7 @@ type fakeStepCluster struct {
 	submitted []api.JobSpec
 	pending   int
 	released  []api.AllocationRequest
+	waits     []int // WaitReadyMs of each look before the grant
 }
 
 func newFakeStepCluster(t *testing.T, nodes ...*fakeStepNode) *fakeStepCluster {
@@ -141,6 +142,7 @@ func newFakeStepCluster(t *testing.T, nodes ...*fakeStepNode) *fakeStepCluster {
 			fc.released = append(fc.released, req)
 			a.Ready = false
 		case fc.pending > 0:
+			fc.waits = append(fc.waits, req.WaitReadyMs)
 			fc.pending--
 			a = api.Allocation{JobID: 5, State: api.StatePending, Renew: 3}
 		}

@@ -39,6 +39,11 @@ func TestSrunOutsideAnAllocation(t *testing.T) {
 	if fc.request.Ntasks != 1 || fc.request.CPUsPerTask != 2 {
 		t.Errorf("step request = %+v", fc.request)
 	}
+	// The first look answers at once (srun says it is queued); the next
+	// ask ctld to hold the answer until the grant, longer each time.
+	if len(fc.waits) != 2 || fc.waits[0] != 0 || fc.waits[1] <= 0 {
+		t.Errorf("looks at the pending allocation waited %v ms, want 0 then more", fc.waits)
+	}
 }
 
 // Inside an allocation the allocation's options change nothing, and srun

@@ -1,6 +1,7 @@
 package ctld
 
 import (
+	"context"
 	"time"
 
 	"github.com/corral-hpc/corral/api"
@@ -113,6 +114,38 @@ func (s *Server) allocation(caller peer, id uint64, req api.AllocationRequest) (
 	}
 	s.sendSignals(s.bgCtx, signals, user)
 	return out, nil
+}
+
+// maxAllocationWait bounds a held renewal; a test lengthens it.
+var maxAllocationWait = api.MaxAllocationWait
+
+// allocationWait is allocation (a renewal) held until the allocation is
+// ready or has ended, at most wait (bounded by api.MaxAllocationWait), so
+// that srun outside an allocation starts its step the moment the nodes
+// took their launches rather than at its next poll.
+func (s *Server) allocationWait(ctx context.Context, caller peer, id uint64, wait time.Duration) (api.Allocation, error) {
+	timer := time.NewTimer(min(wait, maxAllocationWait))
+	defer timer.Stop()
+	for {
+		// The signals first: a change after the view wakes the next wait.
+		s.mu.RLock()
+		launched, ended := s.pipe.launchSignal(), s.pipe.endSignal()
+		s.mu.RUnlock()
+		out, err := s.allocation(caller, id, api.AllocationRequest{})
+		if err != nil || out.Ready || out.State.Terminal() {
+			return out, err
+		}
+		select {
+		case <-launched:
+		case <-ended:
+		case <-timer.C:
+			return out, nil
+		case <-s.pipe.stopping():
+			return out, nil
+		case <-ctx.Done():
+			return out, ctx.Err()
+		}
+	}
 }
 
 // allocationView is where allocation j stands for its client.

@@ -1,6 +1,7 @@
 package ctld
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -172,5 +173,46 @@ func TestInactiveLimitFromTheFile(t *testing.T) {
 	}
 	if a := mustAlloc(t, tc, tc.submitFor(uidOwner, allocSpec(1)), api.AllocationRequest{}); a.Renew != 1 {
 		t.Fatalf("renew every %d s under a 1 s bound, want 1", a.Renew)
+	}
+}
+
+// A renewal with WaitReadyMs is held until the allocation is ready: its
+// client learns of the grant the moment the last node took its launch,
+// not at its next poll. Without a change it answers at the wait's end.
+func TestAllocationWaitReady(t *testing.T) {
+	defer func(d time.Duration) { maxAllocationWait = d }(maxAllocationWait)
+	maxAllocationWait = time.Minute
+	tc := MustServer(t, eventsOnly, withPartitions(matrixConf))
+	n1 := newFakeNode(tc, "n1", 4, 8<<30)
+	hold := make(chan struct{})
+	n1.mu.Lock()
+	n1.holdLaunch = hold
+	n1.mu.Unlock()
+	n1.register()
+	id := tc.submitFor(uidOwner, allocSpec(1))
+	tc.waitJob(id, "running", func(j api.Job) bool { return j.State == api.StateRunning })
+	if a := mustAlloc(t, tc, id, api.AllocationRequest{WaitReadyMs: 20}); a.Ready || a.State != api.StateRunning {
+		t.Fatalf("a held renewal while the launch is unanswered = %+v", a)
+	}
+	got := make(chan api.Allocation, 1)
+	go func() {
+		a, _, _ := allocCall(t, tc, uidOwner, id, api.AllocationRequest{WaitReadyMs: 60_000})
+		got <- a
+	}()
+	close(hold)
+	if a := <-got; !a.Ready || a.State != api.StateRunning {
+		t.Fatalf("held renewal answered %+v, want ready", a)
+	}
+	// An allocation that ends while a renewal is held answers its end.
+	pending := tc.submitFor(uidOwner, allocSpec(1)) // the first holds the node
+	go func() {
+		a, _, _ := allocCall(t, tc, uidOwner, pending, api.AllocationRequest{WaitReadyMs: 60_000})
+		got <- a
+	}()
+	if _, err := tc.client.Cancel(context.Background(), api.CancelRequest{IDs: []uint64{pending}}); err != nil {
+		t.Fatal(err)
+	}
+	if a := <-got; a.State != api.StateCancelled {
+		t.Fatalf("held renewal of a cancelled allocation answered %+v", a)
 	}
 }

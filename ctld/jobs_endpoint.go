@@ -46,7 +46,12 @@ func (e jobsEndpoint) allocation(w http.ResponseWriter, r *http.Request, caller 
 		writeError(w, err)
 		return
 	}
-	out, err := e.srv.allocation(caller, id, req)
+	var out api.Allocation
+	if req.WaitReadyMs > 0 && !req.Release {
+		out, err = e.srv.allocationWait(r.Context(), caller, id, time.Duration(req.WaitReadyMs)*time.Millisecond)
+	} else {
+		out, err = e.srv.allocation(caller, id, req)
+	}
 	if err != nil {
 		writeError(w, err)
 		return

@@ -20,6 +20,9 @@ type pipeline struct {
 	// ended is closed (and replaced) whenever a job or an array's pending
 	// tasks end, to wake waiters.
 	ended chan struct{}
+	// launched is closed (and replaced) whenever a job's last launch is
+	// answered, to wake allocation clients waiting for their grant.
+	launched chan struct{}
 	// stop ends long polls when the user plane shuts down.
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -35,6 +38,7 @@ type pipeline struct {
 func (p *pipeline) init() {
 	p.avoid = make(map[uint64]string)
 	p.ended = make(chan struct{})
+	p.launched = make(chan struct{})
 	p.stop = make(chan struct{})
 }
 
@@ -46,6 +50,13 @@ func (p *pipeline) shutdown() { p.stopOnce.Do(func() { close(p.stop) }) }
 func (p *pipeline) wakeWaiters() {
 	close(p.ended)
 	p.ended = make(chan struct{})
+}
+
+// wakeLaunched wakes the allocation clients waiting for a grant (the
+// caller holds Server.mu for writing).
+func (p *pipeline) wakeLaunched() {
+	close(p.launched)
+	p.launched = make(chan struct{})
 }
 
 // noteWake keeps a cycle's earliest future eligibility (Unix
@@ -121,6 +132,9 @@ func describeRef(id uint64, task *int) string {
 
 // endSignal is closed when a job or an array's pending tasks next end.
 func (p *pipeline) endSignal() <-chan struct{} { return p.ended }
+
+// launchSignal is closed when a job's last launch is next answered.
+func (p *pipeline) launchSignal() <-chan struct{} { return p.launched }
 
 // stopping is closed when the user plane shuts down.
 func (p *pipeline) stopping() <-chan struct{} { return p.stop }

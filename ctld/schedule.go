@@ -156,6 +156,9 @@ func (s *Server) launch(l launchOrder) {
 		return // a later start (or the job's end) has superseded this launch
 	}
 	j.launch.inFlight = max(j.launch.inFlight-1, 0)
+	if j.launch.inFlight == 0 && j.rec.Job.Spec.Allocation {
+		s.pipe.wakeLaunched() // its client may be waiting for the grant
+	}
 	if err == nil {
 		if j.launch.ackedAt.IsZero() {
 			j.launch.ackedAt = now

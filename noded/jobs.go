@@ -42,6 +42,9 @@ type job struct {
 	// sock is the job's controller socket (jobsock.go); nil for a
 	// reattached job launched without one.
 	sock *jobSocket
+	// started is closed when this noded's shim says the container runs,
+	// waking step launches that arrived first; nil for a reattached job.
+	started chan struct{}
 }
 
 // launchError is a launch noded refuses, with its HTTP status and, for a
@@ -171,7 +174,8 @@ func (d *Daemon) launch(r *api.LaunchRequest) (err error) {
 	if err := shim.WriteJob(dir, sj); err != nil {
 		return err
 	}
-	j := &job{id: r.JobID, dir: dir, slots: slots, gpu: claim, uid: r.UID, ownerKnown: true, steps: map[int]*step{}, sock: sock}
+	j := &job{id: r.JobID, dir: dir, slots: slots, gpu: claim, uid: r.UID, ownerKnown: true, steps: map[int]*step{}, sock: sock,
+		started: make(chan struct{})}
 	cmd, status, err := d.startShim(j)
 	if err != nil {
 		return fmt.Errorf("starting the shim of job %d: %w", r.JobID, err)
@@ -234,7 +238,7 @@ func startDetached(argv []string, logPath string) (cmd *exec.Cmd, ctl, status *o
 // job directory goes once the shim has exited.
 func (d *Daemon) supervise(j *job, cmd *exec.Cmd, status *os.File) {
 	defer d.supervisors.Done()
-	reported := false
+	reported, started := false, false
 	sc := bufio.NewScanner(status)
 	for sc.Scan() {
 		line := sc.Text()
@@ -244,6 +248,10 @@ func (d *Daemon) supervise(j *job, cmd *exec.Cmd, status *os.File) {
 				t = time.Now()
 			}
 			d.put(api.JobEvent{JobID: j.id, Node: d.cfg.Name, Kind: api.EventStarted, Time: t})
+			if j.started != nil && !started {
+				close(j.started)
+			}
+			started = true
 		}
 		if rest, ok := strings.CutPrefix(line, "configuring "); ok {
 			at, what, _ := strings.Cut(rest, " ")

@@ -171,8 +171,9 @@ func (d *Daemon) stepTarget(c *api.StepCredential) (*job, *launchError) {
 	return j, nil
 }
 
-// waitJobStarted waits until the job's container runs (the shim's
-// started file), at most wait; false if it did not, or if the job left.
+// waitJobStarted waits until the job's container runs (the shim said so,
+// or its started file is there), at most wait; false if it did not, or
+// if the job left.
 func (d *Daemon) waitJobStarted(j *job, wait time.Duration) bool {
 	deadline := time.Now().Add(wait)
 	for {
@@ -185,7 +186,16 @@ func (d *Daemon) waitJobStarted(j *job, wait time.Duration) bool {
 		if gone || time.Now().After(deadline) {
 			return false
 		}
-		time.Sleep(20 * time.Millisecond)
+		// The shim says the container runs a moment before it writes the
+		// file: srun outside an allocation launches its step as the
+		// container comes up, and need not wait for the next look. The
+		// look every 20 ms serves a reattached job and notices one that
+		// left.
+		select {
+		case <-j.started:
+			return true
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 }
 

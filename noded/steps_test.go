@@ -360,3 +360,22 @@ func TestStubbornRunnerKilledAtJobEnd(t *testing.T) {
 	}
 	mustNoJobDirs(t, n)
 }
+
+// A step launch waiting for its job's container wakes when the shim says
+// the container runs, before the shim has written its started file; a
+// job that left ends the wait with false.
+func TestWaitJobStartedWakesOnTheShimsWord(t *testing.T) {
+	d := &Daemon{jobs: map[uint64]*job{}}
+	j := &job{id: 7, dir: t.TempDir(), started: make(chan struct{})}
+	d.jobs[j.id] = j
+	woke := make(chan bool)
+	go func() { woke <- d.waitJobStarted(j, time.Minute) }()
+	close(j.started)
+	if !<-woke {
+		t.Fatal("the wait ended false after the shim said the job started")
+	}
+	gone := &job{id: 8, dir: t.TempDir(), started: make(chan struct{})}
+	if d.waitJobStarted(gone, time.Minute) {
+		t.Fatal("the wait for a job this node does not hold ended true")
+	}
+}
