@@ -64,8 +64,23 @@ func releasedEnd(code int, ev api.JobEvent) lifecycle.Event {
 
 // allocation renews allocation job id for its client, or releases it
 // (req.Release): a pending one is cancelled at once, a running one's
-// first node is told to stop and its report ends the job.
-func (s *Server) allocation(caller peer, id uint64, req api.AllocationRequest) (api.Allocation, error) {
+// first node is told to stop and its report ends the job. A renewal with
+// WaitReadyMs is held until the allocation is ready or has ended, at
+// most that long (bounded by maxAllocationWait), so that srun outside an
+// allocation starts its step the moment the nodes took their launches
+// rather than at its next look.
+func (s *Server) allocation(ctx context.Context, caller peer, id uint64, req api.AllocationRequest) (api.Allocation, error) {
+	if req.WaitReadyMs > 0 && !req.Release {
+		signals := func() (launched, ended <-chan struct{}) {
+			s.mu.RLock()
+			defer s.mu.RUnlock()
+			return s.pipe.launchSignal(), s.pipe.endSignal()
+		}
+		wait := min(time.Duration(req.WaitReadyMs)*time.Millisecond, maxAllocationWait)
+		return s.pipe.holdAllocation(ctx, wait, signals, func() (api.Allocation, error) {
+			return s.allocation(ctx, caller, id, api.AllocationRequest{})
+		})
+	}
 	now := time.Now()
 	s.mu.Lock()
 	j := s.q.job(id)
@@ -118,35 +133,6 @@ func (s *Server) allocation(caller peer, id uint64, req api.AllocationRequest) (
 
 // maxAllocationWait bounds a held renewal; a test lengthens it.
 var maxAllocationWait = api.MaxAllocationWait
-
-// allocationWait is allocation (a renewal) held until the allocation is
-// ready or has ended, at most wait (bounded by api.MaxAllocationWait), so
-// that srun outside an allocation starts its step the moment the nodes
-// took their launches rather than at its next poll.
-func (s *Server) allocationWait(ctx context.Context, caller peer, id uint64, wait time.Duration) (api.Allocation, error) {
-	timer := time.NewTimer(min(wait, maxAllocationWait))
-	defer timer.Stop()
-	for {
-		// The signals first: a change after the view wakes the next wait.
-		s.mu.RLock()
-		launched, ended := s.pipe.launchSignal(), s.pipe.endSignal()
-		s.mu.RUnlock()
-		out, err := s.allocation(caller, id, api.AllocationRequest{})
-		if err != nil || out.Ready || out.State.Terminal() {
-			return out, err
-		}
-		select {
-		case <-launched:
-		case <-ended:
-		case <-timer.C:
-			return out, nil
-		case <-s.pipe.stopping():
-			return out, nil
-		case <-ctx.Done():
-			return out, ctx.Err()
-		}
-	}
-}
 
 // allocationView is where allocation j stands for its client.
 func allocationView(j *job, renew int) api.Allocation {

@@ -46,12 +46,7 @@ func (e jobsEndpoint) allocation(w http.ResponseWriter, r *http.Request, caller 
 		writeError(w, err)
 		return
 	}
-	var out api.Allocation
-	if req.WaitReadyMs > 0 && !req.Release {
-		out, err = e.srv.allocationWait(r.Context(), caller, id, time.Duration(req.WaitReadyMs)*time.Millisecond)
-	} else {
-		out, err = e.srv.allocation(caller, id, req)
-	}
+	out, err := e.srv.allocation(r.Context(), caller, id, req)
 	if err != nil {
 		writeError(w, err)
 		return

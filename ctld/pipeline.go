@@ -1,9 +1,11 @@
 package ctld
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/corral-hpc/corral/api"
 )
@@ -132,6 +134,34 @@ func describeRef(id uint64, task *int) string {
 
 // endSignal is closed when a job or an array's pending tasks next end.
 func (p *pipeline) endSignal() <-chan struct{} { return p.ended }
+
+// holdAllocation repeats look until the allocation it sees is ready or
+// has ended, wait passes, the user plane stops or ctx ends; between two
+// looks it sleeps until a job's last launch is answered or a job ends.
+// signals gives those two channels as of now, taken before each look so
+// that a change after the look wakes the next sleep.
+func (p *pipeline) holdAllocation(ctx context.Context, wait time.Duration, signals func() (launched, ended <-chan struct{}),
+	look func() (api.Allocation, error)) (api.Allocation, error) {
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		launched, ended := signals()
+		out, err := look()
+		if err != nil || out.Ready || out.State.Terminal() {
+			return out, err
+		}
+		select {
+		case <-launched:
+		case <-ended:
+		case <-timer.C:
+			return out, nil
+		case <-p.stop:
+			return out, nil
+		case <-ctx.Done():
+			return out, ctx.Err()
+		}
+	}
+}
 
 // launchSignal is closed when a job's last launch is next answered.
 func (p *pipeline) launchSignal() <-chan struct{} { return p.launched }
