@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/corral-hpc/corral/container"
@@ -17,6 +18,10 @@ type task struct {
 	p           *container.Process
 	in          *taskInput // rank 0's input; nil for the others
 	pty         bool
+	// ended is set once the task is reaped: its PID may be another
+	// process's then, and a late signal (srun's, an abort's) must not
+	// reach it.
+	ended atomic.Bool
 }
 
 // startTasks execs one process per rank of this node into the job's
@@ -94,6 +99,9 @@ func startTasks(ctr *container.Running, job *Job, s *StepJob, pm *stepPMI) ([]*t
 // too. (The tasks share the job's cgroup with every other step, so the
 // process tree, not the cgroup, says what is the task's.)
 func (t *task) signal(sig syscall.Signal) {
+	if t.ended.Load() {
+		return
+	}
 	procs, err := listProcs("/proc")
 	if err != nil {
 		_ = t.p.Signal(sig)

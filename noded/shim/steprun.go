@@ -109,6 +109,7 @@ func waitTask(rl *relay, t *task) (stepio.ExitStatus, *os.ProcessState) {
 		go rl.copyOutput(f, kinds[i], t.rank, &copies)
 	}
 	ps, err := t.p.Wait()
+	t.ended.Store(true)
 	if err != nil && ps == nil {
 		log.Printf("task %d: %v", t.rank, err)
 	}
