@@ -139,14 +139,15 @@ func TestSimCompare(t *testing.T) {
 	if r.code != 0 || r.stderr != "" {
 		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 	}
-	// One column per policy. Max waits 108, 99 and 108: slurm keeps job 2's
-	// reservation at bf_resolution, from 60 s, and plans job 3 with its
-	// limit in whole minutes (30 s to 90 s), so job 3 does not backfill.
+	// One column per policy. Max waits 108, 99 and 99: slurm plans with
+	// limits in whole minutes, so job 1 holds its processor until 120 and
+	// job 2 is reserved from 120; job 3 (a minute from 30 s, its first
+	// backfill tick) fits before it and waits 28 s instead of EASY's 0.
 	lines := strings.Split(r.stdout, "\n")
 	if !strings.HasPrefix(lines[0], "trace t.swf, 2 processors, 3 jobs") || len(strings.Fields(lines[1])) != 4 {
 		t.Fatalf("heading:\n%s", r.stdout)
 	}
-	for _, want := range []string{"metric fcfs easy slurm", "wait max (s) 108 99 108",
+	for _, want := range []string{"metric fcfs easy slurm", "wait max (s) 108 99 99", "width 1: wait max (s) 108 0 28",
 		"unfair starts 0.3333 0.0000 0.3333", "width >16: jobs 0 0 0"} {
 		found := false
 		for _, l := range lines {
@@ -167,7 +168,7 @@ func TestSimCompare(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || len(got.Results) != 2 || got.Procs != 2 {
 		t.Fatalf("%v: %s", err, r.stdout)
 	}
-	if got.Results[1].Policy != "slurm" || got.Results[1].Metrics["max_wait_s"] != 108.0 ||
+	if got.Results[1].Policy != "slurm" || got.Results[1].Metrics["max_wait_s"] != 99.0 ||
 		got.Results[0].Metrics["unfair_reference"] != "easy" {
 		t.Errorf("%+v", got.Results)
 	}

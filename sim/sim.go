@@ -52,6 +52,9 @@ type setup struct {
 	// bf_interval); prioPeriod, when set, recomputes priorities only at
 	// its multiples (Slurm's PriorityCalcPeriod).
 	tick, prioPeriod int64
+	// limitUnit, when set, plans with requests rounded up to it (Slurm
+	// keeps time limits in whole minutes), running jobs included.
+	limitUnit int64
 }
 
 // fcfsPriority orders jobs by submit time only: age is monotone in submit
@@ -354,6 +357,9 @@ func (r *replay) nextTick() int64 {
 // a second, at most the request).
 func (r *replay) plannedRun(j *simJob) int64 {
 	h := r.history[j.user]
+	if u := r.pol.limitUnit; u > 0 {
+		return (j.Requested + u - 1) / u * u
+	}
 	if !r.pol.predict || !j.estimated || len(h) == 0 {
 		return j.Requested
 	}

@@ -52,7 +52,7 @@ func DefaultSlurmConfig() SlurmConfig {
 // (the backfill scheduler); slurmPlanner tells the two apart by the time.
 func slurmSetup(c SlurmConfig) setup {
 	secs := func(d time.Duration) int64 { return max(1, int64(d/time.Second)) }
-	s := setup{planner: slurmPlanner{c}, priority: c.Priority, prioPeriod: secs(c.CalcPeriod)}
+	s := setup{planner: slurmPlanner{c}, priority: c.Priority, prioPeriod: secs(c.CalcPeriod), limitUnit: 60}
 	if c.Backfill {
 		s.tick = secs(c.Interval)
 	}
@@ -138,11 +138,9 @@ func (p slurmPlanner) Plan(s sched.Snapshot) sched.Plan {
 	return plan
 }
 
-// limitSecs is the job's time limit as Slurm keeps it: whole minutes,
-// rounded up.
-func limitSecs(j *sched.Pending) int64 {
-	return max(1, (int64(j.TimeLimit/time.Second)+59)/60) * 60
-}
+// limitSecs is the job's time limit: whole minutes, as Slurm keeps them
+// (setup.limitUnit), for running jobs' ends too.
+func limitSecs(j *sched.Pending) int64 { return max(1, int64(j.TimeLimit/time.Second)) }
 
 // cpuProfile is the free CPUs over time from now: free[i] holds from
 // at[i] until at[i+1] (the last until forever).
