@@ -32,7 +32,9 @@ type fakeCtld struct {
 	jobs     []api.Job
 	nodes    []api.Node
 	parts    []api.Partition // GET /v1/partitions
-	nextID   uint64
+	// steps are GET /v1/jobs/{id}/steps's answers; a job without is 404.
+	steps  map[uint64][]api.Step
+	nextID uint64
 	// submitStatus, if non-zero, rejects submits with that status and
 	// submitError as the message.
 	submitStatus int
@@ -97,6 +99,23 @@ func MustFakeCtld(t *testing.T) *fakeCtld {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		reply(w, 200, f.parts)
+	})
+	mux.HandleFunc("GET /v1/jobs/{id}/steps", func(w http.ResponseWriter, r *http.Request) {
+		id, _ := strconv.ParseUint(r.PathValue("id"), 10, 64)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if steps, ok := f.steps[id]; ok {
+			reply(w, 200, steps)
+			return
+		}
+		reply(w, 404, api.Error{Error: "job not found"})
+	})
+	// A step's figures: one task on dev1, with step+1 MB at its peak.
+	mux.HandleFunc("GET /v1/jobs/{id}/steps/{step}/stats", func(w http.ResponseWriter, r *http.Request) {
+		id, _ := strconv.ParseUint(r.PathValue("id"), 10, 64)
+		step, _ := strconv.Atoi(r.PathValue("step"))
+		reply(w, 200, api.StepStats{JobID: id, StepID: step, Nodes: []string{"dev1"},
+			Tasks: []api.TaskStats{{Rank: 0, Node: "dev1", MaxRSSBytes: int64(step+1) << 20}}})
 	})
 	mux.HandleFunc("GET /v1/config", func(w http.ResponseWriter, r *http.Request) {
 		reply(w, 200, api.ClusterConfig{Loaded: time.Date(2026, 3, 4, 10, 0, 0, 0, time.Local),
