@@ -9,8 +9,11 @@ import (
 type JobState string
 
 const (
-	StatePending     JobState = "PENDING"
-	StateRunning     JobState = "RUNNING"
+	StatePending JobState = "PENDING"
+	StateRunning JobState = "RUNNING"
+	// StateSuspended: an operator froze the running job (scontrol
+	// suspend); it keeps its nodes, and its time limit's clock stops.
+	StateSuspended   JobState = "SUSPENDED"
 	StateCompleted   JobState = "COMPLETED"
 	StateFailed      JobState = "FAILED"
 	StateCancelled   JobState = "CANCELLED"
@@ -23,11 +26,17 @@ const (
 )
 
 // AllStates lists every state in lifecycle order.
-var AllStates = []JobState{StatePending, StateRunning, StateCompleted, StateFailed,
+var AllStates = []JobState{StatePending, StateRunning, StateSuspended, StateCompleted, StateFailed,
 	StateCancelled, StateTimeout, StateOutOfMemory, StateNodeFail}
 
 // Terminal reports whether a job in this state will never run again.
-func (s JobState) Terminal() bool { return s != StatePending && s != StateRunning && s != "" }
+func (s JobState) Terminal() bool {
+	return s != StatePending && s != StateRunning && s != StateSuspended && s != ""
+}
+
+// Holds reports whether a job in this state holds its nodes and has
+// processes there: running, or suspended.
+func (s JobState) Holds() bool { return s == StateRunning || s == StateSuspended }
 
 // Short is the squeue-style two-letter code.
 func (s JobState) Short() string {
@@ -36,6 +45,8 @@ func (s JobState) Short() string {
 		return "PD"
 	case StateRunning:
 		return "R"
+	case StateSuspended:
+		return "S"
 	case StateCompleted:
 		return "CD"
 	case StateFailed:
@@ -61,7 +72,7 @@ func ParseJobState(s string) (JobState, error) {
 			return st, nil
 		}
 	}
-	return "", fmt.Errorf("unknown job state %q (valid: PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, TIMEOUT, OUT_OF_MEMORY, NODE_FAIL or their short codes)", s)
+	return "", fmt.Errorf("unknown job state %q (valid: PENDING, RUNNING, SUSPENDED, COMPLETED, FAILED, CANCELLED, TIMEOUT, OUT_OF_MEMORY, NODE_FAIL or their short codes)", s)
 }
 
 func equalFold(a, b string) bool {
@@ -355,11 +366,16 @@ type Job struct {
 	NodeCount int   `json:"node_count"`
 	TimeLimit int64 `json:"time_limit_s"`
 
-	SubmitTime   time.Time  `json:"submit_time"`
-	StartTime    *time.Time `json:"start_time"`
-	EndTime      *time.Time `json:"end_time"`
-	PlannedStart *time.Time `json:"planned_start,omitempty"`
-	PlannedNodes []string   `json:"planned_nodes,omitempty"`
+	SubmitTime time.Time  `json:"submit_time"`
+	StartTime  *time.Time `json:"start_time"`
+	// SuspendTime is when the job was last suspended or resumed (Slurm's
+	// SuspendTime); SuspendedSecs how long its current run spent
+	// suspended before its last resume: its time limit does not count them.
+	SuspendTime   *time.Time `json:"suspend_time,omitempty"`
+	SuspendedSecs int64      `json:"suspended_s,omitempty"`
+	EndTime       *time.Time `json:"end_time"`
+	PlannedStart  *time.Time `json:"planned_start,omitempty"`
+	PlannedNodes  []string   `json:"planned_nodes,omitempty"`
 
 	Nodes    []string `json:"nodes"`
 	ExitCode *int     `json:"exit_code"`
@@ -418,7 +434,11 @@ func (j *Job) Elapsed(now time.Time) time.Duration {
 	if end.Before(*j.StartTime) {
 		return 0
 	}
-	return end.Sub(*j.StartTime)
+	d := end.Sub(*j.StartTime) - time.Duration(j.SuspendedSecs)*time.Second // suspended time is not run time
+	if j.State == StateSuspended && j.SuspendTime != nil && end.After(*j.SuspendTime) {
+		d -= end.Sub(*j.SuspendTime)
+	}
+	return max(d, 0)
 }
 
 // CancelRequest is the body of POST /v1/jobs/cancel: explicit IDs and/or
@@ -478,6 +498,8 @@ type JobBrief struct {
 	NodeCount      int        `json:"node_count,omitempty"`
 	StartTime      *time.Time `json:"start_time,omitempty"`
 	EndTime        *time.Time `json:"end_time,omitempty"`
+	SuspendTime    *time.Time `json:"suspend_time,omitempty"`
+	SuspendedSecs  int64      `json:"suspended_s,omitempty"`
 	Nodes          []string   `json:"nodes,omitempty"`
 	FGPUHundredths int        `json:"fgpu_hundredths,omitempty"`
 	GPUs           int        `json:"gpus,omitempty"`
@@ -491,7 +513,8 @@ type JobBrief struct {
 // BriefOf is j's brief view.
 func BriefOf(j *Job) JobBrief {
 	return JobBrief{ID: j.ID, Name: j.Name, User: j.User, Partition: j.Partition, State: j.State,
-		Reason: j.Reason, NodeCount: j.NodeCount, StartTime: j.StartTime, EndTime: j.EndTime, Nodes: j.Nodes,
+		Reason: j.Reason, NodeCount: j.NodeCount, StartTime: j.StartTime, EndTime: j.EndTime,
+		SuspendTime: j.SuspendTime, SuspendedSecs: j.SuspendedSecs, Nodes: j.Nodes,
 		FGPUHundredths: j.FGPUHundredths, GPUs: j.GPUs, GPUType: j.GPUType, GPUAlloc: j.GPUAlloc,
 		ArrayJobID: j.ArrayJobID, ArrayTaskID: j.ArrayTaskID, ArrayTasks: j.ArrayTasks}
 }
@@ -499,7 +522,8 @@ func BriefOf(j *Job) JobBrief {
 // Job is the Job b stands for, its other fields zero.
 func (b *JobBrief) Job() Job {
 	return Job{ID: b.ID, Name: b.Name, User: b.User, Partition: b.Partition, State: b.State, Reason: b.Reason,
-		NodeCount: b.NodeCount, StartTime: b.StartTime, EndTime: b.EndTime, Nodes: b.Nodes,
+		NodeCount: b.NodeCount, StartTime: b.StartTime, EndTime: b.EndTime,
+		SuspendTime: b.SuspendTime, SuspendedSecs: b.SuspendedSecs, Nodes: b.Nodes,
 		FGPUHundredths: b.FGPUHundredths, GPUs: b.GPUs, GPUType: b.GPUType, GPUAlloc: b.GPUAlloc,
 		ArrayJobID: b.ArrayJobID, ArrayTaskID: b.ArrayTaskID, ArrayTasks: b.ArrayTasks}
 }

@@ -191,8 +191,8 @@ func (c *Client) JobRef(ctx context.Context, ref string) (*Job, error) {
 	return &j, nil
 }
 
-// Control holds, releases or requeues jobs: action is "hold", "release"
-// or "requeue".
+// Control holds, releases, requeues, suspends or resumes jobs: action is
+// "hold", "release", "requeue", "suspend" or "resume".
 // At most MaxRefsPerRequest jobs go in one request (batch.go).
 func (c *Client) Control(ctx context.Context, action string, req JobsRequest) (*JobsResponse, error) {
 	resp := JobsResponse{Done: []string{}}

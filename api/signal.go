@@ -89,3 +89,11 @@ func (c *Client) SignalJobs(ctx context.Context, req SignalJobsRequest) (*JobsRe
 	}
 	return &resp, nil
 }
+
+// NodeSuspendRequest is the node plane's POST /v1/jobs/suspend (ctld →
+// noded): freeze (Suspend) or thaw the job's processes on this node
+// through its cgroup (scontrol suspend, resume).
+type NodeSuspendRequest struct {
+	JobID   uint64 `json:"job_id"`
+	Suspend bool   `json:"suspend"`
+}

@@ -66,7 +66,7 @@ func TestCancelBadInput(t *testing.T) {
 		{[]string{"12.batch"}, "corral cancel: invalid job step 12.batch: give JOB.STEP with a step number, as 12.0"},
 		{[]string{"abc"}, `corral cancel: invalid job id "abc": use a positive number`},
 		{[]string{"5", "6x"}, `corral cancel: invalid job id "6x": use a positive number`},
-		{[]string{"-t", "nope"}, `corral cancel: unknown job state "nope" (valid: PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, TIMEOUT, OUT_OF_MEMORY, NODE_FAIL or their short codes)`},
+		{[]string{"-t", "nope"}, `corral cancel: unknown job state "nope" (valid: PENDING, RUNNING, SUSPENDED, COMPLETED, FAILED, CANCELLED, TIMEOUT, OUT_OF_MEMORY, NODE_FAIL or their short codes)`},
 		{[]string{"--me", "-u", "bob"}, "corral cancel: give --me or --user, not both"},
 		{[]string{"-u", "", "5"}, "corral cancel: --user and --name must not be empty"},
 		{[]string{"5", "--frob"}, "corral cancel: unrecognized option --frob"},

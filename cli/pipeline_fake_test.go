@@ -55,7 +55,7 @@ func (f *fakeCtld) pipelineRoutes(mux *http.ServeMux) {
 		defer p.mu.Unlock()
 		reply(w, 200, p.control)
 	}
-	for _, action := range []string{"hold", "release", "requeue", "update"} {
+	for _, action := range []string{"hold", "release", "requeue", "update", "suspend", "resume"} {
 		mux.HandleFunc("POST /v1/jobs/"+action, control)
 	}
 	mux.HandleFunc("GET /v1/acct", func(w http.ResponseWriter, r *http.Request) {

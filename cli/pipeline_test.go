@@ -137,7 +137,7 @@ func TestAcctTable(t *testing.T) {
 	if r := f.run("acct", "--json"); r.code != 0 || !strings.Contains(r.stdout, `"array_tasks": "3-5"`) {
 		t.Errorf("--json: %+v", r)
 	}
-	mustFail(t, f.run("acct", "-s", "DONE"), 2, "corral acct: unknown job state \"DONE\" (valid: PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, TIMEOUT, OUT_OF_MEMORY, NODE_FAIL or their short codes)")
+	mustFail(t, f.run("acct", "-s", "DONE"), 2, "corral acct: unknown job state \"DONE\" (valid: PENDING, RUNNING, SUSPENDED, COMPLETED, FAILED, CANCELLED, TIMEOUT, OUT_OF_MEMORY, NODE_FAIL or their short codes)")
 	mustFail(t, f.run("acct", "-S", "yesterdayish"), 2, `corral acct: invalid --starttime "yesterdayish": unexpected "yesterdayish": `+
 		"use HH:MM[:SS] [AM|PM], YYYY-MM-DD[THH:MM[:SS]], MMDD[YY], MM/DD[/YY], now[+N[seconds|minutes|hours|days|weeks]], today, tomorrow, midnight, noon, elevenses, fika or teatime")
 }

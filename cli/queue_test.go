@@ -118,7 +118,7 @@ func TestQueueBadFilters(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-t", "PD,XX"}, `corral queue: unknown job state "XX" (valid: PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, TIMEOUT, OUT_OF_MEMORY, NODE_FAIL or their short codes)`},
+		{[]string{"-t", "PD,XX"}, `corral queue: unknown job state "XX" (valid: PENDING, RUNNING, SUSPENDED, COMPLETED, FAILED, CANCELLED, TIMEOUT, OUT_OF_MEMORY, NODE_FAIL or their short codes)`},
 		{[]string{"-j", "5,x"}, `corral queue: invalid job id "x": use a positive number`},
 		{[]string{"-j", "-1"}, `corral queue: invalid job id "-1": use a positive number`},
 	} {

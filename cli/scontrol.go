@@ -29,6 +29,8 @@ Commands corral answers:
   hold ID...                keep pending jobs from starting
   release ID...             let held jobs start
   requeue ID...             put jobs back to pending (requeuehold: and hold them)
+  suspend ID...             freeze running jobs (operators and administrators)
+  resume ID...              let suspended jobs run on
   update JobId=ID KEY=VALUE...  TimeLimit=, Nice=, Name= (JobName=)
   update NodeName=LIST State=DRAIN|DOWN|RESUME [Reason=TEXT]  (administrators)
   ping                      is the controller up
@@ -69,7 +71,7 @@ func scontrol(s *slurmRun, r *slurmopt.Result) error {
 	switch cmd {
 	case "show":
 		return scontrolShow(s, r, args)
-	case "hold", "release", "requeue":
+	case "hold", "release", "requeue", "suspend", "resume":
 		return scontrolControl(s, r, cmd, args)
 	case "requeuehold":
 		if err := scontrolControl(s, r, "requeue", args); err != nil {
@@ -84,7 +86,7 @@ func scontrol(s *slurmRun, r *slurmopt.Result) error {
 		_, err := fmt.Fprintf(s.stdout, "slurm %s (corral %s)\n", SlurmVersion, buildVersion())
 		return err
 	}
-	return fmt.Errorf("invalid command: %s (corral's scontrol answers show, hold, release, requeue, update, ping and version)", r.Args[0])
+	return fmt.Errorf("invalid command: %s (corral's scontrol answers show, hold, release, requeue, suspend, resume, update, ping and version)", r.Args[0])
 }
 
 func scontrolShow(s *slurmRun, r *slurmopt.Result, args []string) error {
@@ -310,8 +312,9 @@ func partitionsAndNodes(ctx context.Context, cl *api.Client) ([]api.Partition, [
 	return parts, nodes, nil
 }
 
-// scontrolControl is hold, release and requeue: job IDs, apart or in
-// comma lists.
+// scontrolControl is hold, release, requeue, suspend and resume: job
+// IDs, apart or in comma lists. Suspend and resume print a refusal as
+// Slurm's scontrol does ("Job is not suspended for job 12").
 func scontrolControl(s *slurmRun, r *slurmopt.Result, action string, args []string) error {
 	if len(args) == 0 {
 		return slurmUsagef("%s needs job IDs", action)
@@ -326,7 +329,23 @@ func scontrolControl(s *slurmRun, r *slurmopt.Result, action string, args []stri
 	if err != nil {
 		return err
 	}
-	return s.jobErrors(r.Has("quiet"), resp.Errors, resp.ErrorCount)
+	if action != "suspend" && action != "resume" {
+		return s.jobErrors(r.Has("quiet"), resp.Errors, resp.ErrorCount)
+	}
+	if len(resp.Errors) == 0 {
+		return nil
+	}
+	if !r.Has("quiet") {
+		refs := make([]string, 0, len(resp.Errors))
+		for ref := range resp.Errors {
+			refs = append(refs, ref)
+		}
+		sort.Slice(refs, func(a, b int) bool { return refLess(refs[a], refs[b]) })
+		for _, ref := range refs {
+			fmt.Fprintf(s.stderr, "%s for job %s\n", oneLine(resp.Errors[ref]), ref)
+		}
+	}
+	return exitStatus(1)
 }
 
 func scontrolUpdate(s *slurmRun, r *slurmopt.Result, args []string) error {

@@ -51,7 +51,7 @@ func TestSlurmOptionErrors(t *testing.T) {
 		{"scancel", []string{"1-5"}, "scancel: error: Invalid job id 1-5\n"}, // as Slurm 22.05 printed it
 		{"scancel", []string{"-s", "USR3", "12"}, "Unknown job signal: USR3\n"},
 		{"scancel", []string{"-i", "12"}, "scancel: error: --interactive is not supported by corral: interactive confirmation is not supported\n"},
-		{"scontrol", []string{"frobnicate"}, "scontrol: error: invalid command: frobnicate (corral's scontrol answers show, hold, release, requeue, update, ping and version)\n"},
+		{"scontrol", []string{"frobnicate"}, "scontrol: error: invalid command: frobnicate (corral's scontrol answers show, hold, release, requeue, suspend, resume, update, ping and version)\n"},
 		{"salloc", []string{"--wrap", "true"}, "salloc: error: --wrap is for batch scripts: give the command itself after the options\nTry \"salloc --help\" for more information\n"},
 	} {
 		r := f.slurm(t, "", tc.name, tc.args...)
@@ -471,6 +471,19 @@ func TestScontrolJobControl(t *testing.T) {
 	}
 	if r := f.slurm(t, "", "scontrol", "-Q", "release", "5"); r.code != 1 || r.stderr != "" {
 		t.Errorf("scontrol -Q release: exit %d %q", r.code, r.stderr)
+	}
+	// suspend and resume go the same way and print a refusal as Slurm's scontrol.
+	f.pipe.control = api.JobsResponse{Errors: map[string]string{"5": "Job is not suspended"}, ErrorCount: 1}
+	if r := f.slurm(t, "", "scontrol", "resume", "5"); r.code != 1 || r.stderr != "Job is not suspended for job 5\n" {
+		t.Errorf("a refused resume: exit %d %q", r.code, r.stderr)
+	}
+	f.pipe.control = api.JobsResponse{Done: []string{"5", "6"}}
+	if r := f.slurm(t, "", "scontrol", "suspend", "5,6"); r.code != 0 || r.stderr != "" {
+		t.Errorf("scontrol suspend 5,6: exit %d %q", r.code, r.stderr)
+	}
+	reqs = f.Requests()
+	if last := reqs[len(reqs)-1]; last.Path != "/v1/jobs/suspend" || string(last.Body) != `{"ids":[5,6]}` {
+		t.Errorf("scontrol suspend sent %s %s", last.Path, last.Body)
 	}
 }
 

@@ -34,6 +34,27 @@ func Open(stateRoot, id string) (*Running, error) {
 	return &Running{c: c}, nil
 }
 
+// CgroupDirs maps controllers ("" for cgroup2) to the cgroup directories
+// of container id, running or paused (its cgroup frozen: a suspended
+// job, which Open refuses).
+func CgroupDirs(stateRoot, id string) (map[string]string, error) {
+	c, err := libcontainer.Load(stateRoot, id)
+	if errors.Is(err, libcontainer.ErrNotExist) {
+		return nil, fmt.Errorf("%w (container %s)", ErrNotRunning, id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("loading container %s: %w", id, err)
+	}
+	if st, err := c.Status(); err != nil || st != libcontainer.Running && st != libcontainer.Paused {
+		return nil, fmt.Errorf("%w (container %s is %v)", ErrNotRunning, id, st)
+	}
+	st, err := c.State()
+	if err != nil {
+		return nil, err
+	}
+	return st.CgroupPaths, nil
+}
+
 // InitPid is the host PID of the container's init (corral-init).
 func (r *Running) InitPid() (int, error) {
 	st, err := r.c.State()

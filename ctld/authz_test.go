@@ -77,6 +77,9 @@ func matrixCases() []matrixCase {
 		{"POST /v1/jobs/hold", job("POST", "/v1/jobs/hold", ids), notRefused},
 		{"POST /v1/jobs/release", job("POST", "/v1/jobs/release", ids), notRefused},
 		{"POST /v1/jobs/requeue", job("POST", "/v1/jobs/requeue", ids), notRefused},
+		// The job is pending: a caller let through hears Slurm's "pending execution".
+		{"POST /v1/jobs/suspend", job("POST", "/v1/jobs/suspend", ids), func(c int, body string) bool { return c == 200 && strings.Contains(body, "Job is pending execution") }},
+		{"POST /v1/jobs/resume", job("POST", "/v1/jobs/resume", ids), func(c int, body string) bool { return c == 200 && strings.Contains(body, "Job is pending execution") }},
 		// The job is pending: a caller let through hears Slurm's "can not be altered now".
 		{"POST /v1/jobs/signal", job("POST", "/v1/jobs/signal", func(id uint64) any {
 			return api.SignalJobsRequest{JobsRequest: api.JobsRequest{IDs: []uint64{id}}, Signal: 10}

@@ -31,7 +31,7 @@ func (s *Server) applyEvents(events []api.JobEvent) error {
 			steps.report(j, ev, now)
 			continue
 		}
-		if j != nil && j.state() == api.StateRunning && !endedNow[ev.JobID] && j.isExtern(ev.Node) {
+		if j != nil && j.state().Holds() && !endedNow[ev.JobID] && j.isExtern(ev.Node) {
 			if ev.Kind == api.EventEnded { // an extern part ended without being asked to
 				if msg, ok := externEnded(j, ev); ok {
 					endedNow[ev.JobID] = true
@@ -40,7 +40,7 @@ func (s *Server) applyEvents(events []api.JobEvent) error {
 			}
 			continue
 		}
-		if j == nil || j.state() != api.StateRunning || endedNow[ev.JobID] ||
+		if j == nil || !j.state().Holds() || endedNow[ev.JobID] ||
 			(ev.Node != "" && ev.Node != j.batchHost()) {
 			if ev.Kind == api.EventEnded && (j == nil || !j.state().Terminal()) {
 				ignored = append(ignored, ev)

@@ -221,7 +221,9 @@ type fakeNode struct {
 	steps     []api.NodeStep // what GET /v1/steps answers
 	stepLists int            // GET /v1/steps asked
 
-	delivered []api.NodeSignalRequest // signals to deliver received (jobsignal_test.go)
+	delivered     []api.NodeSignalRequest  // signals to deliver received (jobsignal_test.go)
+	freezes       []api.NodeSuspendRequest // suspends and resumes received (suspend_test.go)
+	refuseSuspend bool                     // answer suspends 500
 }
 
 func newFakeNode(tc *testCluster, name string, cpus int, mem int64) *fakeNode {
@@ -326,6 +328,21 @@ func (f *fakeNode) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		json.NewEncoder(w).Encode(tasks)
+	case nodeSuspend:
+		var req api.NodeSuspendRequest
+		json.Unmarshal(body, &req)
+		f.mu.Lock()
+		refuse := f.refuseSuspend && req.Suspend
+		if !refuse {
+			f.freezes = append(f.freezes, req)
+		}
+		f.mu.Unlock()
+		if refuse {
+			w.WriteHeader(http.StatusInternalServerError)
+			json.NewEncoder(w).Encode(api.Error{Error: "the kernel did not finish"})
+			return
+		}
+		w.Write([]byte("{}"))
 	case nodeStepsPath:
 		f.mu.Lock()
 		known := append([]api.NodeStep{}, f.steps...)

@@ -98,7 +98,7 @@ type stoppedJob struct {
 func stoppedParts(changes []change) []stoppedJob {
 	var out []stoppedJob
 	for _, c := range changes {
-		if nodes := c.j.rec.Job.Nodes; c.j.state() == api.StateRunning && c.next.Job.State != api.StateRunning && len(nodes) > 1 {
+		if nodes := c.j.rec.Job.Nodes; c.j.state().Holds() && !c.next.Job.State.Holds() && len(nodes) > 1 {
 			out = append(out, stoppedJob{id: c.j.rec.Job.ID, nodes: nodes})
 		}
 	}

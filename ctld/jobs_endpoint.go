@@ -230,15 +230,19 @@ func (e jobsEndpoint) cancel(w http.ResponseWriter, r *http.Request, caller peer
 	writeJSON(w, http.StatusOK, resp)
 }
 
-// control serves hold, release and requeue.
+// control serves hold, release and requeue, and suspend and resume.
 func (e jobsEndpoint) control(action string) callerHandler {
+	do := e.srv.control
+	if action == "suspend" || action == "resume" {
+		do = e.srv.suspendJobs
+	}
 	return func(w http.ResponseWriter, r *http.Request, caller peer) {
 		var req api.JobsRequest
 		if err := decodeBody(r.Body, &req, true); err != nil {
 			writeError(w, err)
 			return
 		}
-		resp, err := e.srv.control(caller, action, req)
+		resp, err := do(caller, action, req)
 		if err != nil {
 			writeError(w, err)
 			return

@@ -385,7 +385,7 @@ func TestLayoutMarkers(t *testing.T) {
 // them. A new method goes on the type whose state it touches; raise the
 // bound only for an operation that truly spans concerns, and say why in
 // the commit.
-const maxServerMethods = 67
+const maxServerMethods = 68
 
 func TestServerMethodCount(t *testing.T) {
 	files, _ := packageFiles(t)

@@ -97,12 +97,12 @@ func (s *Server) reconcileLocked(n *node, running []uint64, now time.Time) (kill
 	for _, id := range running {
 		reported[id] = true
 		j := s.q.job(id)
-		if j == nil || j.state() != api.StateRunning || !j.runsOn(n.name()) {
+		if j == nil || !j.state().Holds() || !j.runsOn(n.name()) {
 			kill = append(kill, id)
 		}
 	}
 	for id, j := range s.q.unfinished() {
-		if j.state() != api.StateRunning || !j.runsOn(n.name()) {
+		if !j.state().Holds() || !j.runsOn(n.name()) {
 			continue
 		}
 		if n.declaredDown() { // declared dead (corral down): its runs are gone whatever it says
@@ -177,7 +177,7 @@ func (s *Server) lostOnLocked(gone map[string]bool, now time.Time, why func(node
 	}
 	var lost []change
 	for _, j := range s.q.unfinished() {
-		if j.state() != api.StateRunning {
+		if !j.state().Holds() {
 			continue
 		}
 		for _, name := range j.rec.Job.Nodes {
@@ -235,7 +235,7 @@ func (s *Server) listNodes() []api.Node {
 	alloc := s.q.allocation()
 	jobsOn := make(map[string][]uint64)
 	for id, j := range s.q.unfinished() {
-		if j.state() == api.StateRunning {
+		if j.state().Holds() {
 			for _, name := range j.rec.Job.Nodes {
 				jobsOn[name] = append(jobsOn[name], id)
 			}

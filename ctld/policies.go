@@ -61,7 +61,7 @@ func (s *Server) policyTallyLocked(pending bool) *policy.Tally {
 	for _, j := range s.q.unfinished() {
 		job := &j.rec.Job
 		switch job.State {
-		case api.StateRunning:
+		case api.StateRunning, api.StateSuspended: // a suspended job keeps its resources
 			t.AddRunning(job.User, job.Spec.Account, jobRequest(job))
 		case api.StatePending:
 			if pending {

@@ -61,7 +61,7 @@ func (q *queue) track(j *job) {
 		delete(q.active, id)
 		delete(q.running, id)
 		q.pendingByID.left(j)
-	case st == api.StateRunning:
+	case st.Holds(): // a suspended job keeps its nodes
 		q.active[id], q.running[id] = j, j
 		q.pendingByID.left(j)
 	default:

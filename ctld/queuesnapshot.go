@@ -22,8 +22,9 @@ func (q *queue) runningAndPending(pending []*api.Job) ([]sched.Running, []*api.J
 		for _, n := range job.Nodes {
 			r.Alloc = append(r.Alloc, sched.Allocation{Node: n, Resources: perNode(job)})
 		}
-		if job.StartTime != nil && job.TimeLimit > 0 {
-			r.End = job.StartTime.Add(time.Duration(job.TimeLimit) * time.Second)
+		if job.StartTime != nil && job.TimeLimit > 0 && job.State == api.StateRunning {
+			// Suspended time does not count; a suspended job's end is unknown.
+			r.End = job.StartTime.Add(time.Duration(job.TimeLimit+job.SuspendedSecs) * time.Second)
 		}
 		addRunningGPUs(&r, job)
 		running = append(running, r)

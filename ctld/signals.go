@@ -57,7 +57,7 @@ func (s *Server) endUnreachable(id uint64, nodeName string, sigErr error, by str
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	j := s.q.job(id)
-	if j == nil || j.state() != api.StateRunning {
+	if j == nil || !j.state().Holds() {
 		return true // ended meanwhile
 	}
 	if s.bgCtx.Err() != nil {
@@ -86,7 +86,7 @@ func (s *Server) signalRequeue(o signalOrder, by string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	j := s.q.job(o.id)
-	if j == nil || j.state() != api.StateRunning || !j.rec.RequeueRequested || s.bgCtx.Err() != nil {
+	if j == nil || !j.state().Holds() || !j.rec.RequeueRequested || s.bgCtx.Err() != nil {
 		return
 	}
 	next, cerr := step(j.rec, lifecycle.Event{Kind: lifecycle.Requeue, Message: "node " + o.node + " could not be signalled: " + err.Error()}, time.Now())
@@ -109,7 +109,7 @@ func (s *Server) enforceTimeLimits(now time.Time) {
 	for _, j := range s.q.unfinished() {
 		job := &j.rec.Job
 		if !j.rec.EnforceTimeLimit || job.State != api.StateRunning || j.limitSignalled || j.cancelRequested ||
-			job.StartTime == nil || now.Before(job.StartTime.Add(time.Duration(job.TimeLimit)*time.Second)) ||
+			job.StartTime == nil || now.Before(job.StartTime.Add(time.Duration(job.TimeLimit+job.SuspendedSecs)*time.Second)) ||
 			!s.nodes.isUp(j.batchHost()) {
 			continue
 		}

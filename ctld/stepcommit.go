@@ -34,7 +34,7 @@ func (q *queue) loadSteps(now time.Time) error {
 	var stray []*store.StepRecord
 	for _, rec := range recs {
 		j := q.jobs[rec.Step.JobID]
-		if j == nil || j.state() != api.StateRunning {
+		if j == nil || !j.state().Holds() {
 			stray = append(stray, endedStep(rec, api.StateCancelled, now))
 			continue
 		}
@@ -104,7 +104,7 @@ func stepsEnding(changes []change, steps []*store.StepRecord, now time.Time) []*
 	}
 	var written map[key]*store.StepRecord
 	for _, c := range changes {
-		if c.j.state() != api.StateRunning || c.next.Job.State == api.StateRunning || len(c.j.steps.running) == 0 {
+		if !c.j.state().Holds() || c.next.Job.State.Holds() || len(c.j.steps.running) == 0 {
 			continue
 		}
 		if written == nil {

@@ -28,6 +28,8 @@ func userHandler(s *Server) http.Handler {
 	mux.HandleFunc("POST /v1/jobs/release", withCaller(jobs.control("release")))
 	mux.HandleFunc("POST /v1/jobs/requeue", withCaller(jobs.control("requeue")))
 	mux.HandleFunc("POST /v1/jobs/signal", withCaller(jobs.signal))
+	mux.HandleFunc("POST /v1/jobs/suspend", withCaller(jobs.control("suspend")))
+	mux.HandleFunc("POST /v1/jobs/resume", withCaller(jobs.control("resume")))
 	mux.HandleFunc("POST /v1/jobs/update", withCaller(jobs.update))
 	mux.HandleFunc("POST /v1/jobs/{id}/allocation", withCaller(jobs.allocation))
 	mux.HandleFunc("GET /v1/acct", withCaller(acct.history))

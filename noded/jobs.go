@@ -372,6 +372,7 @@ func (d *Daemon) cancel(id uint64, why string) {
 	if j == nil || j.cancelled {
 		return
 	}
+	d.thawForEnd(j)
 	if j.ctl == nil {
 		// A reattached shim: SIGTERM is its other cancel (shim.Main), sent
 		// only while the PID is still that very shim.

@@ -53,6 +53,10 @@ func (d *Daemon) recover() error {
 		}
 		if pid := shimPid(dir); pid > 0 {
 			d.log.Printf("job %d is still running under shim %d from an earlier noded; reattaching", id, pid)
+			if s, err := shim.ReadSuspension(dir); err == nil && s.Since != nil {
+				// Its cgroup stays frozen; ctld keeps it SUSPENDED.
+				d.log.Printf("job %d is suspended (frozen since %s)", id, s.Since.Format(time.RFC3339))
+			}
 			j := &job{id: id, dir: dir, pid: pid, gpu: readClaim(dir), steps: map[int]*step{}}
 			if jerr == nil {
 				j.slots = sj.Slots

@@ -23,6 +23,7 @@ func (d *Daemon) handler() http.Handler {
 	signed.HandleFunc("POST /v1/launch", d.handleLaunch)
 	signed.HandleFunc("POST /v1/signal", d.handleSignal)
 	signed.HandleFunc("POST /v1/jobs/signal", d.handleJobSignal)
+	signed.HandleFunc("POST /v1/jobs/suspend", d.handleSuspend)
 	signed.HandleFunc("GET /v1/jobs", d.handleJobs)
 	signed.HandleFunc("GET /v1/images", d.handleImages)
 	signed.HandleFunc("POST /v1/images", d.handleImageOp)

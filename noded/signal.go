@@ -63,6 +63,9 @@ func (d *Daemon) deliverSignal(req api.NodeSignalRequest) (int, int, error) {
 		return n, http.StatusInternalServerError, err
 	}
 	d.mu.Unlock()
+	if !d.waitJobStarted(j, startWait/4) { // within ctld's 5 s for a signal
+		return 0, http.StatusConflict, fmt.Errorf("job %d has not started on this node yet", req.JobID)
+	}
 	c, err := container.Open(d.runcRoot, shim.ContainerID(req.JobID))
 	if err != nil {
 		return 0, http.StatusNotFound, fmt.Errorf("job %d: %w", req.JobID, err)

@@ -162,9 +162,10 @@ func (d *Daemon) killedWithContainer(job uint64, sig int, at time.Time) bool {
 	return false
 }
 
-// jobContainerGone tells whether the job's container no longer runs.
+// jobContainerGone tells whether the job's container no longer runs (a
+// suspended job's, frozen, still does).
 func (d *Daemon) jobContainerGone(id uint64) bool {
-	_, err := container.Open(d.runcRoot, shim.ContainerID(id))
+	_, err := container.CgroupDirs(d.runcRoot, shim.ContainerID(id))
 	return errors.Is(err, container.ErrNotRunning)
 }
 

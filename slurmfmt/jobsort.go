@@ -16,7 +16,7 @@ const SqueueSort = "P,t,-p"
 
 // stateRank orders states as Slurm's enum does (pending first).
 var stateRank = map[api.JobState]int{
-	api.StatePending: 0, api.StateRunning: 1, api.StateCompleted: 3, api.StateCancelled: 4,
+	api.StatePending: 0, api.StateRunning: 1, api.StateSuspended: 2, api.StateCompleted: 3, api.StateCancelled: 4,
 	api.StateFailed: 5, api.StateTimeout: 6, api.StateNodeFail: 7, api.StateOutOfMemory: 11,
 }
 

@@ -110,7 +110,7 @@ func JobRecord(w io.Writer, j *api.Job, e *Env) error {
 		[]string{kv("SubmitTime", e.stamp(&j.SubmitTime, "Unknown")), kv("EligibleTime", e.stamp(eligible(j), "Unknown"))},
 		[]string{kv("AccrueTime", e.stamp(eligible(j), "Unknown"))},
 		[]string{kv("StartTime", e.stamp(start, "Unknown")), kv("EndTime", e.stamp(jobEnd(j), "Unknown")), kv("Deadline", "N/A")},
-		[]string{kv("SuspendTime", "None"), kv("SecsPreSuspend", 0), kv("LastSchedEval", e.stamp(j.StartTime, "Unknown")), kv("Scheduler", "Main")},
+		[]string{kv("SuspendTime", e.stamp(j.SuspendTime, "None")), kv("SecsPreSuspend", secsPreSuspend(j)), kv("LastSchedEval", e.stamp(j.StartTime, "Unknown")), kv("Scheduler", "Main")},
 		[]string{kv("Partition", j.Partition), kv("AllocNode:Sid", "(null)")},
 		[]string{kv("ReqNodeList", orNull(nodeList(j.Spec.NodeList))), kv("ExcNodeList", orNull(nodeList(j.Spec.Exclude)))},
 		nodeListLine(j),
@@ -331,3 +331,13 @@ func PartitionNodes(p *api.Partition, nodes []api.Node) []api.Node {
 
 // features is a node's features as Slurm lists them, "(null)" for none.
 func features(n *api.Node) string { return orNull(strings.Join(n.Features, ",")) }
+
+// secsPreSuspend is how long the job ran before its last suspend (its
+// SuspendTime then, or before the suspend its last resume ended), as
+// Slurm's SecsPreSuspend; 0 for a job never suspended.
+func secsPreSuspend(j *api.Job) int64 {
+	if j.SuspendTime == nil || j.StartTime == nil {
+		return 0
+	}
+	return max(int64(j.SuspendTime.Sub(*j.StartTime)/time.Second)-j.SuspendedSecs, 0)
+}

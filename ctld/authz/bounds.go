@@ -58,6 +58,8 @@ var Bounds = map[string]Bound{
 	"POST /v1/jobs/hold":                   {Body: maxSmallBody, Refs: api.MaxRefsPerRequest, Answer: answerRefs},
 	"POST /v1/jobs/release":                {Body: maxSmallBody, Refs: api.MaxRefsPerRequest, Answer: answerRefs},
 	"POST /v1/jobs/requeue":                {Body: maxSmallBody, Refs: api.MaxRefsPerRequest, Answer: answerRefs},
+	"POST /v1/jobs/suspend":                {Body: maxSmallBody, Refs: api.MaxRefsPerRequest, Answer: answerRefs + "; one call per node of each job, in parallel"},
+	"POST /v1/jobs/resume":                 {Body: maxSmallBody, Refs: api.MaxRefsPerRequest, Answer: answerRefs + "; one call per node of each job, in parallel"},
 	"POST /v1/jobs/signal":                 {Body: maxSmallBody, Refs: api.MaxRefsPerRequest, Answer: answerRefs + "; one call per node of each job, in parallel"},
 	"POST /v1/jobs/update":                 {Body: maxSmallBody, Answer: "one job (every task of an array)"},
 	"POST /v1/jobs/{id}/allocation":        {Body: maxSmallBody, Answer: "one allocation's state and nodes"},

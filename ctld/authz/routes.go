@@ -33,6 +33,8 @@ var UserRoutes = map[string]Rule{
 	"POST /v1/jobs/hold":                   {User, ScopeAct},
 	"POST /v1/jobs/release":                {User, ScopeAct},
 	"POST /v1/jobs/requeue":                {User, ScopeAct},
+	"POST /v1/jobs/suspend":                {Operator, ScopeAct},
+	"POST /v1/jobs/resume":                 {Operator, ScopeAct},
 	"POST /v1/jobs/signal":                 {User, ScopeAct},
 	"POST /v1/jobs/update":                 {User, ScopeWrite},
 	"POST /v1/jobs/{id}/allocation":        {User, ScopeAct},

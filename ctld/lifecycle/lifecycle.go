@@ -86,6 +86,7 @@ func Next(job api.Job, ev Event, now time.Time) (api.Job, error) {
 		start := now
 		next.StartTime = &start
 		next.EndTime, next.ExitCode, next.CancelledBy = nil, nil, nil
+		next.SuspendTime, next.SuspendedSecs = nil, 0
 		next.Nodes = append([]string(nil), ev.Nodes...)
 		next.GPUAlloc = ev.GPUAlloc
 		next.Message = ""
@@ -126,6 +127,13 @@ func Next(job api.Job, ev Event, now time.Time) (api.Job, error) {
 		next = launchFailed(job, ev.Message, now)
 	case LaunchRefused:
 		next = ended(job, api.StateFailed, api.ReasonLaunchFailed, now, ev.Message)
+	case Suspend:
+		next = transition(job, api.StateSuspended, api.ReasonNone, now)
+		next.SuspendTime = &now
+	case Resume:
+		next = transition(job, api.StateRunning, api.ReasonNone, now)
+		next.SuspendedSecs += suspendedFor(&job, now)
+		next.SuspendTime = &now
 	case Hold, Release:
 		var err error
 		if next, err = holdOrRelease(job, ev); err != nil {
@@ -166,6 +174,7 @@ func transition(job api.Job, st api.JobState, reason api.Reason, at time.Time) a
 // ends keeps no reason; one the controller ends may (LaunchFailed).
 func ended(job api.Job, st api.JobState, reason api.Reason, at time.Time, msg string) api.Job {
 	next := transition(job, st, reason, at)
+	next.SuspendedSecs += suspendedFor(&job, at)
 	end := at
 	next.EndTime = &end
 	if msg != "" {
@@ -192,6 +201,15 @@ func endedByNode(job api.Job, ev Event, at time.Time) api.Job {
 	next.PeakMemBytes = ev.PeakMemBytes
 	next.CPUTimeUsec = ev.CPUTimeUsec
 	return next
+}
+
+// suspendedFor is how long a suspended job has been suspended at time
+// at; 0 for a job that is not.
+func suspendedFor(job *api.Job, at time.Time) int64 {
+	if job.State != api.StateSuspended || job.SuspendTime == nil || at.Before(*job.SuspendTime) {
+		return 0
+	}
+	return int64(at.Sub(*job.SuspendTime) / time.Second)
 }
 
 // requeued is job back in PENDING. Its run (ended at its EndTime if it
@@ -222,6 +240,7 @@ func requeued(job api.Job, runState api.JobState, at time.Time, msg string) api.
 	next.Restarts++
 	next.StartTime, next.EndTime, next.ExitCode, next.Nodes = nil, nil, nil, nil
 	next.GPUAlloc = nil
+	next.SuspendTime, next.SuspendedSecs = nil, 0
 	next.Signal, next.PeakMemBytes, next.CPUTimeUsec, next.Message = 0, 0, 0, ""
 	return next
 }

@@ -56,7 +56,9 @@ var rows = map[api.JobState]map[Kind]api.JobState{
 	api.StateRunning: {Configuring: api.StateRunning, Configured: api.StateRunning, End: api.StateCancelled,
 		Timeout: api.StateTimeout, EndRequeue: api.StatePending, Cancel: api.StateCancelled, NodeFail: api.StateNodeFail,
 		NodeFailRequeue: api.StatePending, Requeue: api.StatePending, LaunchFailed: api.StatePending,
-		LaunchRefused: api.StateFailed},
+		LaunchRefused: api.StateFailed, Suspend: api.StateSuspended},
+	api.StateSuspended: {Resume: api.StateRunning, End: api.StateCancelled, EndRequeue: api.StatePending, Cancel: api.StateCancelled,
+		NodeFail: api.StateNodeFail, NodeFailRequeue: api.StatePending, Requeue: api.StatePending},
 }
 
 func TestEveryStateAndEvent(t *testing.T) {
@@ -103,7 +105,9 @@ func TestEveryStatePair(t *testing.T) {
 		case from == api.StatePending:
 			return to == api.StatePending || to == api.StateRunning || to == api.StateCancelled
 		case from == api.StateRunning:
-			return true // configuring, every end a node may report, back to PENDING
+			return true // configuring, suspended, every end a node may report, back to PENDING
+		case from == api.StateSuspended:
+			return to != api.StateSuspended // resumed, every end a node may report, back to PENDING
 		}
 		return to == api.StatePending // a finished job can only be requeued
 	}
@@ -304,5 +308,37 @@ func TestNew(t *testing.T) {
 	}
 	if len(in.History) != 1 || in.History[0].State != api.StateRunning {
 		t.Fatalf("New changed its argument's history: %v", in.History)
+	}
+}
+
+// Suspended time is kept apart from run time: each resume adds the
+// stretch to SuspendedSecs, an end while suspended adds the last one, and
+// a new run starts from none.
+func TestSuspendResume(t *testing.T) {
+	at := func(s int) time.Time { return now.Add(time.Duration(s) * time.Second) }
+	job, err := Next(jobIn(api.StatePending), Event{Kind: Start, Nodes: []string{"n1"}}, at(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		kind Kind
+		s    int
+		want api.JobState
+		secs int64
+	}{{Suspend, 10, api.StateSuspended, 0}, {Resume, 40, api.StateRunning, 30}, {Suspend, 50, api.StateSuspended, 30}, {Cancel, 70, api.StateCancelled, 50}}
+	for _, st := range steps {
+		if job, err = Next(job, Event{Kind: st.kind}, at(st.s)); err != nil {
+			t.Fatalf("%s: %v", st.kind, err)
+		}
+		if job.State != st.want || job.SuspendedSecs != st.secs {
+			t.Errorf("after %s at %ds: %s, suspended %ds; want %s, %ds", st.kind, st.s, job.State, job.SuspendedSecs, st.want, st.secs)
+		}
+	}
+	if job.SuspendTime == nil || !job.SuspendTime.Equal(at(50)) {
+		t.Errorf("SuspendTime %v, want the last suspend", job.SuspendTime)
+	}
+	requeued, err := Next(job, Event{Kind: Requeue}, at(80))
+	if err != nil || requeued.SuspendTime != nil || requeued.SuspendedSecs != 0 {
+		t.Errorf("requeued: %v, suspend time %v, %ds: a new run starts with none", err, requeued.SuspendTime, requeued.SuspendedSecs)
 	}
 }

@@ -37,6 +37,9 @@ const (
 	// A user or operator held or released it.
 	Hold
 	Release
+	// An operator suspended (froze) a running job, or resumed it.
+	Suspend
+	Resume
 
 	numKinds // one past the last
 )
@@ -44,7 +47,7 @@ const (
 var kindNames = [numKinds]string{Start: "start", Configuring: "configuring", Configured: "configured",
 	End: "end", Timeout: "timeout", EndRequeue: "end (requeue)", Cancel: "cancel",
 	NodeFail: "node failure", NodeFailRequeue: "node failure (requeue)", Requeue: "requeue",
-	LaunchFailed: "launch failure", LaunchRefused: "launch refusal", Hold: "hold", Release: "release"}
+	LaunchFailed: "launch failure", LaunchRefused: "launch refusal", Hold: "hold", Release: "release", Suspend: "suspend", Resume: "resume"}
 
 func (k Kind) String() string {
 	if k > 0 && k < numKinds {
@@ -93,6 +96,18 @@ var table = map[api.JobState]map[Kind][]api.JobState{
 		Requeue:         pending,
 		LaunchFailed:    pending,
 		LaunchRefused:   {api.StateFailed},
+		Suspend:         {api.StateSuspended},
+	},
+	// A suspended job still holds its nodes: it ends as a running one
+	// does (a cancel thaws it first), but cannot start over or time out.
+	api.StateSuspended: {
+		Resume:          {api.StateRunning},
+		End:             nodeEndStates,
+		EndRequeue:      pending,
+		Cancel:          {api.StateCancelled},
+		NodeFail:        {api.StateNodeFail},
+		NodeFailRequeue: pending,
+		Requeue:         pending,
 	},
 	api.StateCompleted:   {Requeue: pending},
 	api.StateFailed:      {Requeue: pending},

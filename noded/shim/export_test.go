@@ -28,3 +28,5 @@ func ParseStat(pid int, line string) (Proc, bool) {
 	p, ok := parseStat(pid, line)
 	return Proc{PID: p.pid, PPID: p.ppid, Start: p.start}, ok
 }
+
+var LimitExtension = limitExtension

@@ -181,7 +181,7 @@ func run(dir string, job *Job, ctl Controls) (res *Result, cleanup func(), err e
 	ready := make(chan struct{})
 	reportc := make(chan []byte, 1)
 	go readReport(reportR, ready, reportc)
-	why, ps := supervise(c, job, ctl, ready)
+	why, ps := supervise(c, dir, job, ctl, ready)
 	// corral-init wrote its report before it exited, so it is in the pipe
 	// by now. Wait no longer than reportGrace for it: a copy of the pipe's
 	// write end may live on outside the job (a root job can hand one out),
@@ -231,7 +231,7 @@ func readReport(r io.Reader, ready chan<- struct{}, reportc chan<- []byte) {
 // SIGTERM (corral-init forwards it to every process; held until
 // corral-init is ready to forward), then after the kill wait SIGKILL,
 // which ends the whole PID namespace.
-func supervise(c *container.Container, job *Job, ctl Controls, ready <-chan struct{}) (ending, *os.ProcessState) {
+func supervise(c *container.Container, dir string, job *Job, ctl Controls, ready <-chan struct{}) (ending, *os.ProcessState) {
 	type waited struct{ ps *os.ProcessState }
 	done := make(chan waited, 1)
 	go func() {
@@ -244,6 +244,7 @@ func supervise(c *container.Container, job *Job, ctl Controls, ready <-chan stru
 		defer t.Stop()
 		limit = t.C
 	}
+	var granted time.Duration // limit extensions for suspensions
 	warn := warningTimer(&job.Launch)
 	cancel := ctl.Cancel
 	var kill <-chan time.Time
@@ -270,6 +271,10 @@ func supervise(c *container.Container, job *Job, ctl Controls, ready <-chan stru
 			stop(endCancelled)
 		case <-limit:
 			limit = nil
+			if wait, g := limitExtension(dir, granted); wait > 0 { // suspended time does not count
+				granted, limit = g, time.After(wait)
+				continue
+			}
 			stop(endTimeout)
 		case <-warn:
 			warn = nil
