@@ -93,6 +93,9 @@ type Step struct {
 	Signal       int        `json:"signal,omitempty"`
 	CPUTimeUsec  int64      `json:"cpu_time_usec,omitempty"`
 	PeakMemBytes int64      `json:"peak_mem_bytes,omitempty"`
+	// CancelledBy is the uid that cancelled the step (scancel JOB.STEP);
+	// nil when no one did.
+	CancelledBy *uint32 `json:"cancelled_by,omitempty"`
 }
 
 // StepGrant is ctld's answer to a StepRequest.

@@ -68,3 +68,16 @@ func TestCancelledByIsRecorded(t *testing.T) {
 		t.Errorf("job cancelled by no one's cancel: %s, want -/-", got)
 	}
 }
+
+// A step's cancel records who asked, as sacct prints it on the step's
+// line ("CANCELLED by UID").
+func TestStepCancelledBy(t *testing.T) {
+	tc, _, id := stepCluster(t, 1)
+	mustStep(t, tc, uidOwner, id, api.StepRequest{})
+	if code, body := callAs(t, tc, uidOwner, http.MethodPost, "/v1/steps/cancel", api.StepCancelRequest{JobID: id, StepID: 0}); code != http.StatusOK {
+		t.Fatalf("cancel step: %d %s", code, body)
+	}
+	if st := stepOf(t, tc, id, 0); st.CancelledBy == nil || *st.CancelledBy != uidOwner {
+		t.Errorf("step cancelled by its owner: %+v", st)
+	}
+}

@@ -233,6 +233,8 @@ func (s *Server) cancelStep(caller peer, jobID uint64, stepID int) (api.Step, er
 	if !rec.CancelRequested {
 		next := cloneStep(rec)
 		next.CancelRequested = true
+		uid := caller.UID
+		next.Step.CancelledBy = &uid
 		if err := s.q.commitSteps(next); err != nil {
 			s.mu.Unlock()
 			return api.Step{}, err

@@ -46,7 +46,7 @@ var acctStepFields = map[string]func(r *AcctRow, st *api.Step, e *Env) string{
 	"ReqCPUS":  func(_ *AcctRow, st *api.Step, _ *Env) string { return strconv.Itoa(stepCPUs(st)) },
 	"ReqNodes": func(_ *AcctRow, st *api.Step, _ *Env) string { return strconv.Itoa(len(st.Nodes)) },
 	"Start":    func(_ *AcctRow, st *api.Step, e *Env) string { return e.stamp(&st.Start, "Unknown") },
-	"State":    func(_ *AcctRow, st *api.Step, _ *Env) string { return string(st.State) },
+	"State":    func(_ *AcctRow, st *api.Step, _ *Env) string { return cancelledBy(st.State, st.CancelledBy) },
 	"Submit":   func(_ *AcctRow, st *api.Step, e *Env) string { return e.stamp(&st.Start, "Unknown") },
 	"TotalCPU": func(_ *AcctRow, st *api.Step, _ *Env) string { return CPUTime(st.CPUTimeUsec) },
 }
@@ -108,11 +108,15 @@ func derivedExitCode(r *AcctRow) string {
 
 // acctState is a job line's State: "CANCELLED by UID" when someone's
 // cancel ended it.
-func acctState(r *AcctRow) string {
-	if r.Rec.State == api.StateCancelled && r.Rec.CancelledBy != nil {
-		return fmt.Sprintf("%s by %d", r.Rec.State, *r.Rec.CancelledBy)
+func acctState(r *AcctRow) string { return cancelledBy(r.Rec.State, r.Rec.CancelledBy) }
+
+// cancelledBy is state as sacct prints a job's or a step's: with the
+// uid whose cancel ended it, when one did.
+func cancelledBy(state api.JobState, by *uint32) string {
+	if state == api.StateCancelled && by != nil {
+		return fmt.Sprintf("%s by %d", state, *by)
 	}
-	return string(r.Rec.State)
+	return string(state)
 }
 
 func itoa64(n int64) string { return strconv.FormatInt(n, 10) }

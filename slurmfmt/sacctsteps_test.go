@@ -56,7 +56,7 @@ func TestAcctStepLines(t *testing.T) {
 }
 
 func TestAcctCancelledBy(t *testing.T) {
-	r := ranJob()
+	r, uid := ranJob(), uint32(1000)
 	r.Rec.State = api.StateCancelled
 	l, _ := ParseAcctFormat("State,State%20")
 	var b bytes.Buffer
@@ -66,6 +66,14 @@ func TestAcctCancelledBy(t *testing.T) {
 	// sacct cuts the 10-wide default column as it cuts any value.
 	if want := "CANCELLED+       CANCELLED by 0 \n"; b.String() != want {
 		t.Errorf("cancelled: %q, want %q", b.String(), want)
+	}
+	step := api.Step{JobID: 60, StepID: 0, State: api.StateCancelled, CancelledBy: &uid}
+	b.Reset()
+	if err := WriteAcct(&b, l, []AcctRow{{Rec: r.Rec, Step: &step}}, AcctStyle{NoHeader: true}, &Env{Now: testNow}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "CANCELLED+    CANCELLED by 1000 \n"; b.String() != want {
+		t.Errorf("step cancelled: %q, want %q", b.String(), want)
 	}
 	r.Rec.CancelledBy = nil
 	b.Reset()
