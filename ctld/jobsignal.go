@@ -132,7 +132,7 @@ func checkSignalRequest(req *api.SignalJobsRequest) error {
 func (j *job) signalNodes(req api.SignalJobsRequest) ([]string, string) {
 	job := &j.rec.Job
 	switch {
-	case job.State == api.StatePending:
+	case job.State == api.StatePending || job.State == api.StateSuspended:
 		return nil, signalNotNow
 	case job.State != api.StateRunning || j.cancelRequested || j.rec.RequeueRequested:
 		return nil, signalDone

@@ -74,6 +74,9 @@ func TestSuspendResume(t *testing.T) {
 	}
 
 	suspendAs(t, tc, uidOperator, "suspend", id)
+	if _, r, body := signalAs(t, tc, uidOwner, signalOf(id, 10, "")); r.Errors[ref] != "Job can not be altered now, try again later" {
+		t.Errorf("a signal to the suspended job: %s", body)
+	}
 	if code, body := callAs(t, tc, uidOwner, http.MethodPost, "/v1/jobs/cancel", api.CancelRequest{IDs: []uint64{id}}); code != 200 {
 		t.Fatalf("cancel: %d %s", code, body)
 	}
