@@ -47,7 +47,25 @@ const (
 	// ShortestFirst tries the shortest planned run time first (EASY-SJBF),
 	// then priority order.
 	ShortestFirst Order = "shortest"
+	// SmallestArea tries the smallest planned area (run time x CPUs) first,
+	// then priority order: a long narrow job and a short wide one that
+	// cost the machine the same are tried alike (Carastan-Santos et al.).
+	SmallestArea Order = "area"
+	// LargestSlowdown tries first the job whose slowdown so far, (wait +
+	// planned run time) / planned run time, is largest: short jobs come
+	// first, and a long job's turn comes as it waits.
+	LargestSlowdown Order = "slowdown"
 )
+
+// ParseOrder accepts priority, shortest, area or slowdown (any case).
+func ParseOrder(s string) (Order, error) {
+	for _, o := range []Order{ByPriority, ShortestFirst, SmallestArea, LargestSlowdown} {
+		if strings.EqualFold(s, string(o)) {
+			return o, nil
+		}
+	}
+	return "", fmt.Errorf("unknown backfill order %q (valid: priority, shortest, area, slowdown)", s)
+}
 
 // Backfill is the backfill planner. Every pending job within Depth gets a
 // planned start time, node set and reason; jobs planned to start now are
@@ -67,9 +85,31 @@ type Backfill struct {
 	// jobs without a reservation). Which jobs start is the same. The trace
 	// simulator, which needs only starts, sets it.
 	StartsOnly bool
+	// GuardAfter, if set, plans every job that has been eligible at
+	// least this long before all others, oldest first, each with a
+	// reservation: no job that became eligible later, whatever its
+	// priority, can delay them, so a job that priorities would keep
+	// behind newcomers forever (fairshare, size) still starts. Before
+	// GuardAfter, priority alone decides. It applies to EASY and
+	// Conservative.
+	GuardAfter time.Duration
 }
 
 var _ Planner = Backfill{}
+
+// DefaultBackfill is the stock planner (docs/scheduling.md, "The default
+// policy"): EASY, whose one reservation goes to the top job by priority,
+// backfilling the smallest area first, and every job that has
+// waited DefaultGuardAfter reserved before all others, oldest first, so
+// that no job waits without bound whatever its priority.
+func DefaultBackfill() Backfill {
+	return Backfill{Mode: EASY, Order: SmallestArea, GuardAfter: DefaultGuardAfter}
+}
+
+// DefaultGuardAfter is the wait after which the stock planner guards a
+// job: half a day, when the stock priority's age factor is full
+// (priority.DefaultMaxAge). docs/scheduling.md measures 6 h to 2 days.
+const DefaultGuardAfter = 12 * time.Hour
 
 // outcome is what the planner decided for one job.
 type outcome struct {
@@ -87,6 +127,7 @@ func (b Backfill) Plan(s Snapshot) Plan {
 	var last *partState            // most jobs share a partition: look it up once
 	out := make([]outcome, len(jobs))
 	var plannable []int // indexes into jobs, priority order
+	var deep []int      // admitted but beyond Depth: a guarded job may be there
 	reqs := make([]request, len(jobs))
 	for i := range jobs {
 		j := jobs[i]
@@ -99,15 +140,41 @@ func (b Backfill) Plan(s Snapshot) Plan {
 			out[i].reason = reason
 		case b.Depth > 0 && len(plannable) >= b.Depth:
 			out[i].reason = api.ReasonPriority
+			reqs[i] = r
+			deep = append(deep, i)
 		default:
 			reqs[i] = r
 			plannable = append(plannable, i)
 		}
 	}
 
+	// EASY's one reservation per partition is a guarded job's when that
+	// is also the partition's top job.
+	reserved := make(map[*partState]bool)
+	if b.GuardAfter > 0 && b.Mode != FCFS {
+		guarded := eligibleBy(append(plannable[:len(plannable):len(plannable)], deep...), reqs, s.Now.Add(-b.GuardAfter))
+		isGuarded := make([]bool, len(jobs))
+		for _, i := range guarded {
+			isGuarded[i] = true
+			out[i].reason = "" // planned even beyond Depth
+		}
+		top := make(map[*partState]bool) // partitions whose top job is seen
+		for _, i := range plannable {
+			if r := &reqs[i]; !top[r.part] {
+				top[r.part], reserved[r.part] = true, isGuarded[i]
+			}
+		}
+		plannable = slices.DeleteFunc(plannable, func(i int) bool { return isGuarded[i] })
+		for _, i := range guarded {
+			if p.mayStart(&reqs[i], &out[i]) && !startNow(p, &reqs[i], &out[i]) {
+				planOne(p, &reqs[i], 0, &out[i])
+			}
+			p.started(&reqs[i], &out[i])
+		}
+	}
 	switch b.Mode {
 	case EASY:
-		b.planEASY(p, plannable, reqs, out)
+		b.planEASY(p, plannable, reqs, out, reserved, s.Now)
 	case FCFS:
 		planFCFS(p, plannable, reqs, out, b.StartsOnly)
 	default:
@@ -120,6 +187,15 @@ func (b Backfill) Plan(s Snapshot) Plan {
 		}
 	}
 	return assemble(s.Now, jobs, out, b.StartsOnly)
+}
+
+// eligibleBy picks, among jobs (indexes in priority order), those
+// eligible at the time by at the latest, oldest first; ties keep priority
+// order.
+func eligibleBy(jobs []int, reqs []request, by time.Time) []int {
+	out := slices.DeleteFunc(slices.Clone(jobs), func(i int) bool { return reqs[i].eligible().After(by) })
+	slices.SortStableFunc(out, func(a, b int) int { return reqs[a].eligible().Compare(reqs[b].eligible()) })
+	return out
 }
 
 // sortPending orders jobs exactly as SortByPriority does (priority, then
@@ -178,9 +254,13 @@ func (p *profile) admit(j *Pending, part *partState) (api.Reason, request) {
 	}
 	need := j.PerNode
 	need.FGPU += int(gpu.GPUs(j.GPUs, gpu.DefaultPerGPU)) // what whole GPUs take of a pool
+	expect := dur
+	if j.Expected > 0 && int64(j.Expected) < dur {
+		expect = int64(j.Expected)
+	}
 	return "", request{
 		Pending: j, part: part, need: need,
-		count: max(j.NodeCount, 1), dur: dur, level: levelOf(j.PerNode, dur),
+		count: max(j.NodeCount, 1), dur: dur, expect: expect, level: levelOf(j.PerNode, dur),
 	}
 }
 
@@ -224,8 +304,9 @@ func startNow(p *profile, r *request, o *outcome) bool {
 	return true
 }
 
-func (b Backfill) planEASY(p *profile, plannable []int, reqs []request, out []outcome) {
-	reserved := make(map[*partState]bool)
+// planEASY reserves for the top job of each partition not yet reserved,
+// and starts later jobs now where they delay no reservation.
+func (b Backfill) planEASY(p *profile, plannable []int, reqs []request, out []outcome, reserved map[*partState]bool, now time.Time) {
 	var candidates []int
 	for _, i := range plannable {
 		r := &reqs[i]
@@ -245,8 +326,13 @@ func (b Backfill) planEASY(p *profile, plannable []int, reqs []request, out []ou
 		reserved[r.part] = out[i].start != never
 	}
 	order := append([]int(nil), candidates...)
-	if b.Order == ShortestFirst {
-		sort.SliceStable(order, func(a, c int) bool { return reqs[order[a]].dur < reqs[order[c]].dur })
+	switch b.Order {
+	case ShortestFirst:
+		sort.SliceStable(order, func(a, c int) bool { return reqs[order[a]].expect < reqs[order[c]].expect })
+	case SmallestArea:
+		sort.SliceStable(order, func(a, c int) bool { return reqs[order[a]].area() < reqs[order[c]].area() })
+	case LargestSlowdown:
+		sort.SliceStable(order, func(a, c int) bool { return reqs[order[a]].slowdown(now) > reqs[order[c]].slowdown(now) })
 	}
 	for _, i := range order {
 		if p.mayStart(&reqs[i], &out[i]) && startNow(p, &reqs[i], &out[i]) {
@@ -339,6 +425,27 @@ func assemble(now time.Time, jobs []*Pending, out []outcome, startsOnly bool) Pl
 		plan.Pending = append(plan.Pending, e)
 	}
 	return plan
+}
+
+// eligible is when the job's wait began.
+func (r *request) eligible() time.Time {
+	if r.Eligible.IsZero() {
+		return r.Submit
+	}
+	return r.Eligible
+}
+
+// slowdown is (wait so far + planned run time) / planned run time, the
+// planned run time counted as at least a minute so that the shortest
+// jobs do not all tie at the top.
+func (r *request) slowdown(now time.Time) float64 {
+	d := float64(max(r.expect, int64(time.Minute)))
+	return (float64(now.Sub(r.eligible())) + d) / d
+}
+
+// area is the expected run time times the CPUs on all nodes.
+func (r *request) area() float64 {
+	return float64(r.expect) * float64(r.count) * float64(max(r.need.CPUs, 1))
 }
 
 func names(nodes []*nodeState) []string {

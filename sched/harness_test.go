@@ -136,6 +136,16 @@ func (v *PlanView) MustStart(id uint64, nodes ...string) {
 	v.t.Fatalf("job %d does not start now; plan: %s", id, v)
 }
 
+// MustNotStart fails if job id starts now.
+func (v *PlanView) MustNotStart(id uint64) {
+	v.t.Helper()
+	for _, s := range v.Starts {
+		if s.JobID == id {
+			v.t.Fatalf("job %d starts now; plan: %s", id, v)
+		}
+	}
+}
+
 // MustWait fails unless job id waits with this reason and a planned start
 // at T0+at (at < 0: no planned start).
 func (v *PlanView) MustWait(id uint64, reason api.Reason, at time.Duration) Estimate {

@@ -191,56 +191,70 @@ func couldEverRun(s Snapshot, j Pending) bool {
 
 func TestPropertyNoOvercommitAndEveryJobPlanned(t *testing.T) {
 	forEachRandomSnapshot(t, 60, allModes, func(t *testing.T, s Snapshot, mode Mode) {
-		h := &Harness{t: t, Snap: s}
-		v := h.Plan(Backfill{Mode: mode}) // checks overcommit
-		seen := map[uint64]bool{}
-		for _, st := range v.Starts {
-			seen[st.JobID] = true
-		}
-		for _, e := range v.Pending {
-			if seen[e.JobID] {
-				t.Fatalf("job %d both starts and waits", e.JobID)
-			}
-			seen[e.JobID] = true
-		}
-		if len(seen) != len(s.Pending) {
-			t.Fatalf("plan covers %d jobs of %d", len(seen), len(s.Pending))
-		}
-		for _, j := range s.Pending {
-			if j.Blocked != "" || !seen[j.ID] {
-				continue
-			}
-			for _, e := range v.Pending {
-				if e.JobID != j.ID {
-					continue
-				}
-				if e.Reason == api.ReasonPartitionTimeLimit {
-					break
-				}
-				if e.Start.IsZero() && couldEverRun(s, j) {
-					// Only unlimited jobs may be shut out forever, by other
-					// unlimited reservations.
-					if plannedDuration(s, j) != 0 {
-						t.Fatalf("job %d (%+v) got no start time; plan %s", j.ID, j, v)
-					}
-				}
-			}
+		for _, pl := range []Backfill{{Mode: mode}, guarded(mode)} {
+			everyJobPlanned(t, s, pl)
 		}
 	})
 }
 
+// guarded is mode with the default planner's order and a guard short
+// enough to take some of the random snapshots' jobs.
+func guarded(mode Mode) Backfill {
+	return Backfill{Mode: mode, Order: SmallestArea, GuardAfter: time.Minute}
+}
+
+func everyJobPlanned(t *testing.T, s Snapshot, pl Backfill) {
+	h := &Harness{t: t, Snap: s}
+	v := h.Plan(pl) // checks overcommit
+	seen := map[uint64]bool{}
+	for _, st := range v.Starts {
+		seen[st.JobID] = true
+	}
+	for _, e := range v.Pending {
+		if seen[e.JobID] {
+			t.Fatalf("job %d both starts and waits", e.JobID)
+		}
+		seen[e.JobID] = true
+	}
+	if len(seen) != len(s.Pending) {
+		t.Fatalf("plan covers %d jobs of %d", len(seen), len(s.Pending))
+	}
+	for _, j := range s.Pending {
+		if j.Blocked != "" || !seen[j.ID] {
+			continue
+		}
+		for _, e := range v.Pending {
+			if e.JobID != j.ID {
+				continue
+			}
+			if e.Reason == api.ReasonPartitionTimeLimit {
+				break
+			}
+			if e.Start.IsZero() && couldEverRun(s, j) {
+				// Only unlimited jobs may be shut out forever, by other
+				// unlimited reservations.
+				if plannedDuration(s, j) != 0 {
+					t.Fatalf("job %d (%+v) got no start time; plan %s", j.ID, j, v)
+				}
+			}
+		}
+	}
+}
+
 func TestPropertyDeterministic(t *testing.T) {
 	forEachRandomSnapshot(t, 30, allModes, func(t *testing.T, s Snapshot, mode Mode) {
-		a := Backfill{Mode: mode}.Plan(s)
-		// The same input again, with the pending list in another order.
-		s2 := s
-		s2.Pending = append([]Pending(nil), s.Pending...)
-		rand.New(rand.NewSource(7)).Shuffle(len(s2.Pending), func(i, j int) {
-			s2.Pending[i], s2.Pending[j] = s2.Pending[j], s2.Pending[i]
-		})
-		for i := 0; i < 2; i++ {
-			if b := (Backfill{Mode: mode}).Plan(s2); !reflect.DeepEqual(a, b) {
-				t.Fatalf("plans differ for identical input:\n%+v\n%+v", a, b)
+		for _, pl := range []Backfill{{Mode: mode}, guarded(mode)} {
+			a := pl.Plan(s)
+			// The same input again, with the pending list in another order.
+			s2 := s
+			s2.Pending = append([]Pending(nil), s.Pending...)
+			rand.New(rand.NewSource(7)).Shuffle(len(s2.Pending), func(i, j int) {
+				s2.Pending[i], s2.Pending[j] = s2.Pending[j], s2.Pending[i]
+			})
+			for i := 0; i < 2; i++ {
+				if b := pl.Plan(s2); !reflect.DeepEqual(a, b) {
+					t.Fatalf("plans differ for identical input (%+v):\n%+v\n%+v", pl, a, b)
+				}
 			}
 		}
 	})

@@ -41,7 +41,10 @@ type request struct {
 	need  Resources
 	count int   // nodes
 	dur   int64 // planned run time; never = unlimited
-	level int   // index level, -1 = none
+	// expect is the expected run time (Pending.Expected, at most dur):
+	// what backfill candidates are ordered by.
+	expect int64
+	level  int // index level, -1 = none
 }
 
 func newProfile(s Snapshot) *profile {

@@ -81,8 +81,17 @@ type Pending struct {
 	NodeCount int       // 0 means 1
 	PerNode   Resources // needed on each node
 	TimeLimit time.Duration
-	Priority  int64
-	Submit    time.Time
+	// Expected, if set and below the time limit, is how long the job is
+	// expected to run (a prediction): backfill orders candidates by it,
+	// but plans every job to its time limit, so no reservation ever rests
+	// on a guess.
+	Expected time.Duration
+	Priority int64
+	Submit   time.Time
+	// Eligible is when the job's wait began (a release, a satisfied
+	// dependency, a requeue); zero means Submit. Backfill.GuardOldest
+	// protects the job eligible longest.
+	Eligible time.Time
 	// Blocked, if set, keeps the job from being considered at all and is
 	// reported as its reason (JobHeld, Dependency, BeginTime, PolicyLimit...).
 	Blocked api.Reason

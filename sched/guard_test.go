@@ -1,0 +1,115 @@
+package sched
+
+import (
+	"testing"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+)
+
+// guardHarness: a 4-CPU node, 2 CPUs busy for an hour; job 1 has waited
+// ten hours at the lowest priority, job 2 just arrived at the highest, and
+// both need the whole node for an hour.
+func guardHarness(t *testing.T) *Harness {
+	return NewHarness(t, MakeNode("n1").CPUs(4).Obj()).
+		Running(MakeRunning(100).On("n1", 2).Ends(time.Hour).Obj()).
+		Pending(
+			MakeJob(1).CPUs(4).Time(time.Hour).Prio(1).Submitted(T0.Add(-10*time.Hour)).Obj(),
+			MakeJob(2).CPUs(4).Time(time.Hour).Prio(100).Submitted(T0).Obj(),
+		)
+}
+
+// Without the guard, priority alone decides who is reserved first, so a
+// stream of newer high-priority jobs could keep job 1 waiting forever;
+// with it, the job waiting longest is reserved first in both modes.
+func TestGuardReservesTheOldestJobFirst(t *testing.T) {
+	for _, mode := range []Mode{Conservative, EASY} {
+		t.Run(string(mode), func(t *testing.T) {
+			plain := guardHarness(t).Plan(Backfill{Mode: mode})
+			plain.MustWait(2, api.ReasonResources, time.Hour)
+			guarded := guardHarness(t).Plan(Backfill{Mode: mode, GuardAfter: 5 * time.Hour})
+			guarded.MustWait(1, api.ReasonPriority, time.Hour)
+			guarded.MustWait(2, api.ReasonResources, 2*time.Hour)
+		})
+	}
+}
+
+// The guard looks past BackfillDepth: the oldest job is planned even when
+// its priority puts it beyond the depth.
+func TestGuardReachesBeyondDepth(t *testing.T) {
+	v := guardHarness(t).Plan(Backfill{Mode: EASY, Depth: 1, GuardAfter: 5 * time.Hour})
+	v.MustWait(1, api.ReasonPriority, time.Hour)
+	v.MustWait(2, api.ReasonResources, 2*time.Hour)
+}
+
+// The guard counts from eligibility, not submission: job 1, submitted
+// ten hours ago but released from a hold just now, is not guarded, and
+// priority decides.
+func TestGuardCountsFromEligibility(t *testing.T) {
+	h := guardHarness(t)
+	h.Snap.Pending[0].Eligible = T0.Add(-time.Minute)
+	v := h.Plan(Backfill{Mode: EASY, GuardAfter: 5 * time.Hour})
+	v.MustWait(2, api.ReasonResources, time.Hour)
+}
+
+// Every job past GuardAfter is guarded, oldest first; younger ones are
+// not, whatever their priority. Job 3 (six hours, highest priority) waits
+// behind job 1 (ten hours); job 2 (new) behind both.
+func TestGuardReservesEveryOldJobOldestFirst(t *testing.T) {
+	h := guardHarness(t).Pending(MakeJob(3).CPUs(4).Time(time.Hour).Prio(200).Submitted(T0.Add(-6 * time.Hour)).Obj())
+	v := h.Plan(Backfill{Mode: EASY, GuardAfter: 5 * time.Hour})
+	v.MustWait(1, api.ReasonPriority, time.Hour)
+	v.MustWait(3, api.ReasonResources, 2*time.Hour)
+	v.MustWait(2, api.ReasonPriority, 3*time.Hour)
+	// With a guard beyond six hours, job 3 goes by priority, after job 1.
+	w := h.Plan(Backfill{Mode: Conservative, GuardAfter: 7 * time.Hour})
+	w.MustWait(1, api.ReasonPriority, time.Hour)
+	w.MustWait(3, api.ReasonResources, 2*time.Hour)
+	w.MustWait(2, api.ReasonPriority, 3*time.Hour)
+}
+
+// EASY's candidates are ordered by their expected run time when given
+// (ShortestFirst), but every job is planned to its time limit: job 4,
+// expected to take a minute but allowed two hours, is tried first and does
+// not fit before job 1's reservation, so job 2 takes the two free CPUs;
+// job 1's reservation stays at 1h.
+func TestExpectedOrdersButNeverPlans(t *testing.T) {
+	v := gapHarness(t,
+		MakeJob(2).CPUs(2).Time(50*time.Minute).Prio(5).Obj(),
+		MakeJob(3).CPUs(2).Time(40*time.Minute).Prio(4).Obj(),
+		Pending{ID: 4, Partition: "batch", PerNode: Resources{CPUs: 2}, TimeLimit: 2 * time.Hour,
+			Expected: time.Minute, Priority: 3, Submit: T0.Add(-time.Second)},
+	).Plan(Backfill{Mode: EASY, Order: ShortestFirst})
+	v.MustStart(3, "n1") // 40 min before job 2's 50: shortest expected among those that fit
+	v.MustWait(1, api.ReasonResources, time.Hour)
+	v.MustNotStart(4)
+	v.MustNotStart(2)
+
+	w := gapHarness(t,
+		MakeJob(2).CPUs(2).Time(50*time.Minute).Prio(5).Obj(),
+		Pending{ID: 3, Partition: "batch", PerNode: Resources{CPUs: 2}, TimeLimit: 40 * time.Minute,
+			Expected: 45 * time.Minute, Priority: 4, Submit: T0.Add(-time.Second)},
+		Pending{ID: 5, Partition: "batch", PerNode: Resources{CPUs: 2}, TimeLimit: 55 * time.Minute,
+			Expected: time.Minute, Priority: 3, Submit: T0.Add(-time.Second)},
+	).Plan(Backfill{Mode: EASY, Order: ShortestFirst})
+	w.MustStart(5, "n1") // expected a minute: first, and its 55 min limit fits the hour
+	w.MustWait(1, api.ReasonResources, time.Hour)
+}
+
+// LargestSlowdown tries first the job whose (wait + run time) / run time
+// is largest: job 3, an hour long but waiting three hours (4), before job
+// 2, ten minutes long and waiting twenty (3); priority alone would take
+// job 2.
+func TestLargestSlowdownFirst(t *testing.T) {
+	h := NewHarness(t, MakeNode("n1").CPUs(4).Obj()).
+		Running(MakeRunning(100).On("n1", 2).Ends(2*time.Hour).Obj()).
+		Pending(
+			MakeJob(1).CPUs(4).Time(time.Hour).Prio(30).Obj(),
+			MakeJob(2).CPUs(2).Time(10*time.Minute).Prio(20).Submitted(T0.Add(-20*time.Minute)).Obj(),
+			MakeJob(3).CPUs(2).Time(time.Hour).Prio(10).Submitted(T0.Add(-3*time.Hour)).Obj(),
+		)
+	h.Plan(Backfill{Mode: EASY}).MustStart(2, "n1")
+	v := h.Plan(Backfill{Mode: EASY, Order: LargestSlowdown})
+	v.MustStart(3, "n1")
+	v.MustNotStart(2)
+}
