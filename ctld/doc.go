@@ -78,7 +78,7 @@
 // controller saves in the store (usageLedger) and, after a restart,
 // re-charges from the job records what ran since the last save;
 // priorityEndpoint serves corral prio and corral share. The planner is
-// the configuration's (sched.Backfill, conservative unless set).
+// the configuration's (sched.DefaultBackfill unless set).
 //
 // Locks, in the order a goroutine may take them (never an earlier one
 // while it holds a later one, nor one it holds already):

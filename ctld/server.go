@@ -49,7 +49,7 @@ type Config struct {
 	// Heartbeat is the interval told to nodes.
 	Heartbeat time.Duration
 	// Planner decides what starts; default the configuration file's
-	// SchedulerType and BackfillMode (conservative backfill without one).
+	// scheduling keys (sched.DefaultBackfill without them).
 	Planner sched.Planner
 	// SchedInterval is the timer between scheduling cycles that no event
 	// triggered; default 1s.

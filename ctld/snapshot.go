@@ -94,14 +94,15 @@ type snapshotBuilder struct {
 func (b *snapshotBuilder) prepare(now time.Time) { b.fs.Prepare(now, b.view()) }
 
 // pendingOf is the planner's entry for a pending job under id: its
-// request, priority (nice applied), the nodes it may use and what keeps
-// it from starting (blocked, "" if nothing). Every sched.Pending comes
+// request, priority (nice applied), when its wait began, the nodes it
+// may use and what keeps it from starting (blocked, "" if nothing). Every sched.Pending comes
 // from here; build sets the node names first.
-func (b *snapshotBuilder) pendingOf(job *api.Job, id uint64, prio int64, blocked api.Reason) sched.Pending {
+func (b *snapshotBuilder) pendingOf(job *api.Job, id uint64, prio int64, blocked api.Reason, now time.Time) sched.Pending {
 	p := sched.Pending{ID: id, Partition: job.Partition, NodeCount: job.NodeCount,
 		PerNode: askedPerNode(job), Sharing: sharingOf(&job.Spec), TimeLimit: time.Duration(job.TimeLimit) * time.Second,
 		Priority: prio - int64(job.Spec.Nice), Submit: job.SubmitTime, Blocked: blocked,
-		Allowed: b.nodes.holdingMemPerCPU(&job.Spec, allowedNodes(&job.Spec, b.nodeNames, b.parts.features), b.nodeNames)}
+		Eligible: b.fs.Eligible(job, now),
+		Allowed:  b.nodes.holdingMemPerCPU(&job.Spec, allowedNodes(&job.Spec, b.nodeNames, b.parts.features), b.nodeNames)}
 	gpuPending(job, &p) // the planner adds whole GPUs at each node's worth
 	return p
 }
@@ -153,12 +154,12 @@ func (b *snapshotBuilder) build(now time.Time, test *api.Job) (sched.Snapshot, c
 	g := b.groups()
 	for i, job := range pending {
 		id := job.ID
-		snap.Pending[i] = b.pendingOf(job, id, b.priority(job, now), b.blockedOf(job, job.ArrayTaskID, now, &notes))
+		snap.Pending[i] = b.pendingOf(job, id, b.priority(job, now), b.blockedOf(job, job.ArrayTaskID, now, &notes), now)
 		snap.Pending[i].Groups = g.pendingMembers(job, b.q.array(job.ArrayJobID))
 	}
 	snap.Pending = b.appendArrayTasks(snap.Pending, now, g, &notes)
 	if test != nil {
-		p := b.pendingOf(test, testOnlyID, b.priority(test, now), b.blockedOf(test, nil, now, nil))
+		p := b.pendingOf(test, testOnlyID, b.priority(test, now), b.blockedOf(test, nil, now, nil), now)
 		p.Submit = now
 		p.Groups = g.pendingMembers(test, nil)
 		snap.Pending = append(snap.Pending, p)
@@ -236,7 +237,7 @@ func (b *snapshotBuilder) appendArrayTasks(pending []sched.Pending, now time.Tim
 		if job == nil || a.remaining() == 0 {
 			continue
 		}
-		prio := b.priority(job, now)
+		prio, eligible := b.priority(job, now), b.fs.Eligible(job, now) // the remainder's, as its tasks'
 		n := min(a.remaining(), 1+free[job.Partition]/max(job.CPUs, 1))
 		if a.limit() > 0 {
 			n = min(n, a.limit()-running[a.id()])
@@ -245,7 +246,8 @@ func (b *snapshotBuilder) appendArrayTasks(pending []sched.Pending, now time.Tim
 		for _, index := range a.firstPending(max(n, 1)) {
 			id, _ := a.idOf(index)
 			view := taskView(a, index)
-			p := b.pendingOf(&view, id, prio, b.blockedOf(&view, &index, now, notes))
+			p := b.pendingOf(&view, id, prio, b.blockedOf(&view, &index, now, notes), now)
+			p.Eligible = eligible
 			if p.Blocked == api.ReasonDependencyNeverSatisfied && offered == 0 && !hasAfterCorr(job.Spec.Dependency) {
 				// The whole remainder can never run: kill (or show) it once.
 				notes.kills = slices.DeleteFunc(notes.kills, func(k killOrder) bool { return k.id == p.ID })

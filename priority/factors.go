@@ -21,7 +21,7 @@ func DefaultWeights() Weights { return Weights{Fairshare: 10000, Age: 1000, Size
 type Config struct {
 	Weights   Weights
 	Algorithm Algorithm     // "" means FairTree
-	MaxAge    time.Duration // age factor reaches 1 here; 0 means 7 days
+	MaxAge    time.Duration // age factor reaches 1 here; 0 means DefaultMaxAge
 	// FavorSmall makes the size factor prefer small jobs instead of large.
 	FavorSmall bool
 	// Decay of usage (zero value: 7-day half-life, no reset) and what
@@ -35,10 +35,18 @@ type Config struct {
 	DefaultAccount string // "" means DefaultAccountName
 }
 
-// DefaultConfig is Fair Tree, default weights, 7-day max age, 7-day
+// DefaultMaxAge is the wait at which the age factor is full: half a day,
+// not Slurm's 7 days. With Fair Tree over many users, one rank is worth
+// only WeightFairshare / users, so an age that takes a week to build
+// never lifts a heavy user's job; over half a day it does, and from then
+// on the stock planner guards the job (sched.DefaultGuardAfter is the
+// same half day). docs/scheduling.md measures 12 h against 1 and 7 days.
+const DefaultMaxAge = 12 * time.Hour
+
+// DefaultConfig is Fair Tree, default weights, DefaultMaxAge, 7-day
 // half-life, default billing weights.
 func DefaultConfig() Config {
-	return Config{Weights: DefaultWeights(), Algorithm: FairTree, MaxAge: 7 * 24 * time.Hour,
+	return Config{Weights: DefaultWeights(), Algorithm: FairTree, MaxAge: DefaultMaxAge,
 		Decay: DefaultDecay(), Billing: DefaultBillingWeights()}
 }
 
@@ -96,7 +104,7 @@ func New(cfg Config) (*Calculator, error) {
 		return nil, fmt.Errorf("maximum age must not be negative (got %s)", cfg.MaxAge)
 	}
 	if cfg.MaxAge == 0 {
-		cfg.MaxAge = 7 * 24 * time.Hour
+		cfg.MaxAge = DefaultMaxAge
 	}
 	if cfg.Billing == (BillingWeights{}) {
 		cfg.Billing = DefaultBillingWeights()

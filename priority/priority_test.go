@@ -296,7 +296,7 @@ func TestAgeFactorIsCapped(t *testing.T) {
 		wait time.Duration
 		want float64
 	}{
-		{-time.Hour, 0}, {0, 0}, {84 * time.Hour, 0.5}, {7 * day, 1}, {30 * day, 1},
+		{-time.Hour, 0}, {0, 0}, {6 * time.Hour, 0.5}, {12 * time.Hour, 1}, {30 * day, 1},
 	} {
 		if got := c.AgeFactor(t0.Add(-tc.wait), t0); !near(got, tc.want) {
 			t.Errorf("wait %v: age %v, want %v", tc.wait, got, tc.want)

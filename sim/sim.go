@@ -44,8 +44,9 @@ func ParsePolicy(s string) (Policy, error) {
 type setup struct {
 	planner  sched.Planner
 	priority priority.Config
-	// predict plans with runtime predictions from the user's history
-	// (EASY++); jobs are still killed at their requested time.
+	// predict tells the planner each job's expected run time, predicted
+	// from its user's history (EASY++), to order backfill candidates by;
+	// every job is still planned and killed at its requested time.
 	predict bool
 	// tick, when set, plans again every tick seconds of virtual time
 	// while jobs wait, not only at arrivals and ends (Slurm's
@@ -73,11 +74,13 @@ func defaultPriority() priority.Config {
 
 // policyFor maps a policy to planner and priority settings. fcfs, easy and
 // conservative use FCFS priority and user estimates, as published
-// simulations do. The default policy is conservative backfilling with
-// multifactor priority (defaultPriority), planned with runtime predictions
-// (EASY++ style: the mean of the user's last two run times, capped by the
-// request, corrected to the request when a job outlives it) for jobs whose
-// request is a user estimate; jobs are still killed at their request.
+// simulations do. The default policy is the controller's stock
+// configuration (sched.DefaultBackfill and priority.DefaultConfig: EASY
+// backfill that also reserves for the longest-waiting job, candidates in
+// order of slowdown so far, multifactor priority) with one thing the
+// controller lacks: run-time predictions (the mean of the user's last two
+// run times, at most the request) order the backfill candidates whose
+// request is a user estimate.
 func policyFor(p Policy) (setup, error) {
 	switch p {
 	case PolicyFCFS:
@@ -87,8 +90,9 @@ func policyFor(p Policy) (setup, error) {
 	case PolicyConservative:
 		return setup{planner: sched.Backfill{Mode: sched.Conservative, StartsOnly: true}, priority: fcfsPriority()}, nil
 	case PolicyDefault:
-		return setup{planner: sched.Backfill{Mode: sched.Conservative, StartsOnly: true},
-			priority: defaultPriority(), predict: true}, nil
+		b := sched.DefaultBackfill()
+		b.StartsOnly = true
+		return setup{planner: b, priority: defaultPriority(), predict: true}, nil
 	case PolicySlurm:
 		return slurmSetup(DefaultSlurmConfig()), nil
 	}
@@ -145,8 +149,8 @@ func at(s int64) time.Time { return epoch.Add(time.Duration(s) * time.Second) }
 // simJob is a job during the replay.
 type simJob struct {
 	Record
-	run  int64 // actual run time, clipped to the request
-	plan int64 // planned run time (request or prediction)
+	run    int64 // actual run time, clipped to the request
+	expect int64 // predicted run time; 0 = none
 	// estimated: the request is the user's estimate; without one (-1 in
 	// the trace) it is the run time itself, which no prediction beats.
 	estimated bool
@@ -315,7 +319,7 @@ func (r *replay) run(jobs []*simJob) error {
 		}
 		for next < len(jobs) && jobs[next].Submit == now {
 			j := jobs[next]
-			j.plan = r.plannedRun(j)
+			j.expect = r.predicted(j)
 			r.pending = append(r.pending, j)
 			next++
 			r.dirty = true
@@ -352,16 +356,16 @@ func (r *replay) nextTick() int64 {
 	return t
 }
 
-// plannedRun is what the planner is told a job will take: its request,
-// or with predictions the mean of the user's last two run times (at least
-// a second, at most the request).
-func (r *replay) plannedRun(j *simJob) int64 {
+// predicted is a job's expected run time with predictions: the mean of
+// its user's last two run times, at least a second, at most the request;
+// 0 without predictions, history or an estimate to improve on.
+func (r *replay) predicted(j *simJob) int64 {
 	h := r.history[j.user]
 	if u := r.pol.limitUnit; u > 0 {
 		return (j.Requested + u - 1) / u * u
 	}
 	if !r.pol.predict || !j.estimated || len(h) == 0 {
-		return j.Requested
+		return 0
 	}
 	sum := int64(0)
 	for _, x := range h {
@@ -414,11 +418,7 @@ func (r *replay) schedule(now int64) {
 	}
 	s.Now, s.Running, s.Pending = at(now), s.Running[:0], s.Pending[:0]
 	for _, j := range r.running {
-		end := j.Start + j.plan
-		if end <= now { // outlived its prediction: trust the request now
-			end = j.Start + j.Requested
-		}
-		s.Running = append(s.Running, sched.Running{ID: uint64(j.pos), End: at(end),
+		s.Running = append(s.Running, sched.Running{ID: uint64(j.pos), End: at(j.Start + j.Requested),
 			Alloc: []sched.Allocation{{Node: node, Resources: sched.Resources{CPUs: j.Procs}}}})
 	}
 	cluster := priority.Cluster{Nodes: 1, CPUs: r.procs}
@@ -432,7 +432,8 @@ func (r *replay) schedule(now int64) {
 		s.Pending = append(s.Pending, sched.Pending{
 			ID: uint64(j.pos), Partition: "batch", NodeCount: 1,
 			PerNode:   sched.Resources{CPUs: j.Procs},
-			TimeLimit: time.Duration(j.plan) * time.Second,
+			TimeLimit: time.Duration(j.Requested) * time.Second,
+			Expected:  time.Duration(j.expect) * time.Second,
 			Priority:  r.calc.Priority(r.pjobs[i], r.fs, prioAt, cluster).Priority,
 			Submit:    j.submitted,
 			Groups:    g.Pending(j.groups),

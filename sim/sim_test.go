@@ -104,24 +104,31 @@ func TestHandMadeTraceEachPolicy(t *testing.T) {
 	}
 }
 
-// With predictions, the default policy plans a user's job with the mean of
-// their last two run times: user 7's third job asks for 1000 s but is
-// planned at 10 s, so it fits the gap before the 4-processor job and starts
-// at once; conservative, trusting the request, makes it wait.
-func TestDefaultPolicyPredictsRunTimes(t *testing.T) {
+// With predictions, the default policy orders backfill candidates by
+// their expected run time but plans them to their request. User 7's job 7
+// asks for 1000 s but their last two jobs ran 100 s: when a processor
+// frees at 300, its expected area, 100 x 1, is below job 6's 500 x 1, so
+// it goes first, while easy takes job 6 first. Both
+// fit before job 5's reservation at 2150 even at their requests, and job 5
+// starts there: a prediction never moves a reservation.
+func TestDefaultPolicyOrdersByPrediction(t *testing.T) {
 	tr := MustTrace(t,
 		"; MaxProcs: 4",
-		line(1, 0, 10, 1, 1000, 7),
-		line(2, 20, 10, 1, 1000, 7),
-		line(3, 40, 100, 3, 100, 1), // holds 3 procs until 140
-		line(4, 41, 10, 4, 10, 2),   // head: reserved at 140
-		line(5, 42, 10, 1, 1000, 7), // 1 proc free now; planned 10 s
+		line(1, 0, 100, 1, 1000, 7),
+		line(2, 0, 100, 1, 1000, 7),
+		line(3, 140, 160, 1, 160, 3),   // one processor until 300
+		line(4, 150, 2000, 3, 2000, 1), // three until 2150
+		line(5, 151, 10, 4, 10, 2),     // reserved at 2150
+		line(6, 152, 500, 1, 500, 8),
+		line(7, 152, 100, 1, 1000, 7),
 	)
-	cons := startsOf(MustRun(t, tr, Config{Policy: PolicyConservative}))
+	easy := startsOf(MustRun(t, tr, Config{Policy: PolicyEASY}))
 	def := startsOf(MustRun(t, tr, Config{Policy: PolicyDefault}))
-	if cons[5] != 150 || def[5] != 42 || def[4] != 140 {
-		t.Fatalf("job 5 starts at %d (conservative) and %d (default), job 4 at %d; want 150, 42, 140",
-			cons[5], def[5], def[4])
+	if easy[6] != 300 || easy[7] != 800 {
+		t.Fatalf("easy starts job 6 at %d and job 7 at %d; want 300, 800", easy[6], easy[7])
+	}
+	if def[7] != 300 || def[6] != 400 || def[5] != 2150 {
+		t.Fatalf("default starts job 7 at %d, job 6 at %d, job 5 at %d; want 300, 400, 2150", def[7], def[6], def[5])
 	}
 }
 

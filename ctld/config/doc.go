@@ -6,7 +6,7 @@
 //	# name, nodes, limits
 //	PartitionName=gpu Nodes=node[1-4],big01 Default=YES DefaultTime=1:00:00 MaxTime=7-00:00:00 DefMemPerCPU=2G FGPUPerGPU=2
 //	PartitionName=debug Nodes=ALL MaxTime=30
-//	PriorityWeightFairshare=10000 PriorityWeightAge=1000 SchedulerType=backfill BackfillMode=conservative
+//	PriorityWeightFairshare=10000 PriorityWeightAge=1000 SchedulerType=backfill BackfillMode=easy
 //	AccountName=physics Parent=root Fairshare=2
 //	UserName=alice DefaultAccount=physics Accounts=physics,chem
 //	KillOnInvalidDep=YES JobRequeue=0 MaxArrayTasks=100000 AcctRetention=30-0

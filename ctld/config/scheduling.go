@@ -44,10 +44,11 @@ type Scheduling struct {
 // DefaultScheduling is what a file without scheduling lines gets:
 // multifactor priority with package priority's defaults (Fair Tree,
 // weights 10000/1000/100, 7-day maximum age and half-life, billing CPU=1
-// Mem=0.25G GRES/gpu=2) and conservative backfill over the whole queue,
-// the policy the trace simulator found best (docs/benchmarks.md).
+// Mem=0.25G GRES/gpu=2) and sched.DefaultBackfill over the whole queue:
+// EASY with a reservation for the longest-waiting job too, the policy
+// `corral sim --policy default` replays (docs/scheduling.md).
 func DefaultScheduling() Scheduling {
-	return Scheduling{Priority: priority.DefaultConfig(), Planner: sched.Backfill{Mode: sched.Conservative}}
+	return Scheduling{Priority: priority.DefaultConfig(), Planner: sched.DefaultBackfill()}
 }
 
 // schedulingKeys lists the keys of scheduling lines, in the order
@@ -57,6 +58,7 @@ var schedulingKeys = []string{
 	"PriorityType", "PriorityWeightFairshare", "PriorityWeightAge", "PriorityWeightJobSize",
 	"PriorityMaxAge", "PriorityDecayHalfLife", "PriorityUsageResetPeriod", "PriorityFavorSmall",
 	"FairshareAlgorithm", "TRESBillingWeights", "SchedulerType", "BackfillMode", "BackfillDepth",
+	"BackfillOrder", "BackfillGuardAfter",
 }
 
 // lineKinds are the keys a line may start with, besides scheduling keys.
@@ -230,6 +232,9 @@ func (s *Scheduling) setKey(key, v string, settings map[string]int) error {
 			err = errors.New("the maximum age must be more than 0")
 		}
 		p.MaxAge = time.Duration(secs) * time.Second
+		if _, set := settings["BackfillGuardAfter"]; !set {
+			s.Planner.GuardAfter = p.MaxAge // the guard takes over when age is full
+		}
 	case "PriorityDecayHalfLife":
 		var secs int64
 		secs, err = ParseTime(v)
@@ -256,7 +261,7 @@ func (s *Scheduling) setKey(key, v string, settings map[string]int) error {
 		switch strings.TrimPrefix(strings.ToLower(v), "sched/") {
 		case "backfill":
 			if s.Planner.Mode == sched.FCFS {
-				s.Planner.Mode = sched.Conservative
+				s.Planner.Mode = sched.DefaultBackfill().Mode
 			}
 		case "fcfs", "builtin":
 			if _, set := settings["BackfillMode"]; set {
@@ -284,6 +289,12 @@ func (s *Scheduling) setKey(key, v string, settings map[string]int) error {
 			return errors.New("use a whole number of jobs, 0 for the whole queue")
 		}
 		s.Planner.Depth = int(n)
+	case "BackfillOrder":
+		s.Planner.Order, err = sched.ParseOrder(v)
+	case "BackfillGuardAfter":
+		var secs int64
+		secs, err = ParseTime(v) // 0 turns the guard off
+		s.Planner.GuardAfter = time.Duration(secs) * time.Second
 	}
 	return err
 }

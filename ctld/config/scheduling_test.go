@@ -28,9 +28,9 @@ func TestSchedulingDefaults(t *testing.T) {
 	if !reflect.DeepEqual(f.Scheduling, want) {
 		t.Fatalf("defaults %+v, want %+v", f.Scheduling, want)
 	}
-	if want.Planner.Mode != sched.Conservative || want.Planner.Depth != 0 || want.Basic ||
+	if want.Planner != (sched.Backfill{Mode: sched.EASY, Order: sched.SmallestArea, GuardAfter: 12 * time.Hour}) || want.Basic ||
 		want.Priority.Weights != (priority.Weights{Fairshare: 10000, Age: 1000, Size: 100}) ||
-		want.Priority.Algorithm != priority.FairTree || want.Priority.MaxAge != 7*24*time.Hour ||
+		want.Priority.Algorithm != priority.FairTree || want.Priority.MaxAge != 12*time.Hour ||
 		want.Priority.Decay.HalfLife != 7*24*time.Hour || want.Priority.Decay.ResetPeriod != 0 ||
 		want.Priority.Billing != (priority.BillingWeights{CPU: 1, MemGiB: 0.25, GPU: 2}) || want.Priority.FavorSmall {
 		t.Fatalf("DefaultScheduling() = %+v", want)
@@ -56,6 +56,7 @@ priorityweightjobsize=7 PriorityMaxAge=1-0 PriorityDecayHalfLife=2:00:00
 PriorityUsageResetPeriod=WEEKLY PriorityFavorSmall=YES FairshareAlgorithm=classic
 TRESBillingWeights=CPU=2,Mem=512M,GRES/gpu=4.5   # per MiB suffix
 SchedulerType=sched/backfill BackfillMode=EASY BackfillDepth=50
+BackfillOrder=Shortest BackfillGuardAfter=2:00:00
 `)
 	p := f.Scheduling.Priority
 	switch {
@@ -67,7 +68,7 @@ SchedulerType=sched/backfill BackfillMode=EASY BackfillDepth=50
 		t.Errorf("favor small %v, algorithm %s", p.FavorSmall, p.Algorithm)
 	case p.Billing != priority.BillingWeights{CPU: 2, MemGiB: 512 * 1024, GPU: 4.5}:
 		t.Errorf("billing %+v", p.Billing)
-	case f.Scheduling.Planner != sched.Backfill{Mode: sched.EASY, Depth: 50}:
+	case f.Scheduling.Planner != sched.Backfill{Mode: sched.EASY, Depth: 50, Order: sched.ShortestFirst, GuardAfter: 2 * time.Hour}:
 		t.Errorf("planner %+v", f.Scheduling.Planner)
 	}
 	for _, tc := range []struct {
@@ -77,7 +78,13 @@ SchedulerType=sched/backfill BackfillMode=EASY BackfillDepth=50
 		{"PriorityType=basic\n", func(s Scheduling) bool { return s.Basic }},
 		{"PriorityDecayHalfLife=0\n", func(s Scheduling) bool { return s.Priority.Decay.HalfLife < 0 }},
 		{"SchedulerType=fcfs\n", func(s Scheduling) bool { return s.Planner.Mode == sched.FCFS }},
-		{"SchedulerType=backfill\n", func(s Scheduling) bool { return s.Planner.Mode == sched.Conservative }},
+		{"SchedulerType=backfill\n", func(s Scheduling) bool { return s.Planner.Mode == sched.EASY }},
+		{"PriorityMaxAge=2-0\n", func(s Scheduling) bool { return s.Planner.GuardAfter == 48*time.Hour }},
+		{"BackfillGuardAfter=1:00:00 PriorityMaxAge=2-0\n", func(s Scheduling) bool { return s.Planner.GuardAfter == time.Hour }},
+		{"PriorityMaxAge=2-0 BackfillGuardAfter=0\n", func(s Scheduling) bool { return s.Planner.GuardAfter == 0 }},
+		{"BackfillMode=conservative\n", func(s Scheduling) bool {
+			return s.Planner.Mode == sched.Conservative && s.Planner.GuardAfter == 12*time.Hour
+		}},
 		{"TRESBillingWeights=Mem=0.25G\n", func(s Scheduling) bool {
 			return s.Priority.Billing == priority.BillingWeights{MemGiB: 0.25}
 		}},
@@ -143,6 +150,8 @@ func TestSchedulingErrors(t *testing.T) {
 		{"SchedulerType=fcfs BackfillMode=easy\n", "BackfillMode=easy: SchedulerType=fcfs does not backfill"},
 		{"BackfillMode=easy SchedulerType=fcfs\n", "SchedulerType=fcfs: BackfillMode is set too, but fcfs does not backfill"},
 		{"BackfillDepth=-3\n", "BackfillDepth=-3: use a whole number of jobs, 0 for the whole queue"},
+		{"BackfillOrder=random\n", `BackfillOrder=random: unknown backfill order "random" (valid: priority, shortest, area, slowdown)`},
+		{"BackfillGuardAfter=soon\n", "BackfillGuardAfter=soon: "},
 		{"AccountName=a Colour=red\n", "corral.conf:2: unknown key Colour on a AccountName line (valid: AccountName, Parent, Fairshare)"},
 		{"AccountName=a\nAccountName=a\n", "corral.conf:3: account a is already defined on line 2"},
 		{"AccountName=root\n", "AccountName=root: root is the tree's root"},

@@ -44,6 +44,14 @@ func (f *State) Priority(j *api.Job, now time.Time, c Cluster) int64 {
 	return f.breakdown(j, &f.cycle, now).Priority
 }
 
+// Eligible is when a pending job's eligible wait began, what its age
+// counts from; zero while a hold, begin time or dependency keeps it.
+func (f *State) Eligible(j *api.Job, now time.Time) time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.eligibleAt(j, now)
+}
+
 // Prepare begins a cycle at now: running jobs are charged up to now,
 // pending jobs' eligibility is noted and every association's fairshare is
 // computed, once per now. A scheduling cycle calls it as its own step
