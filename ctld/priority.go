@@ -34,3 +34,9 @@ var _ fairshare.Cluster = cycleView{}
 func (c cycleView) Running() iter.Seq[*api.Job] { return records(c.q.runningJobs()) }
 func (c cycleView) Pending() iter.Seq[*api.Job] { return c.q.pending() }
 func (c cycleView) Size() priority.Cluster      { return c.nodes.size() }
+
+// Blocked is the job's blocking reason now, as the snapshot computes it
+// (notes are the snapshot's to take).
+func (c cycleView) Blocked(job *api.Job, now time.Time) api.Reason {
+	return c.q.blocked(job, job.ArrayTaskID, now, nil)
+}

@@ -381,3 +381,34 @@ func TestHeldJobsDoNotAge(t *testing.T) {
 		t.Fatalf("released job's age %+v should be well below the plain job's %+v", h, a)
 	}
 }
+
+// A job whose dependency is satisfied is eligible in the very cycle that
+// sees it satisfied, not from the next one: its wait counts from then, so
+// the guard (here after 1 s) does not take it for a job that has waited
+// since its submission. When the parent ends, its processor goes to the
+// guarded job "old", not to the child submitted before it.
+func TestDependencyIsEligibleAtOnce(t *testing.T) {
+	tc := MustServer(t, eventsOnly, withPartitions("PartitionName=batch Nodes=ALL\nBackfillGuardAfter=0:01\n"))
+	node := newFakeNode(tc, "n1", 2, 8<<30)
+	node.register()
+	limited := func(name string) api.JobSpec {
+		s := script(name)
+		s.TimeLimit = 60
+		return s
+	}
+	tc.submit(limited("busy"))
+	node.waitLaunch()
+	parent := tc.submit(limited("parent"))
+	node.waitLaunch()
+	child := limited("child")
+	child.Dependency = &api.Dependency{Conditions: []api.DependencyCondition{{Type: api.DependAfterOK, JobID: parent}}}
+	childID := tc.submit(child)
+	old := tc.submit(limited("old"))
+	time.Sleep(1500 * time.Millisecond) // both submitted over the guard's second ago
+	if err := node.end(parent, api.StateCompleted, 0); err != nil {
+		t.Fatal(err)
+	}
+	if l := node.waitLaunch(); l.JobID != old {
+		t.Fatalf("launched %d, want the guarded job %d (the child %d became eligible only now)", l.JobID, old, childID)
+	}
+}

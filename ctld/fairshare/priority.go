@@ -17,6 +17,10 @@ type Cluster interface {
 	Pending() iter.Seq[*api.Job]
 	// Size is what the size factor measures jobs against.
 	Size() priority.Cluster
+	// Blocked is what keeps a pending job from running at now (a hold, a
+	// begin time, a dependency), "" if nothing: eligibility follows it
+	// in the very cycle it changes.
+	Blocked(job *api.Job, now time.Time) api.Reason
 }
 
 // cycleShares is what one scheduling cycle computes once for all its
@@ -72,7 +76,7 @@ func (f *State) prepareCycle(now time.Time, cl Cluster) {
 	c := cycleShares{at: now, owners: f.cycle.owners[:0]}
 	seen := make(map[priority.Assoc]bool)
 	for job := range cl.Pending() {
-		f.noteEligibility(job.ID, job.Reason, now)
+		f.noteEligibility(job.ID, cl.Blocked(job, now), now)
 		if k := (priority.Assoc{User: job.User, Account: job.Spec.Account}); !seen[k] {
 			seen[k] = true
 			c.owners = append(c.owners, priority.Job{User: k.User, Account: k.Account})
@@ -110,7 +114,7 @@ func ineligible(r api.Reason) bool {
 }
 
 // noteEligibility follows a pending job through blocked and eligible
-// from the reason the last cycle gave it. f.mu is held.
+// from what blocks it now. f.mu is held.
 func (f *State) noteEligibility(id uint64, reason api.Reason, now time.Time) {
 	switch {
 	case ineligible(reason):
