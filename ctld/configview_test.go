@@ -31,13 +31,13 @@ func TestConfigView(t *testing.T) {
 		want string
 	}{
 		{"", Config{AllocIdleLimit: -1}, "ClusterName=corral\nInactiveLimit=0 sec\nJobRequeue=0\n" +
-			"PriorityDecayHalfLife=7-00:00:00\nPriorityFavorSmall=No\nPriorityFlags=\nPriorityMaxAge=7-00:00:00\n" +
+			"PriorityDecayHalfLife=7-00:00:00\nPriorityFavorSmall=No\nPriorityFlags=\nPriorityMaxAge=12:00:00\n" +
 			"PriorityUsageResetPeriod=NONE\nPriorityType=priority/multifactor\nPriorityWeightAge=1000\n" +
 			"PriorityWeightFairShare=10000\nPriorityWeightJobSize=100\nSchedulerType=sched/backfill\nSelectType=select/cons_tres"},
 		{"PriorityWeightAge=5 PriorityDecayHalfLife=1-12:00:00 PriorityUsageResetPeriod=WEEKLY FairshareAlgorithm=classic PriorityFavorSmall=YES\nSchedulerType=sched/builtin\n",
 			Config{AllocIdleLimit: 90 * time.Second, Pipeline: PipelineConfig{RequeueOnNodeFail: true}},
 			"ClusterName=corral\nInactiveLimit=90 sec\nJobRequeue=1\n" +
-				"PriorityDecayHalfLife=1-12:00:00\nPriorityFavorSmall=Yes\nPriorityFlags=NO_FAIR_TREE\nPriorityMaxAge=7-00:00:00\n" +
+				"PriorityDecayHalfLife=1-12:00:00\nPriorityFavorSmall=Yes\nPriorityFlags=NO_FAIR_TREE\nPriorityMaxAge=12:00:00\n" +
 				"PriorityUsageResetPeriod=WEEKLY\nPriorityType=priority/multifactor\nPriorityWeightAge=5\n" +
 				"PriorityWeightFairShare=10000\nPriorityWeightJobSize=100\nSchedulerType=sched/builtin\nSelectType=select/cons_tres"},
 		{"PriorityType=basic\n", Config{}, "ClusterName=corral\nInactiveLimit=0 sec\nJobRequeue=0\n" +
