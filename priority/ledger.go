@@ -40,10 +40,25 @@ type Decay struct {
 	// default, 7 days; negative disables decay (Slurm's
 	// PriorityDecayHalfLife=0).
 	HalfLife time.Duration
-	// ResetPeriod, if set, clears all usage at every multiple of the
-	// period since the Unix epoch (UTC), e.g. 7*24h for weekly.
+	// ResetPeriod, if set, clears all usage at every period boundary.
+	// Slurm's five periods (ResetDaily ... ResetYearly) are calendar
+	// periods in Location, as PriorityUsageResetPeriod: midnight, Sunday
+	// midnight, the first of the month, of the quarter, of the year. Any
+	// other length counts multiples from the Unix epoch.
 	ResetPeriod time.Duration
+	// Location is the cluster's time zone for calendar resets; nil is UTC
+	// (the controller passes its local zone).
+	Location *time.Location
 }
+
+// The reset periods PriorityUsageResetPeriod names, as ResetPeriod values.
+const (
+	ResetDaily     = 24 * time.Hour
+	ResetWeekly    = 7 * ResetDaily
+	ResetMonthly   = 30 * ResetDaily
+	ResetQuarterly = 91 * ResetDaily
+	ResetYearly    = 365 * ResetDaily
+)
 
 // DefaultDecay is a 7-day half-life and no reset.
 func DefaultDecay() Decay { return Decay{HalfLife: 7 * 24 * time.Hour} }
@@ -73,6 +88,24 @@ func (d Decay) factor(dt time.Duration) float64 {
 func (d Decay) lastReset(t time.Time) time.Time {
 	if d.ResetPeriod <= 0 {
 		return time.Time{}
+	}
+	loc := d.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	lt := t.In(loc)
+	y, m, day := lt.Date()
+	switch d.ResetPeriod {
+	case ResetDaily:
+		return time.Date(y, m, day, 0, 0, 0, 0, loc)
+	case ResetWeekly:
+		return time.Date(y, m, day-int(lt.Weekday()), 0, 0, 0, 0, loc)
+	case ResetMonthly:
+		return time.Date(y, m, 1, 0, 0, 0, 0, loc)
+	case ResetQuarterly:
+		return time.Date(y, m-(m-1)%3, 1, 0, 0, 0, 0, loc)
+	case ResetYearly:
+		return time.Date(y, time.January, 1, 0, 0, 0, 0, loc)
 	}
 	p := int64(d.ResetPeriod)
 	n := t.UnixNano()

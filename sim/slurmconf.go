@@ -102,12 +102,13 @@ func (c *SlurmConfig) set(k, v string, w *priority.Weights, multifactor *bool) e
 		}
 		c.CalcPeriod = time.Duration(n) * time.Minute
 	case "priorityusageresetperiod":
-		// The ledger resets at fixed periods from the epoch; calendar
-		// months, quarters and years are not fixed periods.
-		periods := map[string]time.Duration{"none": 0, "daily": 24 * time.Hour, "weekly": 7 * 24 * time.Hour}
+		// Calendar periods in virtual time's zone (UTC), as the ledger
+		// resets them.
+		periods := map[string]time.Duration{"none": 0, "daily": priority.ResetDaily, "weekly": priority.ResetWeekly,
+			"monthly": priority.ResetMonthly, "quarterly": priority.ResetQuarterly, "yearly": priority.ResetYearly}
 		d, ok := periods[strings.ToLower(v)]
 		if !ok {
-			return fmt.Errorf("%q is not modelled (valid: NONE, DAILY, WEEKLY)", v)
+			return fmt.Errorf("%q is not a reset period (valid: NONE, DAILY, WEEKLY, MONTHLY, QUARTERLY, YEARLY)", v)
 		}
 		c.Priority.Decay.ResetPeriod = d
 	case "priorityfavorsmall":

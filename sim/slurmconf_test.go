@@ -58,7 +58,7 @@ func TestParseSlurmConfErrors(t *testing.T) {
 		{"PriorityWeightAgee=5", "line 1: PriorityWeightAgee: not a priority setting the simulator knows"},
 		{"PriorityMaxAge=soon", `line 1: PriorityMaxAge: invalid time limit "soon"`},
 		{"PriorityCalcPeriod=0", `line 1: PriorityCalcPeriod: "0" is not a number of minutes (1 or more)`},
-		{"PriorityUsageResetPeriod=MONTHLY", `line 1: PriorityUsageResetPeriod: "MONTHLY" is not modelled (valid: NONE, DAILY, WEEKLY)`},
+		{"PriorityUsageResetPeriod=HOURLY", `line 1: PriorityUsageResetPeriod: "HOURLY" is not a reset period (valid: NONE, DAILY, WEEKLY, MONTHLY, QUARTERLY, YEARLY)`},
 		{"SchedulerType=sched/gang", `line 1: SchedulerType: "sched/gang" is not sched/backfill or sched/builtin`},
 		{"SchedulerParameters=bf_window=0", `line 1: SchedulerParameters: bf_window="0": want minutes from 1 to 43200`},
 		{"SchedulerParameters=bf_max_job_test", `line 1: SchedulerParameters: bf_max_job_test="": want a job count from 1 to 1000000`},

@@ -244,6 +244,7 @@ func (s *Scheduling) setKey(key, v string, settings map[string]int) error {
 		}
 	case "PriorityUsageResetPeriod":
 		p.Decay.ResetPeriod, err = parseResetPeriod(v)
+		p.Decay.Location = time.Local // calendar periods in the cluster's zone
 	case "PriorityFavorSmall":
 		p.FavorSmall, err = parseYesNo(v)
 	case "FairshareAlgorithm":
@@ -317,15 +318,15 @@ func parseYesNo(v string) (bool, error) {
 	return false, errors.New("use YES or NO")
 }
 
-// Reset periods are fixed lengths counted from the Unix epoch (UTC), as
-// package priority resets usage: WEEKLY falls on Thursdays 00:00 UTC and
-// MONTHLY every 30 days, not on calendar months.
+// Reset periods are calendar periods in the controller's time zone
+// (package priority's Reset constants): midnight, Sunday midnight, the
+// first of the month, of the quarter, of the year.
 var resetPeriods = []struct {
 	name   string
 	period time.Duration
 }{
-	{"NONE", 0}, {"DAILY", 24 * time.Hour}, {"WEEKLY", 7 * 24 * time.Hour},
-	{"MONTHLY", 30 * 24 * time.Hour}, {"QUARTERLY", 91 * 24 * time.Hour}, {"YEARLY", 365 * 24 * time.Hour},
+	{"NONE", 0}, {"DAILY", priority.ResetDaily}, {"WEEKLY", priority.ResetWeekly},
+	{"MONTHLY", priority.ResetMonthly}, {"QUARTERLY", priority.ResetQuarterly}, {"YEARLY", priority.ResetYearly},
 }
 
 // ResetPeriodName is a reset period as corral.conf and Slurm spell it.
