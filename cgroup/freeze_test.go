@@ -18,6 +18,9 @@ func fakeKernel(dir string, stop <-chan struct{}) {
 		case <-time.After(time.Millisecond):
 		}
 		b, _ := os.ReadFile(filepath.Join(dir, "cgroup.freeze"))
+		if len(strings.TrimSpace(string(b))) == 0 {
+			continue // caught between os.WriteFile's truncate and write: the kernel's file has no such moment
+		}
 		// Whole or not at all, as the kernel's file reads.
 		tmp := filepath.Join(dir, "events.tmp")
 		_ = os.WriteFile(tmp, []byte("populated 1\nfrozen "+strings.TrimSpace(string(b))+"\n"), 0o644)
@@ -31,9 +34,11 @@ func TestFreezeV2FakeTree(t *testing.T) {
 	root := fakeTree(t, map[string]string{"job/cgroup.freeze": "0\n", "job/cgroup.events": "populated 1\nfrozen 0\n"})
 	dir := filepath.Join(root, "job")
 	dirs := map[string]string{"": dir, "memory": "/ignored/on/v2"}
-	stop := make(chan struct{})
-	defer close(stop)
-	go fakeKernel(dir, stop)
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() { fakeKernel(dir, stop); close(done) }()
+	// The fake kernel must be gone before t.TempDir is removed: a write of
+	// its events.tmp after the removal listed the directory fails it.
+	defer func() { close(stop); <-done }()
 	for _, frozen := range []bool{true, false} {
 		if err := Freeze(dirs, frozen); err != nil {
 			t.Fatalf("Freeze(%v): %v", frozen, err)
