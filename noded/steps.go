@@ -213,7 +213,7 @@ func (d *Daemon) startRunner(st *step, sj *shim.StepJob) (*exec.Cmd, *os.File, e
 		return nil, nil, err
 	}
 	st.pid, st.proc, st.ctl = cmd.Process.Pid, cmd.Process, ctl
-	if err := fsutil.WriteFileAtomic(filepath.Join(st.dir, shim.RunnerPidFile), []byte(strconv.Itoa(st.pid)+"\n"), 0o600); err != nil {
+	if err := fsutil.ReplaceFile(filepath.Join(st.dir, shim.RunnerPidFile), []byte(strconv.Itoa(st.pid)+"\n"), 0o600); err != nil {
 		d.log.Printf("%s: %v", st, err)
 	}
 	return cmd, status, nil

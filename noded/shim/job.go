@@ -133,6 +133,16 @@ func writeJSON(dir, name string, v any) error {
 	return WriteFileAtomic(filepath.Join(dir, name), append(b, '\n'), 0o600)
 }
 
+// replaceJSON is writeJSON for a step's own files, which need not survive
+// the host (fsutil.ReplaceFile).
+func replaceJSON(dir, name string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return fsutil.ReplaceFile(filepath.Join(dir, name), append(b, '\n'), 0o600)
+}
+
 // WriteFileAtomic replaces path with data, whole or not at all.
 func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
 	return fsutil.WriteFileAtomic(path, data, mode)

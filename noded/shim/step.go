@@ -71,7 +71,7 @@ func StepDir(jobDir string, stepID int) string {
 }
 
 // WriteStepJob writes step.json into a step's directory.
-func WriteStepJob(dir string, s *StepJob) error { return writeJSON(dir, StepFile, s) }
+func WriteStepJob(dir string, s *StepJob) error { return replaceJSON(dir, StepFile, s) }
 
 // ReadStepJob reads step.json.
 func ReadStepJob(dir string) (*StepJob, error) {
@@ -83,7 +83,7 @@ func ReadStepJob(dir string) (*StepJob, error) {
 }
 
 // WriteStepResult writes a step's result.json atomically.
-func WriteStepResult(dir string, r *StepResult) error { return writeJSON(dir, StepResultFile, r) }
+func WriteStepResult(dir string, r *StepResult) error { return replaceJSON(dir, StepResultFile, r) }
 
 // ReadStepResult reads a step's result.json; os.ErrNotExist means the
 // runner wrote none.

@@ -34,7 +34,7 @@ func writeTaskPids(dir string, tasks []*task) {
 			fmt.Fprintf(&b, "%d %d %d\n", t.rank, pid, p.start)
 		}
 	}
-	_ = fsutil.WriteFileAtomic(filepath.Join(dir, TaskPidsFile), []byte(b.String()), 0o600)
+	_ = fsutil.ReplaceFile(filepath.Join(dir, TaskPidsFile), []byte(b.String()), 0o600)
 }
 
 func readProc(procRoot string, pid int) (proc, bool) {

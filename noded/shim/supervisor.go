@@ -1,6 +1,8 @@
 package shim
 
 import (
+	"github.com/corral-hpc/corral/internal/fsutil"
+
 	"fmt"
 	"os"
 	"os/signal"
@@ -22,9 +24,11 @@ type supervisor struct {
 }
 
 // startSupervisor records this process's PID in pidFile and starts
-// listening for a cancel.
+// listening for a cancel. The PID matters to a noded that restarts while
+// this process lives, never after a host crash, so the file is not synced
+// (fsutil.ReplaceFile).
 func startSupervisor(pidFile string) (*supervisor, error) {
-	if err := WriteFileAtomic(pidFile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
+	if err := fsutil.ReplaceFile(pidFile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
 		return nil, err
 	}
 	// In its own session the process gets no terminal signals; should one
