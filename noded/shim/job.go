@@ -89,7 +89,7 @@ type Result struct {
 }
 
 // WriteJob writes launch.json.
-func WriteJob(dir string, j *Job) error { return writeJSON(dir, JobFile, j) }
+func WriteJob(dir string, j *Job) error { return replaceJSON(dir, JobFile, j) }
 
 // ReadJob reads launch.json.
 func ReadJob(dir string) (*Job, error) {

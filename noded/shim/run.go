@@ -1,6 +1,8 @@
 package shim
 
 import (
+	"github.com/corral-hpc/corral/internal/fsutil"
+
 	"bufio"
 	"encoding/json"
 	"errors"
@@ -176,7 +178,7 @@ func run(dir string, job *Job, ctl Controls) (res *Result, cleanup func(), err e
 	if ctl.Started != nil {
 		ctl.Started(start)
 	}
-	_ = WriteFileAtomic(filepath.Join(dir, StartedFile), []byte(start.Format(time.RFC3339Nano)+"\n"), 0o600)
+	_ = fsutil.ReplaceFile(filepath.Join(dir, StartedFile), []byte(start.Format(time.RFC3339Nano)+"\n"), 0o600)
 
 	ready := make(chan struct{})
 	reportc := make(chan []byte, 1)
