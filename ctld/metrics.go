@@ -81,15 +81,25 @@ func (m *metrics) serve(ctx context.Context) {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+	if err := serveUntil(ctx, srv, m.ln); err != nil {
+		log.Printf("metrics: %v", err)
+	}
+}
+
+// serveUntil serves ln with srv until ctx ends, then shuts srv down
+// (a second for requests under way); it returns Serve's error, if any
+// other than the shutdown. The metrics and dashboard listeners use it.
+func serveUntil(ctx context.Context, srv *http.Server, ln net.Listener) error {
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		_ = srv.Shutdown(sctx)
 	}()
-	if err := srv.Serve(m.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		log.Printf("metrics: %v", err)
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
 	}
+	return nil
 }
 
 // MetricsAddr is where the Prometheus endpoint listens ("" for none).

@@ -2,7 +2,6 @@ package ctld
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -10,7 +9,6 @@ import (
 	"net/http"
 	"os/user"
 	"strconv"
-	"time"
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/web"
@@ -80,13 +78,7 @@ func (h *webHost) serve(ctx context.Context) {
 	srv := &http.Server{Handler: h.dash.Handler(), ReadHeaderTimeout: headerTimeout,
 		ReadTimeout: h.s.cfg.ReadTimeout, IdleTimeout: h.s.cfg.IdleTimeout, ErrorLog: log.New(io.Discard, "", 0)}
 	h.s.log.Printf("serving the dashboard at %s (sign in with corral dashboard)", h.dash.Origin())
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-	}()
-	if err := srv.Serve(h.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := serveUntil(ctx, srv, h.ln); err != nil {
 		h.s.log.Printf("dashboard: %v", err)
 	}
 }

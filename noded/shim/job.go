@@ -125,22 +125,18 @@ func readJSON(dir, name string, v any) error {
 
 // writeJSON writes dir/name through a temporary file, fsync and rename, so
 // a reader sees either nothing or the whole file.
-func writeJSON(dir, name string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return WriteFileAtomic(filepath.Join(dir, name), append(b, '\n'), 0o600)
-}
+func writeJSON(dir, name string, v any) error { return putJSON(fsutil.WriteFileAtomic, dir, name, v) }
 
-// replaceJSON is writeJSON for a step's own files, which need not survive
-// the host (fsutil.ReplaceFile).
-func replaceJSON(dir, name string, v any) error {
+// replaceJSON is writeJSON for files that need not survive the host
+// (fsutil.ReplaceFile): a job's launch, a step's own files.
+func replaceJSON(dir, name string, v any) error { return putJSON(fsutil.ReplaceFile, dir, name, v) }
+
+func putJSON(write func(string, []byte, os.FileMode) error, dir, name string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	return fsutil.ReplaceFile(filepath.Join(dir, name), append(b, '\n'), 0o600)
+	return write(filepath.Join(dir, name), append(b, '\n'), 0o600)
 }
 
 // WriteFileAtomic replaces path with data, whole or not at all.
