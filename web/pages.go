@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"embed"
 	"fmt"
@@ -175,7 +176,7 @@ func hundredths(n int64) string { return fmt.Sprintf("%.2f", float64(n)/100) }
 func sessionTabs(jobs []api.Job, now time.Time) []tab {
 	tabs := []tab{{Name: "Running", Empty: "No running sessions."}, {Name: "Pending", Empty: "Nothing is waiting."},
 		{Name: "Finished", Empty: "No finished sessions yet."}}
-	slices.SortFunc(jobs, func(a, b api.Job) int { return -cmpID(a.ID, b.ID) })
+	slices.SortFunc(jobs, func(a, b api.Job) int { return cmp.Compare(b.ID, a.ID) })
 	for i := range jobs {
 		j := &jobs[i]
 		t := &tabs[2]
@@ -192,16 +193,6 @@ func sessionTabs(jobs []api.Job, now time.Time) []tab {
 		t.Rows = append(t.Rows, rowOf(j, now))
 	}
 	return tabs
-}
-
-func cmpID(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func rowOf(j *api.Job, now time.Time) row {
