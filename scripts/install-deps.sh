@@ -27,6 +27,11 @@ command -v mpiexec.hydra >/dev/null 2>&1 || need+=(mpich)
 [ -n "$(find /usr/include -path '*mpich/mpi.h' -print -quit 2>/dev/null)" ] || need+=(libmpich-dev)
 # The pipeline engine test (e2e TestSnakemake) drives Snakemake 7.21 over the Slurm names.
 command -v snakemake >/dev/null 2>&1 || need+=(snakemake)
+# The dashboard's browser tests drive Debian's Chromium; its terminal's
+# front-end libraries come from npm; the app proxy test runs Jupyter.
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v npm >/dev/null 2>&1 || need+=(npm)
+command -v jupyter-notebook >/dev/null 2>&1 || need+=(jupyter-notebook)
 if [ "$slurm" -eq 1 ]; then
   for p in slurmctld slurmd munge; do
     command -v "$p" >/dev/null 2>&1 || need+=("$p")
