@@ -181,7 +181,13 @@ type LaunchRequest struct {
 	// Restarts is how often the job was requeued before this run (%r,
 	// SLURM_RESTART_COUNT); a requeued job appends to its output files
 	// unless OpenMode is "truncate".
-	Restarts int        `json:"restarts,omitempty"`
+	Restarts int `json:"restarts,omitempty"`
+	// Start is the run's start time in the controller. With JobID it
+	// names one run: a launch of a run that already ended on the node
+	// (a repeat whose first answer was lost) is told apart from a new
+	// run, which has a new start (a requeue, a retry after a failed
+	// launch). Zero from a controller that does not send it.
+	Start    time.Time  `json:"start,omitzero"`
 	Export   *EnvExport `json:"export,omitempty"`    // --export; nil means ALL
 	OpenMode string     `json:"open_mode,omitempty"` // "append", "truncate" or "" (truncate)
 	Signal   *JobSignal `json:"signal,omitempty"`    // --signal: sent Before seconds before TimeLimit

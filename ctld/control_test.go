@@ -100,8 +100,11 @@ func TestRequeue(t *testing.T) {
 	node := newFakeNode(tc, "n1", 2, 8<<30)
 	node.register()
 	id := tc.submit(script("again"))
-	node.waitLaunch()
+	first := node.waitLaunch()
 	tc.waitAcked(id)
+	if st := tc.job(id).StartTime; st == nil || !first.Start.Equal(*st) {
+		t.Fatalf("launch names its run by start %s, want the job's start %v", first.Start, st)
+	}
 	if resp := tc.control("requeue", id); len(resp.Done) != 1 {
 		t.Fatalf("requeue: %+v", resp)
 	}
@@ -131,8 +134,8 @@ func TestRequeue(t *testing.T) {
 	node.set(func(f *fakeNode) { f.running = nil })
 	node.register()
 	l := node.waitLaunch()
-	if l.JobID != id || l.Restarts != 1 {
-		t.Fatalf("relaunch: job %d restarts %d", l.JobID, l.Restarts)
+	if l.JobID != id || l.Restarts != 1 || l.Start.IsZero() || l.Start.Equal(first.Start) {
+		t.Fatalf("relaunch: job %d restarts %d start %s (first run's %s)", l.JobID, l.Restarts, l.Start, first.Start)
 	}
 	// A finished job goes back at once; pending and --no-requeue jobs
 	// cannot be requeued.

@@ -121,6 +121,9 @@ func launchRequest(j *job) api.LaunchRequest {
 		CPUs: job.CPUs, MemBytes: job.MemBytes, ShmBytes: spec.ShmBytes, TimeLimit: job.TimeLimit,
 		Output: spec.Output, Error: spec.Error, NodeList: job.Nodes, Umask: spec.Umask,
 	}
+	if job.StartTime != nil {
+		req.Start = *job.StartTime
+	}
 	addPipelineLaunch(j, &req)    // array, restarts, export, open mode, signal, input
 	addEnvironmentLaunch(j, &req) // image, mounts
 	addGPULaunchOn(j, j.batchHost(), &req)

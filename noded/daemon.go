@@ -57,8 +57,11 @@ type Daemon struct {
 	// leaving holds jobs whose end is reported but whose directory is
 	// still there (the shim deletes scratch files); closed once it is gone.
 	leaving map[uint64]chan struct{}
-	cpus    *cpuSlots
-	gpus    *gpuNode // nil without GPUs (gpus.go)
+	// ended are the last runs that ended here, so that a repeated launch
+	// of one is not run again.
+	ended endedRuns
+	cpus  *cpuSlots
+	gpus  *gpuNode // nil without GPUs (gpus.go)
 
 	heartbeatMs atomic.Int64
 	registered  chan struct{} // closed after the first successful register

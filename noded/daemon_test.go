@@ -142,6 +142,7 @@ func (n *node) launchReq(script string) api.LaunchRequest {
 		JobID: id, Name: "j" + formatUint(id), Partition: "p", User: "nobody",
 		UID: containertest.Nobody, GID: containertest.Nobody, Home: n.work, Script: script, WorkDir: n.work,
 		Env: []string{"PATH=/usr/bin:/bin"}, CPUs: 1, MemBytes: 128 << 20, NodeList: []string{n.d.Name()},
+		Start: time.Now(),
 	}
 }
 
@@ -237,16 +238,49 @@ func TestLaunchReportsStartAndEnd(t *testing.T) {
 	if got := ctld.Kinds(req.JobID); !reflect.DeepEqual(got, []api.JobEventKind{api.EventStarted, api.EventEnded}) {
 		t.Errorf("events %v, want exactly started then ended", got)
 	}
-	out, _ := os.ReadFile(filepath.Join(n.work, fmt.Sprintf("corral-%d.out", req.JobID)))
-	if string(out) != fmt.Sprintf("hello from %d\n", req.JobID) {
-		t.Errorf("output %q", out)
+	out := filepath.Join(n.work, fmt.Sprintf("corral-%d.out", req.JobID))
+	if got, _ := os.ReadFile(out); string(got) != fmt.Sprintf("hello from %d\n", req.JobID) {
+		t.Errorf("output %q", got)
 	}
-	n.launch(t, req) // after its end: still nothing
 	ctld.WaitFor("a heartbeat without the job", func(f *nodedtest.FakeCtld) bool {
 		return len(f.Registers) > 0 && len(f.Registers[len(f.Registers)-1].Running) == 0
 	})
-	if got := ctld.Kinds(req.JobID); len(got) != 2 {
-		t.Errorf("launch after the end ran the job again: %v", got)
+	// The end is acknowledged: a repeat of the launch now (its answer was
+	// lost, and the controller could not see the ended job) reports the
+	// same end again and runs nothing.
+	n.launch(t, req)
+	ctld.WaitFor("the end reported again", func(f *nodedtest.FakeCtld) bool { return len(f.KindsLocked(req.JobID)) == 3 })
+	if got := ctld.Kinds(req.JobID); !reflect.DeepEqual(got, []api.JobEventKind{api.EventStarted, api.EventEnded, api.EventEnded}) {
+		t.Errorf("events after a repeated launch %v: the run ran again", got)
+	}
+	if again := ctld.LastEnded(req.JobID); again.ExitCode != ev.ExitCode || again.State != ev.State || !again.Time.Equal(ev.Time) {
+		t.Errorf("end reported again %+v, want the first %+v", again, ev)
+	}
+	if got, _ := os.ReadFile(out); string(got) != fmt.Sprintf("hello from %d\n", req.JobID) {
+		t.Errorf("output after a repeated launch %q: the run ran again", got)
+	}
+	mustNoJobDirs(t, n)
+}
+
+// TestLaunchOfANewRunAfterTheEnd: a launch of the same job with a new
+// start (a retry after a failed launch, a requeue) is a new run and runs.
+func TestLaunchOfANewRunAfterTheEnd(t *testing.T) {
+	ctld := nodedtest.NewFakeCtld(t, testKey)
+	n := mustNode(t, ctld, "")
+	req := n.launchReq("echo run >> runs-$CORRAL_JOB_ID\n")
+	n.launch(t, req)
+	ctld.Ended(req.JobID)
+	ctld.WaitFor("a heartbeat without the job", func(f *nodedtest.FakeCtld) bool {
+		return len(f.Registers) > 0 && len(f.Registers[len(f.Registers)-1].Running) == 0
+	})
+	req.Start = req.Start.Add(time.Second)
+	n.launch(t, req)
+	ctld.WaitFor("the second run's end", func(f *nodedtest.FakeCtld) bool { return len(f.KindsLocked(req.JobID)) == 4 })
+	if got := ctld.Kinds(req.JobID); !reflect.DeepEqual(got, []api.JobEventKind{api.EventStarted, api.EventEnded, api.EventStarted, api.EventEnded}) {
+		t.Errorf("events %v, want two runs", got)
+	}
+	if got, _ := os.ReadFile(filepath.Join(n.work, fmt.Sprintf("runs-%d", req.JobID))); string(got) != "run\nrun\n" {
+		t.Errorf("the job's runs wrote %q, want two lines", got)
 	}
 	mustNoJobDirs(t, n)
 }

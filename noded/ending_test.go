@@ -65,6 +65,7 @@ func TestEndReportedBeforeShimExits(t *testing.T) {
 		err error
 	}
 	relaunched := make(chan answer, 1)
+	req.Restarts, req.Start = req.Restarts+1, req.Start.Add(time.Second) // the requeued job's next run
 	go func() {
 		err := n.client.Do(context.Background(), http.MethodPost, "/v1/launch", req, nil)
 		relaunched <- answer{time.Now(), err}

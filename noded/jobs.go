@@ -34,8 +34,10 @@ type job struct {
 	// unreadable, which then takes no steps.
 	uid        uint32
 	ownerKnown bool
-	steps      map[int]*step // live step runners, by step ID
-	ending     bool          // its end is being reported: no new steps
+	// start names the run (api.LaunchRequest.Start); zero when unknown.
+	start  time.Time
+	steps  map[int]*step // live step runners, by step ID
+	ending bool          // its end is being reported: no new steps
 	// cancelledSteps are steps ctld cancelled before they started here: a
 	// launch still on its way must not start them afterwards.
 	cancelledSteps map[int]bool
@@ -111,6 +113,13 @@ func (d *Daemon) launch(r *api.LaunchRequest) (err error) {
 	if repeated() {
 		return nil // a repeated launch: already running or already ended
 	}
+	if end, ok := d.ended.repeatOf(r); ok {
+		// The run ended and its end was acknowledged, yet the controller
+		// launches it again: it cannot have seen that end. Say it again
+		// (once: a failure here fails the launch, which the controller
+		// retries).
+		return d.q.Put(end)
+	}
 	if gone := d.leaving[r.JobID]; gone != nil {
 		// A requeued job back before its last run's directory is deleted.
 		d.mu.Unlock()
@@ -174,8 +183,8 @@ func (d *Daemon) launch(r *api.LaunchRequest) (err error) {
 	if err := shim.WriteJob(dir, sj); err != nil {
 		return err
 	}
-	j := &job{id: r.JobID, dir: dir, slots: slots, gpu: claim, uid: r.UID, ownerKnown: true, steps: map[int]*step{}, sock: sock,
-		started: make(chan struct{})}
+	j := &job{id: r.JobID, dir: dir, slots: slots, gpu: claim, uid: r.UID, ownerKnown: true, start: r.Start,
+		steps: map[int]*step{}, sock: sock, started: make(chan struct{})}
 	cmd, status, err := d.startShim(j)
 	if err != nil {
 		return fmt.Errorf("starting the shim of job %d: %w", r.JobID, err)
@@ -309,8 +318,10 @@ func (d *Daemon) report(j *job, res *shim.Result) {
 	if j.sock != nil {
 		j.sock.close() // nothing more in the job may reach ctld
 	}
-	d.put(endEvent(j.id, d.cfg.Name, res))
+	end := endEvent(j.id, d.cfg.Name, res)
+	d.put(end)
 	d.mu.Lock()
+	d.ended.add(j.start, end)
 	delete(d.jobs, j.id)
 	d.leaving[j.id] = make(chan struct{})
 	if j.ctl != nil {

@@ -45,7 +45,11 @@ func (d *Daemon) recover() error {
 			d.log.Printf("job %d ended while noded was away (%s); reporting it", id, res.State)
 			d.gpus.recovered(id, dir, false) // gpus.go
 			d.recoverEndedSteps(id, dir)
-			d.put(endEvent(id, d.cfg.Name, res))
+			end := endEvent(id, d.cfg.Name, res)
+			d.put(end)
+			if jerr == nil {
+				d.ended.add(sj.Launch.Start, end)
+			}
 			if err := container.RemoveTree(dir); err != nil {
 				d.log.Printf("job %d: %v", id, err)
 			}
@@ -61,7 +65,7 @@ func (d *Daemon) recover() error {
 			if jerr == nil {
 				j.slots = sj.Slots
 				d.cpus.take(sj.Slots)
-				j.uid, j.ownerKnown = sj.Launch.UID, true
+				j.uid, j.ownerKnown, j.start = sj.Launch.UID, true, sj.Launch.Start
 				j.sock = d.reopenJobSocket(dir, sj)
 			}
 			d.recoverSteps(j)

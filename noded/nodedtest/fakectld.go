@@ -275,6 +275,11 @@ func (f *FakeCtld) StepEnded(job uint64, step int) api.JobEvent {
 func (f *FakeCtld) Kinds(id uint64) []api.JobEventKind {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return f.KindsLocked(id)
+}
+
+// KindsLocked is Kinds for a caller holding the lock (a WaitFor condition).
+func (f *FakeCtld) KindsLocked(id uint64) []api.JobEventKind {
 	var out []api.JobEventKind
 	for _, e := range f.Events {
 		if e.JobID == id {
@@ -282,6 +287,19 @@ func (f *FakeCtld) Kinds(id uint64) []api.JobEventKind {
 		}
 	}
 	return out
+}
+
+// LastEnded is the latest ended event received for a job (zero if none).
+func (f *FakeCtld) LastEnded(id uint64) api.JobEvent {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var ev api.JobEvent
+	for _, e := range f.Events {
+		if e.JobID == id && e.Kind == api.EventEnded {
+			ev = e
+		}
+	}
+	return ev
 }
 
 func itoa(n uint64) string { return strconv.FormatUint(n, 10) }
