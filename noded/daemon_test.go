@@ -242,9 +242,7 @@ func TestLaunchReportsStartAndEnd(t *testing.T) {
 	if got, _ := os.ReadFile(out); string(got) != fmt.Sprintf("hello from %d\n", req.JobID) {
 		t.Errorf("output %q", got)
 	}
-	ctld.WaitFor("a heartbeat without the job", func(f *nodedtest.FakeCtld) bool {
-		return len(f.Registers) > 0 && len(f.Registers[len(f.Registers)-1].Running) == 0
-	})
+	waitNothingListed(ctld)
 	// The end is acknowledged: a repeat of the launch now (its answer was
 	// lost, and the controller could not see the ended job) reports the
 	// same end again and runs nothing.
@@ -270,9 +268,7 @@ func TestLaunchOfANewRunAfterTheEnd(t *testing.T) {
 	req := n.launchReq("echo run >> runs-$CORRAL_JOB_ID\n")
 	n.launch(t, req)
 	ctld.Ended(req.JobID)
-	ctld.WaitFor("a heartbeat without the job", func(f *nodedtest.FakeCtld) bool {
-		return len(f.Registers) > 0 && len(f.Registers[len(f.Registers)-1].Running) == 0
-	})
+	waitNothingListed(ctld)
 	req.Start = req.Start.Add(time.Second)
 	n.launch(t, req)
 	ctld.WaitFor("the second run's end", func(f *nodedtest.FakeCtld) bool { return len(f.KindsLocked(req.JobID)) == 4 })
@@ -283,6 +279,14 @@ func TestLaunchOfANewRunAfterTheEnd(t *testing.T) {
 		t.Errorf("the job's runs wrote %q, want two lines", got)
 	}
 	mustNoJobDirs(t, n)
+}
+
+// waitNothingListed waits for a heartbeat that lists no job: every run
+// ended and its end was acknowledged.
+func waitNothingListed(ctld *nodedtest.FakeCtld) {
+	ctld.WaitFor("a heartbeat without the job", func(f *nodedtest.FakeCtld) bool {
+		return len(f.Registers) > 0 && len(f.Registers[len(f.Registers)-1].Running) == 0
+	})
 }
 
 func mustNoJobDirs(t *testing.T, n *node) {
