@@ -93,6 +93,12 @@ type Backfill struct {
 	// GuardAfter, priority alone decides. It applies to EASY and
 	// Conservative.
 	GuardAfter time.Duration
+	// GuardReserve, if set, caps how many guarded jobs of a partition
+	// hold a reservation at once: the oldest GuardReserve of them. The
+	// others are planned as any job, by priority; each is reserved in
+	// turn as the older ones start, so no job waits without bound (EASY's
+	// guarantee for its head job). 0 reserves for every guarded job.
+	GuardReserve int
 }
 
 var _ Planner = Backfill{}
@@ -153,6 +159,7 @@ func (b Backfill) Plan(s Snapshot) Plan {
 	reserved := make(map[*partState]bool)
 	if b.GuardAfter > 0 && b.Mode != FCFS {
 		guarded := eligibleBy(append(plannable[:len(plannable):len(plannable)], deep...), reqs, s.Now.Add(-b.GuardAfter))
+		guarded = firstPerPartition(guarded, reqs, b.GuardReserve)
 		isGuarded := make([]bool, len(jobs))
 		for _, i := range guarded {
 			isGuarded[i] = true
@@ -196,6 +203,19 @@ func eligibleBy(jobs []int, reqs []request, by time.Time) []int {
 	out := slices.DeleteFunc(slices.Clone(jobs), func(i int) bool { return reqs[i].eligible().After(by) })
 	slices.SortStableFunc(out, func(a, b int) int { return reqs[a].eligible().Compare(reqs[b].eligible()) })
 	return out
+}
+
+// firstPerPartition keeps the first n jobs of each partition, all if n
+// is 0.
+func firstPerPartition(jobs []int, reqs []request, n int) []int {
+	if n <= 0 {
+		return jobs
+	}
+	seen := make(map[*partState]int)
+	return slices.DeleteFunc(jobs, func(i int) bool {
+		seen[reqs[i].part]++
+		return seen[reqs[i].part] > n
+	})
 }
 
 // sortPending orders jobs exactly as SortByPriority does (priority, then

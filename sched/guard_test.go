@@ -1,6 +1,8 @@
 package sched
 
 import (
+	"math/rand"
+	"slices"
 	"testing"
 	"time"
 
@@ -112,4 +114,108 @@ func TestLargestSlowdownFirst(t *testing.T) {
 	v := h.Plan(Backfill{Mode: EASY, Order: LargestSlowdown})
 	v.MustStart(3, "n1")
 	v.MustNotStart(2)
+}
+
+// EASY's guarantee, generalised: a guarded job's planned start never
+// moves later when new jobs arrive, whatever their priority or size.
+// Each random snapshot is planned, then planned again with a burst of
+// new jobs at the highest priorities; every job holding a guard
+// reservation must start at least as early as before (a start now
+// stays a start now).
+func TestPropertyGuardedStartNeverMovesLaterOnArrivals(t *testing.T) {
+	rng := rand.New(rand.NewSource(15))
+	checked := 0
+	forEachRandomSnapshot(t, 60, []Mode{Conservative, EASY}, func(t *testing.T, s Snapshot, mode Mode) {
+		for _, reserve := range []int{0, 2} {
+			pl := guarded(mode)
+			pl.GuardReserve = reserve
+			before := pl.Plan(s)
+			later := s
+			later.Pending = slices.Clone(s.Pending)
+			for k := range 1 + rng.Intn(6) {
+				j := MakeJob(uint64(1000 + k)).CPUs(1 + rng.Intn(16)).Nodes(1 + rng.Intn(3)).
+					Time(time.Duration(1+rng.Intn(600)) * time.Minute).Prio(int64(5 + rng.Intn(100))).Submitted(T0)
+				if rng.Intn(3) == 0 {
+					j.Part("half")
+				}
+				later.Pending = append(later.Pending, j.Obj())
+			}
+			after := pl.Plan(later)
+			was, now := startsOf(before), startsOf(after)
+			for _, id := range guardReserved(s, before, pl) {
+				w, ok := was[id]
+				if !ok {
+					continue // no planned start to keep
+				}
+				checked++
+				if n, ok := now[id]; !ok || n.After(w) {
+					t.Fatalf("GuardReserve %d: guarded job %d was planned at %v, after arrivals at %v (ok %v)",
+						reserve, id, w.Sub(T0), n.Sub(T0), ok)
+				}
+			}
+		}
+	})
+	if checked < 100 {
+		t.Fatalf("only %d guarded starts compared: the snapshots no longer exercise the guard", checked)
+	}
+}
+
+// startsOf maps every job with a planned start to it: T0 for a start now.
+func startsOf(p Plan) map[uint64]time.Time {
+	out := map[uint64]time.Time{}
+	for _, st := range p.Starts {
+		out[st.JobID] = T0
+	}
+	for _, e := range p.Pending {
+		if !e.Start.IsZero() {
+			out[e.JobID] = e.Start
+		}
+	}
+	return out
+}
+
+// guardReserved lists the jobs pl guards in s, worked out independently
+// of the planner: the jobs eligible for at least GuardAfter that the plan
+// did not refuse outright, oldest first (ties in priority order), the
+// first GuardReserve of each partition (all when 0).
+func guardReserved(s Snapshot, p Plan, pl Backfill) []uint64 {
+	refused := map[uint64]bool{}
+	for _, e := range p.Pending {
+		switch e.Reason {
+		case api.ReasonResources, api.ReasonPriority:
+		default:
+			refused[e.JobID] = true
+		}
+	}
+	var old []Pending
+	for _, j := range SortByPriority(s.Pending) {
+		if !refused[j.ID] && !j.Submit.After(s.Now.Add(-pl.GuardAfter)) {
+			old = append(old, j)
+		}
+	}
+	slices.SortStableFunc(old, func(a, b Pending) int { return a.Submit.Compare(b.Submit) })
+	per := map[string]int{}
+	var out []uint64
+	for _, j := range old {
+		if per[j.Partition]++; pl.GuardReserve == 0 || per[j.Partition] <= pl.GuardReserve {
+			out = append(out, j.ID)
+		}
+	}
+	return out
+}
+
+// GuardReserve caps the guard's reservations to the oldest jobs of a
+// partition: with 1, job 1 (ten hours) is still reserved first, but job 3
+// (six hours, low priority) is no longer guarded and goes after job 2
+// (new, high priority); with 0 both old jobs are.
+func TestGuardReserveCapsTheGuardedJobs(t *testing.T) {
+	h := guardHarness(t).Pending(MakeJob(3).CPUs(4).Time(time.Hour).Prio(50).Submitted(T0.Add(-6 * time.Hour)).Obj())
+	all := h.Plan(Backfill{Mode: EASY, GuardAfter: 5 * time.Hour})
+	all.MustWait(1, api.ReasonPriority, time.Hour)
+	all.MustWait(3, api.ReasonPriority, 2*time.Hour)
+	all.MustWait(2, api.ReasonResources, 3*time.Hour)
+	one := h.Plan(Backfill{Mode: EASY, GuardAfter: 5 * time.Hour, GuardReserve: 1})
+	one.MustWait(1, api.ReasonPriority, time.Hour)
+	one.MustWait(2, api.ReasonResources, 2*time.Hour)
+	one.MustWait(3, api.ReasonPriority, 3*time.Hour)
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +23,8 @@ import (
 // Choices: easy or conservative; order=priority|shortest|area|slowdown;
 // guard=DURATION (BackfillGuardAfter); predict (expected run times order
 // backfill); fairshare (the stock multifactor priority instead of FCFS);
-// maxage=DURATION.
+// maxage=DURATION; guardk=N (GuardReserve); size=N (the size weight);
+// favorsmall.
 func TestAblation(t *testing.T) {
 	spec, traces := os.Getenv("CORRAL_ABLATION"), os.Getenv("CORRAL_TRACES")
 	if spec == "" || traces == "" {
@@ -58,6 +60,8 @@ func ablationSetup(name string) (setup, error) {
 	s := setup{priority: fcfsPriority()}
 	b := sched.Backfill{Mode: sched.EASY, StartsOnly: true}
 	var maxAge time.Duration
+	size := int64(-1)
+	favorSmall := false
 	for _, f := range strings.Split(name, ",") {
 		key, val, _ := strings.Cut(f, "=")
 		var err error
@@ -74,6 +78,12 @@ func ablationSetup(name string) (setup, error) {
 			s.priority = priority.DefaultConfig()
 		case "maxage":
 			maxAge, err = time.ParseDuration(val)
+		case "guardk":
+			b.GuardReserve, err = strconv.Atoi(val)
+		case "size":
+			size, err = strconv.ParseInt(val, 10, 64)
+		case "favorsmall":
+			favorSmall = true
 		default:
 			err = fmt.Errorf("unknown choice %q", f)
 		}
@@ -84,6 +94,10 @@ func ablationSetup(name string) (setup, error) {
 	if maxAge > 0 {
 		s.priority.MaxAge = maxAge
 	}
+	if size >= 0 {
+		s.priority.Weights.Size = size
+	}
+	s.priority.FavorSmall = s.priority.FavorSmall || favorSmall
 	s.planner = b
 	return s, nil
 }
