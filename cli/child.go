@@ -18,7 +18,7 @@ type child struct {
 	err  error         // Wait's result, valid after done
 }
 
-func startChild(name, bin string, args []string, logPath string) (*child, error) {
+func startChild(name, bin string, args []string, logPath string, cgroup *os.File) (*child, error) {
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open log for %s: %v", name, err)
@@ -30,6 +30,9 @@ func startChild(name, bin string, args []string, logPath string) (*child, error)
 		Setpgid: true, // Ctrl-C reaches only corral dev, which stops children in order
 		// If corral dev itself dies (kill -9), the children follow it.
 		Pdeathsig: syscall.SIGTERM,
+	}
+	if cgroup != nil { // started inside it, never for a moment elsewhere
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(cgroup.Fd())
 	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("cannot start %s (%s): %v", name, bin, err)

@@ -59,7 +59,8 @@ type devCluster struct {
 	mem                      string
 	nodes                    []string // node names
 	timeout                  time.Duration
-	gpuArgs                  []string // GPU flags for every noded (devgpu.go)
+	gpuArgs                  []string    // GPU flags for every noded (devgpu.go)
+	cgroups                  *devCgroups // the daemons' cgroups on a cgroup v2 host; nil elsewhere
 }
 
 func dev(c *ucli.Context) error {
@@ -76,6 +77,14 @@ func dev(c *ucli.Context) error {
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	if d.cgroups, err = newDevCgroups(cgroup2Root); err != nil {
+		return err
+	}
+	defer func() {
+		if err := d.cgroups.remove(); err != nil {
+			fmt.Fprintf(c.App.ErrWriter, "corral dev: %v\n", err)
+		}
+	}()
 	var kids []*child
 	defer func() { stopAll(kids) }()
 
@@ -213,7 +222,7 @@ func (d *devCluster) startCtld() (*child, error) {
 	if d.web != "" {
 		args = append(args, "--web", d.web)
 	}
-	return startChild("corral-ctld", d.ctldBin, args, filepath.Join(d.logs, "ctld.log"))
+	return startChild("corral-ctld", d.ctldBin, args, filepath.Join(d.logs, "ctld.log"), nil)
 }
 
 func (d *devCluster) startNoded(name, ctldURL string) (*child, error) {
@@ -229,7 +238,14 @@ func (d *devCluster) startNoded(name, ctldURL string) (*child, error) {
 		args = append(args, "--mem", d.mem)
 	}
 	args = append(args, d.nodeGPUArgs(name)...) // devgpu.go
-	return startChild("corral-noded "+name, d.nodedBin, args, filepath.Join(d.logs, name+".log"))
+	cg, err := d.cgroups.forNode(name)
+	if err != nil {
+		return nil, err
+	}
+	if cg != nil {
+		defer cg.Close() // the child is in it once started
+	}
+	return startChild("corral-noded "+name, d.nodedBin, args, filepath.Join(d.logs, name+".log"), cg)
 }
 
 // waitForAddr waits for ctld to write its node-plane URL.

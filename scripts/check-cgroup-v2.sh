@@ -14,7 +14,10 @@
 # cmd_corral-noded.test, cmd_corral-shim.test):
 #   for p in cgroup container noded/shim noded cmd/corral-noded cmd/corral-shim; do
 #     go test -c -o DIR/$(echo $p | tr / _).test ./$p; done
+#   for b in corral-init corral-noded corral-shim; do go build -o DIR/$b ./cmd/$b; done
+#   CGO_ENABLED=0 go build -o DIR/initattack ./noded/shim/testdata/initattack
 #   CORRAL_V2_TESTS=DIR scripts/check-cgroup-v2.sh
+# (the tests then take the binaries they would build from DIR too).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,6 +45,7 @@ trap cleanup EXIT
 
 pkgs=(cgroup container noded/shim noded cmd/corral-noded cmd/corral-shim)
 if [ -n "${CORRAL_V2_TESTS:-}" ]; then
+  export CORRAL_TEST_BINS=$CORRAL_V2_TESTS
   for p in "${pkgs[@]}"; do
     name=$(echo "$p" | tr / _).test
     [ -x "$CORRAL_V2_TESTS/$name" ] || { echo "check-cgroup-v2: $CORRAL_V2_TESTS/$name is missing" >&2; exit 1; }

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -30,16 +29,16 @@ func mustBuild(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	os.Chmod(dir, 0o755)
-	for _, b := range []struct{ pkg, out, cgo string }{
-		{"github.com/corral-hpc/corral/cmd/corral-noded", "corral-noded", "1"},
-		{"github.com/corral-hpc/corral/cmd/corral-shim", "corral-shim", "1"},
-		{"github.com/corral-hpc/corral/cmd/corral-init", "corral-init", "0"},
+	for _, b := range []struct {
+		pkg, out string
+		cgo      bool
+	}{
+		{"github.com/corral-hpc/corral/cmd/corral-noded", "corral-noded", true},
+		{"github.com/corral-hpc/corral/cmd/corral-shim", "corral-shim", true},
+		{"github.com/corral-hpc/corral/cmd/corral-init", "corral-init", false},
 	} {
-		//lint:ignore SA1019 the toolchain that built this test, found even where go is not on PATH (root's, under sudo)
-		cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", filepath.Join(dir, b.out), b.pkg)
-		cmd.Env = append(os.Environ(), "CGO_ENABLED="+b.cgo)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", b.pkg, err, out)
+		if err := containertest.Build(filepath.Join(dir, b.out), b.pkg, b.cgo); err != nil {
+			t.Fatal(err)
 		}
 	}
 	return dir

@@ -49,13 +49,37 @@ func BuildInit() (path string, cleanup func(), err error) {
 		return "", nil, err
 	}
 	path = filepath.Join(dir, "corral-init")
-	cmd := exec.Command(goTool(), "build", "-o", path, "github.com/corral-hpc/corral/cmd/corral-init")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
+	if err := Build(path, "github.com/corral-hpc/corral/cmd/corral-init", false); err != nil {
 		cleanup()
-		return "", nil, fmt.Errorf("building corral-init: %v\n%s", err, out)
+		return "", nil, fmt.Errorf("building corral-init: %v", err)
 	}
 	return path, cleanup, nil
+}
+
+// PrebuiltEnv names a directory of binaries built elsewhere, for a test
+// host without Go (scripts/check-cgroup-v2.sh on a v2 machine): Build
+// copies <dir>/<base name of out> from there instead of building.
+const PrebuiltEnv = "CORRAL_TEST_BINS"
+
+// Build builds the main package pkg into out with the toolchain that
+// built this test (cgo as asked), or copies it from $CORRAL_TEST_BINS.
+func Build(out, pkg string, cgo bool) error {
+	if dir := os.Getenv(PrebuiltEnv); dir != "" {
+		b, err := os.ReadFile(filepath.Join(dir, filepath.Base(out)))
+		if err != nil {
+			return fmt.Errorf("%s is set but: %v", PrebuiltEnv, err)
+		}
+		return os.WriteFile(out, b, 0o755)
+	}
+	cmd := exec.Command(goTool(), "build", "-o", out, pkg)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if cgo {
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	}
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
+	}
+	return nil
 }
 
 func goTool() string {

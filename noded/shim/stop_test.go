@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -21,10 +20,8 @@ import (
 func buildInitAttack(t *testing.T, dir string) string {
 	t.Helper()
 	out := filepath.Join(dir, "initattack")
-	cmd := exec.Command("go", "build", "-o", out, "./testdata/initattack")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the attack helper: %v\n%s", err, b)
+	if err := containertest.Build(out, "./testdata/initattack", false); err != nil {
+		t.Fatalf("building the attack helper: %v", err)
 	}
 	return out
 }
