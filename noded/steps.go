@@ -20,12 +20,6 @@ import (
 	"github.com/corral-hpc/corral/noded/shim"
 )
 
-// stepStartWait bounds how long a step launch waits for its job's
-// container to start (a launch right after the allocation, a slow image
-// set-up); it stays well below srun's timeout for the call, so a job
-// still starting gets a clear 503 to retry on.
-const stepStartWait = 10 * time.Second
-
 // handleStepLaunch is srun's POST /v1/steps. srun holds no cluster key:
 // the step credential in the body is the authority, checked before
 // anything else happens, so a bad one starts nothing.
@@ -63,22 +57,15 @@ func (d *Daemon) launchStep(l *api.StepLaunch, now time.Time) error {
 	if err := validateStepLaunch(l, me); err != nil {
 		return refuse(http.StatusBadRequest, "%s: %v", name, err)
 	}
-	d.mu.Lock()
-	j, le := d.stepTarget(c)
-	d.mu.Unlock()
-	if le != nil {
-		return refuse(le.code, "%s: %s", name, le.msg)
-	}
-	if !d.waitJobStarted(j, stepStartWait) {
-		return refuse(http.StatusServiceUnavailable, "%s: job %d has not started on node %s yet; try again", name, c.JobID, d.cfg.Name)
-	}
+	// The runner starts at once, also while the job's container is still
+	// being set up (srun outside an allocation launches right after the
+	// grant): it waits for the container itself (shim's stepwait.go), so
+	// its start-up and its connection to srun overlap the container's.
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	// The job may have ended meanwhile, or ended and been launched again.
-	if again, le := d.stepTarget(c); le != nil {
+	j, le := d.stepTarget(c)
+	if le != nil {
 		return refuse(le.code, "%s: %s", name, le.msg)
-	} else if again != j {
-		return refuse(http.StatusConflict, "%s: job %d restarted on node %s", name, c.JobID, d.cfg.Name)
 	}
 	if j.steps[c.StepID] != nil {
 		return nil
@@ -187,10 +174,9 @@ func (d *Daemon) waitJobStarted(j *job, wait time.Duration) bool {
 			return false
 		}
 		// The shim says the container runs a moment before it writes the
-		// file: srun outside an allocation launches its step as the
-		// container comes up, and need not wait for the next look. The
-		// look every 20 ms serves a reattached job and notices one that
-		// left.
+		// file: a signal or suspend that came with the job's start need
+		// not wait for the next look. The look every 20 ms serves a
+		// reattached job and notices one that left.
 		select {
 		case <-j.started:
 			return true

@@ -20,10 +20,12 @@
 // cancelled; ctld ignores extern ends it asked for).
 //
 // `corral-shim step <jobdir> <stepid>` is a step's runner on this node:
-// it reads launch.json and steps/<stepid>/step.json (StepJob), execs one
-// process per rank into the job's running container (the job's user,
-// namespaces and cgroup, no new privileges), connects to srun and relays
-// the tasks' I/O, signals and exits (package stepio), and writes the
+// it reads launch.json and steps/<stepid>/step.json (StepJob), connects
+// to srun, waits for the job's container if it is still starting (the
+// started file, by inotify: noded starts runners without waiting), execs
+// one process per rank into the job's running container (the job's user,
+// namespaces and cgroup, no new privileges), relays the tasks' I/O,
+// signals and exits to srun (package stepio), and writes the
 // step's result.json (StepResult). noded starts it detached, with the
 // same status pipe on fd 4 ("started <time>", then EndedLine); SIGTERM
 // cancels the step (SIGTERM to the tasks, SIGKILL after the kill wait).

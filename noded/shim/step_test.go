@@ -409,7 +409,11 @@ func TestStepTerminal(t *testing.T) {
 // fails at once: srun hears why on each task's stderr, an exit code 1
 // per task and Done; result.json says why.
 func TestStepWithoutContainer(t *testing.T) {
-	tj := mustJob(t, "true\n", nil) // never started
+	tj := mustJob(t, "true\n", nil)
+	// Started once (so the runner does not wait for it), gone now.
+	if err := os.WriteFile(filepath.Join(tj.dir, shim.StartedFile), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	srun := newFakeSrun(t, "tok", node)
 	mustStep(t, tj, 0, []int{0, 1}, []string{"/bin/true"}, srun.ln.Addr().String())
 	cmd, _ := startRunner(t, tj.dir, 0)

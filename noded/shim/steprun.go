@@ -41,12 +41,15 @@ func RunStep(jobDir string, stepID int, ctl StepControls) *StepResult {
 	if err := checkStep(job, s, stepID); err != nil {
 		return rl.fail(s.Ranks, "%v", err)
 	}
+	if err := waitJobStarted(jobDir, ctl.Cancel); err != nil { // stepwait.go
+		return rl.fail(s.Ranks, "%v", err)
+	}
 	ctr, err := container.Open(job.RuncRoot, ContainerID(job.Launch.JobID))
 	if err != nil {
 		return rl.fail(s.Ranks, "%v", err)
 	}
 	if cancelled(ctl.Cancel) {
-		return rl.fail(s.Ranks, "cancelled before the tasks started")
+		return rl.fail(s.Ranks, "%v", errStepCancelled)
 	}
 	pm, err := newStepPMI(s, rl) // steppmi.go; nil without --mpi
 	if err != nil {
