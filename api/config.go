@@ -29,3 +29,21 @@ func (c *Client) Config(ctx context.Context) (*ClusterConfig, error) {
 	}
 	return &out, nil
 }
+
+// ResourceTemplate is an admin-defined preset of a session's resources
+// (corral.conf's ResourceTemplate lines), GET /v1/templates; the
+// dashboard's launch dialog offers them.
+type ResourceTemplate struct {
+	Name           string `json:"name"`
+	CPUs           int    `json:"cpus"`
+	MemBytes       int64  `json:"mem_bytes"`
+	ShmBytes       int64  `json:"shm_bytes,omitempty"`
+	FGPUHundredths int    `json:"fgpu_hundredths,omitempty"`
+}
+
+// Templates lists the resource templates (any user may).
+func (c *Client) Templates(ctx context.Context) ([]ResourceTemplate, error) {
+	out := []ResourceTemplate{}
+	err := c.Do(ctx, http.MethodGet, "/v1/templates", nil, &out)
+	return out, err
+}

@@ -66,6 +66,9 @@ type Node struct {
 	// Features are the node's features (corral.conf's NodeName lines),
 	// which -C/--constraint matches.
 	Features []string `json:"features,omitempty"`
+	// MountRoots are its --mount-root directories, under which a job's
+	// --mount sources must lie (the dashboard offers them).
+	MountRoots []string `json:"mount_roots,omitempty"`
 }
 
 // Partition groups nodes with time limits, from ctld's config file.

@@ -99,6 +99,7 @@ func matrixCases() []matrixCase {
 		{"GET /v1/nodes", job("GET", "/v1/nodes", nil), func(c int, _ string) bool { return c == 200 }},
 		{"GET /v1/partitions", job("GET", "/v1/partitions", nil), func(c int, _ string) bool { return c == 200 }},
 		{"GET /v1/config", job("GET", "/v1/config", nil), func(c int, _ string) bool { return c == 200 }},
+		{"GET /v1/templates", job("GET", "/v1/templates", nil), func(c int, _ string) bool { return c == 200 }},
 		{"GET /v1/ping", job("GET", "/v1/ping", nil), func(c int, _ string) bool { return c == 200 }},
 		// No dashboard is served: a caller let through hears 404.
 		{"POST /v1/dashboard/login", job("POST", "/v1/dashboard/login", nil), notRefused},

@@ -27,6 +27,12 @@ func (e nodesEndpoint) config(w http.ResponseWriter, r *http.Request, _ peer) {
 	writeJSON(w, http.StatusOK, e.srv.confView)
 }
 
+// templates serves corral.conf's resource templates, fixed at start;
+// any user may read them, as the launch dialog offers them to everyone.
+func (e nodesEndpoint) templates(w http.ResponseWriter, r *http.Request, _ peer) {
+	writeJSON(w, http.StatusOK, e.srv.templates)
+}
+
 // change serves POST /v1/nodes/{drain,down,resume}.
 func (e nodesEndpoint) change(op nodeOp) callerHandler {
 	return func(w http.ResponseWriter, r *http.Request, caller peer) {

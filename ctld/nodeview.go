@@ -1,6 +1,8 @@
 package ctld
 
 import (
+	"slices"
+
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/sched"
 )
@@ -34,7 +36,8 @@ func (n *node) view(name string, a sched.Resources, ids []uint64) api.Node {
 	st, reason := n.state(a, len(ids) > 0)
 	v := api.Node{Name: name, Addr: n.rec.Addr, State: st, Reason: reason,
 		CPUs: n.rec.CPUs, MemBytes: n.rec.MemBytes, AllocCPUs: a.CPUs, AllocMemBytes: a.MemBytes,
-		Partitions: append([]string{}, n.parts...), LastHeartbeat: n.rec.LastSeen, RunningJobs: ids}
+		Partitions: append([]string{}, n.parts...), LastHeartbeat: n.rec.LastSeen, RunningJobs: ids,
+		MountRoots: slices.Clone(n.rec.MountRoots)}
 	if n.rec.Drain != "" {
 		since := n.rec.DrainedSince
 		v.DrainedSince = &since

@@ -169,6 +169,8 @@ type Server struct {
 	// confView is the configuration scontrol show config prints, made
 	// at start.
 	confView api.ClusterConfig
+	// templates are corral.conf's resource templates, fixed at start.
+	templates []api.ResourceTemplate
 
 	mu     lockorder.RWMutex[lockorder.Server]
 	q      *queue           // jobs and array jobs, guarded by mu
@@ -237,6 +239,7 @@ func New(cfg Config) (*Server, error) {
 		s.planner = file.Scheduling.Planner
 	}
 	s.confView = configView(file, &s.cfg, s.planner, time.Now())
+	s.templates = append([]api.ResourceTemplate{}, file.Templates...)
 	if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
 		return nil, fmt.Errorf("state directory: %w", err)
 	}

@@ -39,6 +39,7 @@ func userHandler(s *Server) http.Handler {
 	mux.HandleFunc("GET /v1/nodes", withCaller(nodes.list))
 	mux.HandleFunc("GET /v1/partitions", withCaller(nodes.partitions))
 	mux.HandleFunc("GET /v1/config", withCaller(nodes.config))
+	mux.HandleFunc("GET /v1/templates", withCaller(nodes.templates))
 	mux.HandleFunc("POST /v1/nodes/drain", withCaller(nodes.change(opDrain)))
 	mux.HandleFunc("POST /v1/nodes/down", withCaller(nodes.change(opDown)))
 	mux.HandleFunc("POST /v1/nodes/resume", withCaller(nodes.change(opResume)))

@@ -94,7 +94,7 @@ func (d *Dashboard) Handler() http.Handler {
 	mux.HandleFunc("GET /{$}", d.signedIn(d.sessionsPage))
 	mux.HandleFunc("GET /events", d.signedIn(d.events))
 	mux.HandleFunc("GET /launch", d.signedIn(d.launchPage))
-	mux.HandleFunc("POST /launch", d.signedIn(d.changing(d.launch)))
+	mux.HandleFunc("POST /launch", d.signedIn(d.launchBody(d.changing(d.launch))))
 	mux.HandleFunc("POST /jobs/{id}/terminate", d.signedIn(d.changing(d.terminate)))
 	mux.HandleFunc("POST /logout", d.signedIn(d.changing(d.logout)))
 	return securityHeaders(mux)

@@ -2,10 +2,12 @@ package web
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -14,12 +16,13 @@ import (
 )
 
 // The launch dialog (seed 002): environment and version, resource group,
-// session name, a folder to mount, CPU, memory, shared memory and fGPU
-// within what the user may hold and the largest node has, and how many
-// identical sessions to start at once. Without a command a session is
-// interactive: it lives until terminated or its time limit. Every launch
-// is an ordinary submit as the user, which the page also shows as the
-// equivalent `corral submit` command.
+// session name, a folder to mount, a resource template (an admin's
+// preset, corral.conf's ResourceTemplate), CPU, memory, shared memory and
+// fGPU within what the user may hold and the largest node has, and how
+// many identical sessions to start at once. Without a command or a script
+// a session is interactive: it lives until terminated or its time limit.
+// Every launch is an ordinary submit as the user, which the page also
+// shows as the equivalent `corral submit` command.
 
 // maxSessions bounds the Sessions slider.
 const maxSessions = 10
@@ -33,31 +36,39 @@ const interactiveScript = "#!/bin/sh\n# an interactive session: it lives until t
 
 // launchView is what the dialog shows.
 type launchView struct {
-	CSRF      string
-	Images    []string
-	Groups    []string
-	Group     string
-	MaxCPUs   int
-	MaxMemMiB int64
-	MaxFGPU   float64 // in GPUs
-	Max       int     // sessions
-	Problem   string
-	Form      launchForm
+	CSRF       string
+	Images     []string
+	Groups     []string
+	Group      string
+	Templates  []api.ResourceTemplate
+	MountRoots []string // where the nodes allow --mount sources
+	MaxCPUs    int
+	MaxMemMiB  int64
+	MaxFGPU    float64 // in GPUs
+	Max        int     // sessions
+	MaxScript  int     // bytes
+	Problem    string
+	Form       launchForm
 }
 
 // launchForm is the dialog's fields, as sent.
 type launchForm struct {
 	Image, Group, Name, Mount, Command string
+	Template                           string // a resource template's name: its resources win over the sliders
 	CPUs                               int
 	MemMiB, ShmMiB                     int64
 	FGPU                               float64
 	Sessions                           int
-	mount                              *api.Mount // Mount, read
+	Script                             string // an uploaded batch script
+	ScriptName                         string // its file name, for the equivalent command
+	mount                              *api.Mount
 }
 
-// launchPage shows the dialog.
+// launchPage shows the dialog; ?template=NAME fills the sliders with
+// that template's resources (the choice works without scripts too).
 func (d *Dashboard) launchPage(w http.ResponseWriter, r *http.Request, sess *session, _ string) {
-	d.showLaunch(w, r, sess, launchForm{CPUs: 1, MemMiB: 1024, Sessions: 1}, "", http.StatusOK)
+	f := launchForm{CPUs: 1, MemMiB: 1024, Sessions: 1, Template: r.URL.Query().Get("template")}
+	d.showLaunch(w, r, sess, f, "", http.StatusOK)
 }
 
 func (d *Dashboard) showLaunch(w http.ResponseWriter, r *http.Request, sess *session, f launchForm, problem string, code int) {
@@ -65,6 +76,11 @@ func (d *Dashboard) showLaunch(w http.ResponseWriter, r *http.Request, sess *ses
 	if err != nil {
 		d.apiProblem(w, err)
 		return
+	}
+	if f.Template != "" {
+		if err := f.applyTemplate(v.Templates); err != nil && problem == "" {
+			problem, code = err.Error(), http.StatusBadRequest
+		}
 	}
 	v.CSRF, v.Form, v.Problem = sess.csrf, f, problem
 	if f.Group == "" {
@@ -78,9 +94,10 @@ func (d *Dashboard) showLaunch(w http.ResponseWriter, r *http.Request, sess *ses
 	}
 }
 
-// launchChoices reads the images, groups and bounds the dialog offers.
+// launchChoices reads the images, groups, templates and bounds the
+// dialog offers.
 func (d *Dashboard) launchChoices(ctx context.Context, c *api.Client) (launchView, error) {
-	v := launchView{Max: maxSessions}
+	v := launchView{Max: maxSessions, MaxScript: api.MaxScriptBytes}
 	images, err := c.Images(ctx)
 	if err != nil {
 		return v, err
@@ -93,6 +110,9 @@ func (d *Dashboard) launchChoices(ctx context.Context, c *api.Client) (launchVie
 		return v, err
 	}
 	v.Group, v.Groups = group(parts, "")
+	if v.Templates, err = c.Templates(ctx); err != nil {
+		return v, err
+	}
 	nodes, err := c.Nodes(ctx)
 	if err != nil {
 		return v, err
@@ -101,7 +121,10 @@ func (d *Dashboard) launchChoices(ctx context.Context, c *api.Client) (launchVie
 		v.MaxCPUs = max(v.MaxCPUs, n.CPUs)
 		v.MaxMemMiB = max(v.MaxMemMiB, n.MemBytes>>20)
 		v.MaxFGPU = max(v.MaxFGPU, float64(n.FGPUHundredths)/100)
+		v.MountRoots = append(v.MountRoots, n.MountRoots...)
 	}
+	slices.Sort(v.MountRoots)
+	v.MountRoots = slices.Compact(v.MountRoots)
 	usage, err := c.UsageFor(ctx, "", false)
 	if err != nil {
 		return v, err
@@ -126,19 +149,27 @@ func (d *Dashboard) launchChoices(ctx context.Context, c *api.Client) (launchVie
 // as a test submit, so a launch the controller would refuse creates
 // nothing.
 func (d *Dashboard) launch(w http.ResponseWriter, r *http.Request, sess *session, _ string) {
-	f, err := readLaunchForm(r.PostForm)
+	c := d.cfg.Controller.As(sess.uid)
+	templates, err := c.Templates(r.Context())
+	if err != nil {
+		d.apiProblem(w, err)
+		return
+	}
+	f, err := readLaunchForm(r.PostForm, templates)
+	if err == nil {
+		err = f.readScript(r)
+	}
 	if err != nil {
 		d.showLaunch(w, r, sess, f, err.Error(), http.StatusBadRequest)
 		return
 	}
-	c := d.cfg.Controller.As(sess.uid)
-	spec := f.spec(d.cfg.Controller.Home(sess.uid))
-	if _, err := c.TestSubmit(r.Context(), api.SubmitRequest{Spec: spec}); err != nil {
+	home := d.cfg.Controller.Home(sess.uid)
+	if _, err := c.TestSubmit(r.Context(), api.SubmitRequest{Spec: f.spec(home)}); err != nil {
 		d.showLaunch(w, r, sess, f, refusal(err), http.StatusBadRequest)
 		return
 	}
 	for i := range f.Sessions {
-		if _, err := c.Submit(r.Context(), api.SubmitRequest{Spec: spec}); err != nil {
+		if _, err := c.Submit(r.Context(), api.SubmitRequest{Spec: f.spec(home)}); err != nil {
 			d.showLaunch(w, r, sess, f, fmt.Sprintf("%d of %d sessions started; the next was refused: %s", i, f.Sessions, refusal(err)), http.StatusBadRequest)
 			return
 		}
@@ -154,9 +185,10 @@ func refusal(err error) string {
 }
 
 // readLaunchForm checks the dialog's fields, naming the first one wrong.
-func readLaunchForm(v url.Values) (launchForm, error) {
+// A chosen template's resources replace the sliders'.
+func readLaunchForm(v url.Values, templates []api.ResourceTemplate) (launchForm, error) {
 	f := launchForm{Image: v.Get("image"), Group: v.Get("group"), Name: strings.TrimSpace(v.Get("name")),
-		Mount: strings.TrimSpace(v.Get("mount")), Command: strings.TrimSpace(v.Get("command"))}
+		Mount: strings.TrimSpace(v.Get("mount")), Command: strings.TrimSpace(v.Get("command")), Template: v.Get("template")}
 	var err error
 	num := func(field string, dst *int64, lo, hi int64) {
 		if err != nil {
@@ -169,22 +201,29 @@ func readLaunchForm(v url.Values) (launchForm, error) {
 		*dst = n
 	}
 	var cpus, sessions int64
-	num("cpus", &cpus, 1, 1<<16)
-	num("mem_mib", &f.MemMiB, 1, 1<<30)
-	if v.Get("shm_mib") != "" {
-		num("shm_mib", &f.ShmMiB, 0, 1<<30)
+	if f.Template == "" {
+		num("cpus", &cpus, 1, 1<<16)
+		num("mem_mib", &f.MemMiB, 1, 1<<30)
+		if v.Get("shm_mib") != "" {
+			num("shm_mib", &f.ShmMiB, 0, 1<<30)
+		}
 	}
 	num("sessions", &sessions, 1, maxSessions)
 	f.CPUs, f.Sessions = int(cpus), int(sessions)
 	if err != nil {
 		return f, err
 	}
-	if s := v.Get("fgpu"); s != "" {
+	if s := v.Get("fgpu"); s != "" && f.Template == "" {
 		g, perr := strconv.ParseFloat(s, 64)
 		if perr != nil || g < 0 || g > 1024 {
 			return f, fmt.Errorf("fgpu: give a number of GPUs such as 0.5")
 		}
 		f.FGPU = g
+	}
+	if f.Template != "" {
+		if err := f.applyTemplate(templates); err != nil {
+			return f, err
+		}
 	}
 	if f.Name != "" && !sessionName.MatchString(f.Name) {
 		return f, fmt.Errorf("session name: 4 to 64 letters and digits, or empty for a generated name")
@@ -199,51 +238,57 @@ func readLaunchForm(v url.Values) (launchForm, error) {
 	return f, nil
 }
 
+// applyTemplate puts the named template's resources in the form.
+func (f *launchForm) applyTemplate(templates []api.ResourceTemplate) error {
+	i := slices.IndexFunc(templates, func(t api.ResourceTemplate) bool { return t.Name == f.Template })
+	if i < 0 {
+		names := make([]string, len(templates))
+		for i, t := range templates {
+			names[i] = t.Name
+		}
+		if len(names) == 0 {
+			return fmt.Errorf("resource template %q: this cluster defines none", f.Template)
+		}
+		return fmt.Errorf("resource template %q does not exist (there are: %s)", f.Template, strings.Join(names, ", "))
+	}
+	t := templates[i]
+	f.CPUs, f.MemMiB, f.ShmMiB = t.CPUs, (t.MemBytes+(1<<20)-1)>>20, (t.ShmBytes+(1<<20)-1)>>20
+	f.FGPU = float64(t.FGPUHundredths) / 100
+	return nil
+}
+
+// newSessionName is a generated session name, as the seed's dialog gives
+// one left empty: "s" and 11 letters and digits.
+func newSessionName() string {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+	b := make([]byte, 12)
+	if _, err := rand.Read(b); err != nil {
+		panic("web: no randomness: " + err.Error()) // crypto/rand does not fail on Linux
+	}
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	b[0] = 's'
+	return string(b)
+}
+
 // spec is the job a launch submits; home is the user's home, its work
-// directory.
+// directory. Each call names a session left unnamed anew.
 func (f launchForm) spec(home string) api.JobSpec {
 	s := api.JobSpec{Name: f.Name, Partition: f.Group, CPUs: f.CPUs, MemBytes: f.MemMiB << 20,
 		ShmBytes: f.ShmMiB << 20, FGPUHundredths: int(f.FGPU*100 + 0.5), ContainerImage: f.Image,
 		WorkDir: home, Script: interactiveScript}
 	if s.Name == "" {
-		s.Name = "session"
+		s.Name = newSessionName()
 	}
-	if f.Command != "" {
+	switch {
+	case f.Script != "":
+		s.Script = f.Script
+	case f.Command != "":
 		s.Script = "#!/bin/sh\n" + f.Command + "\n"
 	}
 	if f.mount != nil {
 		s.Mounts = []api.Mount{*f.mount}
 	}
 	return s
-}
-
-// Equivalent is the `corral submit` that launches one of the sessions.
-func (f launchForm) Equivalent() string {
-	args := []string{"corral submit"}
-	add := func(a ...string) { args = append(args, a...) }
-	if f.Group != "" {
-		add("-p", f.Group)
-	}
-	if f.Name != "" {
-		add("-J", f.Name)
-	}
-	add("-c", strconv.Itoa(f.CPUs), "--mem", fmt.Sprintf("%dM", f.MemMiB))
-	if f.ShmMiB > 0 {
-		add("--shm", fmt.Sprintf("%dM", f.ShmMiB))
-	}
-	if f.FGPU > 0 {
-		add("--fgpu", strconv.FormatFloat(f.FGPU, 'f', -1, 64))
-	}
-	if f.Image != "" {
-		add("--container-image", f.Image)
-	}
-	if f.Mount != "" {
-		add("--mount", f.Mount)
-	}
-	cmd := f.Command
-	if cmd == "" {
-		cmd = "while :; do sleep 3600; done"
-	}
-	add("--wrap", "'"+strings.ReplaceAll(cmd, "'", `'\''`)+"'")
-	return strings.Join(args, " ")
 }

@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"net/http"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/corral-hpc/corral/api"
@@ -18,6 +19,9 @@ var templates embed.FS
 
 var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	"percent": percent,
+	"mib":     func(b int64) int64 { return (b + (1 << 20) - 1) >> 20 },
+	"kib":     func(b int) int { return b >> 10 },
+	"fgpu":    func(h int) string { return strconv.FormatFloat(float64(h)/100, 'f', -1, 64) },
 }).ParseFS(templates, "templates/*.html"))
 
 // maxRows bounds each tab's rows on the first screen, so a queue of

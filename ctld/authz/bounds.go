@@ -74,6 +74,7 @@ var Bounds = map[string]Bound{
 	"GET /v1/nodes":                        {Answer: answerCluster},
 	"GET /v1/partitions":                   {Answer: answerCluster},
 	"GET /v1/config":                       {Answer: "the controller's settings: a fixed list"},
+	"GET /v1/templates":                    {Answer: "corral.conf's resource templates: a fixed list"},
 	"GET /v1/ping":                         {Answer: answerOne},
 	"POST /v1/dashboard/login":             {Body: maxSmallBody, Answer: "one link"},
 	"POST /v1/dashboard/logout-all":        {Body: maxSmallBody, Answer: answerOne},

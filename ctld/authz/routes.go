@@ -49,6 +49,7 @@ var UserRoutes = map[string]Rule{
 	"GET /v1/nodes":                        {User, ScopeNone},
 	"GET /v1/partitions":                   {User, ScopeNone},
 	"GET /v1/config":                       {User, ScopeNone},
+	"GET /v1/templates":                    {User, ScopeNone},
 	"GET /v1/ping":                         {User, ScopeNone},
 	"POST /v1/dashboard/login":             {User, ScopeNone},
 	"POST /v1/dashboard/logout-all":        {User, ScopeNone},

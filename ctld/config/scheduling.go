@@ -27,6 +27,9 @@ type File struct {
 	// Features are the nodes' features from NodeName lines (nodes.go),
 	// by node name; nil without such lines.
 	Features map[string][]string
+	// Templates are the ResourceTemplate lines (resourcetemplates.go),
+	// in file order.
+	Templates []api.ResourceTemplate
 }
 
 // Scheduling is the priority and planner configuration.
@@ -62,7 +65,7 @@ var schedulingKeys = []string{
 }
 
 // lineKinds are the keys a line may start with, besides scheduling keys.
-var lineKinds = []string{"PartitionName", "NodeName", "AccountName", "UserName"}
+var lineKinds = []string{"PartitionName", "NodeName", "AccountName", "UserName", "ResourceTemplate"}
 
 // LoadOrDefaults reads corral.conf at path; without one (path "") it gives the
 // defaults: one partition holding every node, DefaultScheduling.
@@ -93,6 +96,7 @@ func ParseFile(r io.Reader, source string) (*File, error) {
 	seen := make(map[string]int)     // partition -> line
 	settings := make(map[string]int) // scheduling key -> line
 	var shares shareLines
+	templates := make(map[string]int) // resource template -> line
 	defaultLine := 0
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -118,6 +122,11 @@ func ParseFile(r io.Reader, source string) (*File, error) {
 				f.Features = map[string][]string{}
 			}
 			if err := addNodeLine(fields, f.Features); err != nil {
+				return nil, at(err)
+			}
+			continue
+		case strings.EqualFold(first, "ResourceTemplate"):
+			if err := addTemplate(fields, lineNo, templates, f); err != nil {
 				return nil, at(err)
 			}
 			continue

@@ -133,7 +133,7 @@ func TestSchedulingErrors(t *testing.T) {
 		{"PriorityWeightAge=-1\n", "corral.conf:2: PriorityWeightAge=-1: use a whole number from 0 to 4294967295"},
 		{"PriorityWeightAge=1 PriorityWeightAge=2\n", "corral.conf:2: PriorityWeightAge is given twice"},
 		{"PriorityWeightAge=1\n\nPriorityWeightAge=2\n", "corral.conf:4: PriorityWeightAge is already set on line 2"},
-		{"PriorityWeigthAge=1\n", "corral.conf:2: unknown key PriorityWeigthAge (a line starts with PartitionName, NodeName, AccountName, UserName, or holds scheduling keys:"},
+		{"PriorityWeigthAge=1\n", "corral.conf:2: unknown key PriorityWeigthAge (a line starts with PartitionName, NodeName, AccountName, UserName, ResourceTemplate, or holds scheduling keys:"},
 		{"PriorityType=multifactor Nodes=ALL\n", "corral.conf:2: unknown key Nodes on a scheduling line"},
 		{"PriorityType=fancy\n", "PriorityType=fancy: use multifactor or basic"},
 		{"PriorityMaxAge=0\n", "PriorityMaxAge=0: the maximum age must be more than 0"},

@@ -2,7 +2,8 @@
 // put its indicator and sessions in place of the old ones.
 (function () {
   "use strict";
-  if (!window.EventSource) return;
+  // A page that is being filled in or streams its own content opts out.
+  if (!window.EventSource || document.querySelector("main[data-live=off]")) return;
   var busy = false, again = false;
   function refresh() {
     if (busy) { again = true; return; }
