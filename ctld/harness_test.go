@@ -206,14 +206,15 @@ type fakeNode struct {
 	running    []uint64
 	signals    []uint64
 	badAuth    int
-	refuse     bool          // answer launches 503
-	refusal    *api.Error    // when set, answer launches 400 with this body
-	mountRoots []string      // reported in registrations (launchfail_test.go)
-	dropReply  bool          // accept launches but cut the connection instead of answering
-	forget     bool          // do not keep launched jobs (as if the launch never arrived)
-	holdLaunch chan struct{} // when set, launches wait for it to close
-	gpus       []api.GPU     // reported in registrations (gpus_test.go)
-	perGPU     int           // its --fgpu-per-gpu in hundredths; 0: unset
+	refuse     bool              // answer launches 503
+	refusal    *api.Error        // when set, answer launches 400 with this body
+	mountRoots []string          // reported in registrations (launchfail_test.go)
+	dropReply  bool              // accept launches but cut the connection instead of answering
+	forget     bool              // do not keep launched jobs (as if the launch never arrived)
+	holdLaunch chan struct{}     // when set, launches wait for it to close
+	gpus       []api.GPU         // reported in registrations (gpus_test.go)
+	perGPU     int               // its --fgpu-per-gpu in hundredths; 0: unset
+	output     map[uint64]string // a job's stdout, as GET /v1/output reads it (dashboard_logs_test.go)
 
 	stepKills []api.StepCancelRequest // step cancels received (steps_test.go)
 	// stepTasks answer a step's live figures; nil: the node does not answer.
@@ -343,6 +344,23 @@ func (f *fakeNode) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		w.Write([]byte("{}"))
+	case "/v1/output":
+		var req api.OutputRequest
+		json.Unmarshal(body, &req)
+		f.mu.Lock()
+		out, ok := f.output[req.Launch.JobID]
+		f.mu.Unlock()
+		if !ok {
+			w.WriteHeader(http.StatusNotFound)
+			json.NewEncoder(w).Encode(api.Error{Error: "no output"})
+			return
+		}
+		chunk := api.OutputChunk{Offset: req.Offset, Next: req.Offset, Size: int64(len(out))}
+		if req.Offset < chunk.Size {
+			chunk.Data = []byte(out[req.Offset:])
+			chunk.Next = chunk.Size
+		}
+		json.NewEncoder(w).Encode(chunk)
 	case nodeStepsPath:
 		f.mu.Lock()
 		known := append([]api.NodeStep{}, f.steps...)

@@ -97,6 +97,7 @@ func (d *Dashboard) Handler() http.Handler {
 	mux.HandleFunc("POST /launch", d.signedIn(d.launchBody(d.changing(d.launch))))
 	mux.HandleFunc("POST /jobs/{id}/terminate", d.signedIn(d.changing(d.terminate)))
 	mux.HandleFunc("POST /logout", d.signedIn(d.changing(d.logout)))
+	d.historyRoutes(mux)
 	return securityHeaders(mux)
 }
 
