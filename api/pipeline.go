@@ -180,6 +180,14 @@ type AcctFilter struct {
 	// Start and End bound the window: a record is listed when the job ran
 	// (or waited) at some moment in it. Zero means unbounded.
 	Start, End time.Time
+	// Names selects jobs by name (sacct --name).
+	Names []string
+	// Limit, when more than 0, lists only the newest Limit jobs' records
+	// (by job ID) among those matching; Before, when set, only jobs with
+	// a lower ID: a page of the history, and the next page's Before is
+	// the lowest ID listed.
+	Limit  int
+	Before uint64
 }
 
 // JobRef fetches one job as users name it ("123" or "123_4").
@@ -256,6 +264,15 @@ func (c *Client) Acct(ctx context.Context, f AcctFilter) ([]AcctRecord, error) {
 	}
 	if !f.End.IsZero() {
 		q.Set("end", f.End.Format(time.RFC3339))
+	}
+	for _, n := range f.Names {
+		q.Add("name", n)
+	}
+	if f.Limit > 0 {
+		q.Set("limit", strconv.Itoa(f.Limit))
+	}
+	if f.Before > 0 {
+		q.Set("before", strconv.FormatUint(f.Before, 10))
 	}
 	path := "/v1/acct"
 	if len(q) > 0 {

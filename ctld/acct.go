@@ -37,7 +37,9 @@ func (s *Server) history(caller peer, f api.AcctFilter) (*acctHistory, error) {
 	s.mu.RLock()
 	items := s.q.history(&f, caller)
 	s.mu.RUnlock()
-	return &acctHistory{mu: &s.mu, items: sortAcct(items), f: f, caller: caller, steps: s.store.StepsOfJobs, log: s.log}, nil
+	h := &acctHistory{mu: &s.mu, items: sortAcct(items), f: f, caller: caller, steps: s.store.StepsOfJobs, log: s.log}
+	h.page()
+	return h, nil
 }
 
 // acctHistory is a planned history: the items, by pointer, whose records
@@ -142,6 +144,7 @@ func acctMatches(r *api.AcctRecord, f *api.AcctFilter, caller peer) bool {
 	return (caller.UID == 0 || r.UID == caller.UID) &&
 		(len(f.Users) == 0 || slices.Contains(f.Users, r.User)) &&
 		(len(f.States) == 0 || slices.Contains(f.States, r.State)) &&
+		(len(f.Names) == 0 || slices.Contains(f.Names, r.Name)) &&
 		(f.Start.IsZero() || !r.EndTime.Before(f.Start)) &&
 		(f.End.IsZero() || !began.After(f.End))
 }

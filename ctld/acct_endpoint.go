@@ -3,8 +3,10 @@ package ctld
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,13 +17,21 @@ import (
 // acctEndpoint serves /v1/acct, the accounting history.
 type acctEndpoint struct{ srv *Server }
 
-// history serves GET /v1/acct?user=&id=&state=&start=&end= (values of
-// one parameter ORed, parameters ANDed). Users see their own jobs only.
+// acctParams are GET /v1/acct's query parameters.
+var acctParams = []string{"user", "id", "state", "start", "end", "name", "limit", "before"}
+
+// history serves GET /v1/acct?user=&id=&state=&start=&end=&name= (values
+// of one parameter ORed, parameters ANDed), and a page of it with
+// &limit=&before=. Users see their own jobs only.
 func (e acctEndpoint) history(w http.ResponseWriter, r *http.Request, caller peer) {
 	var f api.AcctFilter
 	for key, vals := range r.URL.Query() {
-		if !slices.Contains([]string{"user", "id", "state", "start", "end"}, key) {
-			writeError(w, fault.Errorf(fault.Invalid, "unknown query parameter %q (valid: user, id, state, start, end)", key))
+		if !slices.Contains(acctParams, key) {
+			writeError(w, fault.Errorf(fault.Invalid, "unknown query parameter %q (valid: %s)", key, strings.Join(acctParams, ", ")))
+			return
+		}
+		if (key == "limit" || key == "before") && len(vals) > 1 {
+			writeError(w, fault.Errorf(fault.Invalid, "%s is given %d times; give it once", key, len(vals)))
 			return
 		}
 		for _, v := range splitList(vals) {
@@ -59,6 +69,18 @@ func addAcctFilter(f *api.AcctFilter, key, v string) error {
 			return fault.Errorf(fault.Invalid, "%v", err)
 		}
 		f.States = append(f.States, st)
+	case "name":
+		f.Names = append(f.Names, v)
+	case "limit", "before":
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil || n == 0 || key == "limit" && n > maxAcctLimit {
+			return fault.Errorf(fault.Invalid, "invalid %s=%q: give a number from 1%s", key, v, map[bool]string{true: fmt.Sprintf(" to %d", maxAcctLimit), false: ""}[key == "limit"])
+		}
+		if key == "limit" {
+			f.Limit = int(n)
+		} else {
+			f.Before = n
+		}
 	case "start", "end":
 		t, err := time.Parse(time.RFC3339, v)
 		if err != nil {

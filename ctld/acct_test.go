@@ -80,10 +80,21 @@ func TestAcctFilters(t *testing.T) {
 		{"window after", api.AcctFilter{Start: time.Now().Add(time.Hour)}, ""},
 		{"window before", api.AcctFilter{End: time.Now().Add(-time.Hour)}, ""},
 		{"other user", api.AcctFilter{Users: []string{"nobody"}}, ""},
+		{"by name", api.AcctFilter{Names: []string{"j2", "running"}}, fmt.Sprintf("%d:OUT_OF_MEMORY", id(2))},
+		{"newest page", api.AcctFilter{States: []api.JobState{api.StateCompleted}, Limit: 2},
+			fmt.Sprintf("%d_0:COMPLETED %d_1:COMPLETED", arr, arr)},
+		{"the page before", api.AcctFilter{States: []api.JobState{api.StateCompleted}, Limit: 2, Before: arr},
+			fmt.Sprintf("%d:COMPLETED %d:COMPLETED", id(0), id(5))},
+		{"before alone", api.AcctFilter{Before: id(2)}, fmt.Sprintf("%d:COMPLETED %d:FAILED", id(0), id(1))},
 	}
 	for _, tt := range tests {
 		if got := acct(tt.f); got != tt.want {
 			t.Errorf("%s: %s\nwant %s", tt.name, got, tt.want)
+		}
+	}
+	for _, q := range []string{"limit=0", "limit=x", "limit=10001", "limit=1&limit=2", "before=-1", "page=2"} {
+		if code, out := callAs(t, tc, 0, http.MethodGet, "/v1/acct?"+q, nil); code != http.StatusBadRequest {
+			t.Errorf("GET /v1/acct?%s: %d %s, want 400", q, code, out)
 		}
 	}
 	// The numbers: elapsed, CPU time, peak memory, exit code.

@@ -7,4 +7,5 @@ import "net/http"
 func (d *Dashboard) historyRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /jobs/{id}/log", d.signedIn(d.logPage))
 	mux.HandleFunc("GET /jobs/{id}/log/follow", d.signedIn(d.logFollow))
+	mux.HandleFunc("GET /history", d.signedIn(d.historyPage))
 }
