@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"strconv"
@@ -214,28 +213,6 @@ func layoutNodes(layout []api.StepNode) []string {
 		names[i] = n.Node
 	}
 	return names
-}
-
-// launchHostIP is the address of srun's host that the step's nodes can
-// reach: the source address of the route to the first node (a UDP
-// "connection" sends nothing; it only picks the route). A node on
-// loopback gets loopback, a node across the network the interface that
-// reaches it.
-func launchHostIP(nodeAddr string) (string, error) {
-	u, err := url.Parse(nodeAddr)
-	if err != nil || u.Host == "" {
-		return "", fmt.Errorf("node address %q is not a URL", nodeAddr)
-	}
-	port := u.Port()
-	if port == "" {
-		port = "443"
-	}
-	c, err := net.Dial("udp", net.JoinHostPort(u.Hostname(), port))
-	if err != nil {
-		return "", fmt.Errorf("no route to %s: %v", u.Hostname(), err)
-	}
-	defer c.Close()
-	return c.LocalAddr().(*net.UDPAddr).IP.String(), nil
 }
 
 // masterPort is MASTER_PORT for the step. When srun runs on the step's

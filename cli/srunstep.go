@@ -2,10 +2,6 @@ package cli
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/subtle"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -15,6 +11,7 @@ import (
 	"time"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/stepclient"
 	"github.com/corral-hpc/corral/stepio"
 )
 
@@ -46,8 +43,7 @@ type stepSession struct {
 	grant  *api.StepGrant
 	jobID  uint64
 	stepID int
-	ln     net.Listener
-	token  string
+	ln     *stepclient.Listener // where the runners connect, and their token
 	launch api.StepLaunch
 	out    *srunOutput
 	nodes  map[string]*stepNode
@@ -122,16 +118,10 @@ func newStepSession(cfg *srunConfig, env srunEnv, g *api.StepGrant) (*stepSessio
 			rankNode[r] = sn
 		}
 	}
-	ip, err := launchHostIP(g.Layout[0].Addr)
-	if err != nil {
+	var err error
+	if s.ln, err = stepclient.Listen(g.Layout[0].Addr); err != nil {
 		return nil, err
 	}
-	if s.ln, err = net.Listen("tcp", net.JoinHostPort(ip, "0")); err != nil {
-		return nil, fmt.Errorf("cannot listen for the step's I/O: %v", err)
-	}
-	tok := make([]byte, 32)
-	rand.Read(tok) // never fails (crypto/rand)
-	s.token = hex.EncodeToString(tok)
 	cwd, _ := os.Getwd()
 	s.launch = api.StepLaunch{
 		Credential: g.Credential,
@@ -139,7 +129,7 @@ func newStepSession(cfg *srunConfig, env srunEnv, g *api.StepGrant) (*stepSessio
 		Env:        env.environ(),
 		Cwd:        cwd,
 		IOAddr:     s.ln.Addr().String(),
-		IOToken:    s.token,
+		IOToken:    s.ln.Token,
 		Pty:        cfg.pty,
 		MasterPort: masterPort(s.jobID, s.stepID, g.Layout[0].Node, localNodeName(env.getenv)),
 		MPI:        stepMPI(cfg, g),
@@ -276,21 +266,9 @@ func (s *stepSession) accept() {
 }
 
 func (s *stepSession) hello(c net.Conn) (*stepNode, error) {
-	c.SetReadDeadline(time.Now().Add(srunHelloTimeout))
-	f, err := stepio.Read(c)
+	node, err := s.ln.Hello(c, srunHelloTimeout)
 	if err != nil {
 		return nil, err
-	}
-	c.SetReadDeadline(time.Time{})
-	if f.Kind != stepio.Hello {
-		return nil, fmt.Errorf("first frame is %q, not a hello", f.Kind)
-	}
-	tok, node, err := stepio.ParseHello(f.Payload)
-	if err != nil {
-		return nil, err
-	}
-	if subtle.ConstantTimeCompare([]byte(tok), []byte(s.token)) != 1 {
-		return nil, errors.New("wrong token")
 	}
 	n := s.nodes[node]
 	if n == nil {
