@@ -30,11 +30,11 @@ SLURM_CMDS := sbatch squeue scancel sacct sinfo scontrol sprio sshare sstat srun
 PREFIX  ?= /usr/local
 SLURM_NAMES ?=
 
-.PHONY: all build test demo bench deps vet fmt clean install
+.PHONY: all build test demo bench deps vet fmt clean install web-assets
 
 all: build
 
-build: deps
+build: deps web-assets
 	@mkdir -p $(BIN)
 	$(NOCGO) $(GO) build -tags $(CORRAL_TAGS) -o $(BIN)/corral ./cmd/corral
 	$(CGO) $(GO) build -o $(BIN)/corral-ctld ./cmd/corral-ctld
@@ -58,6 +58,24 @@ install: build
 deps:
 	@scripts/install-deps.sh
 
+# The dashboard's front-end libraries (xterm.js and its fit addon) come
+# from npm at the versions web/package-lock.json pins, installed without
+# running their scripts, and only the built files the terminal page loads
+# are copied into web/static/vendor, which go:embed compiles into the
+# controller. Both folders are ignored by git; the stamp makes this run
+# again only when the lock file changes (docs/web.md).
+VENDOR       := web/static/vendor
+VENDOR_STAMP := $(VENDOR)/.stamp
+
+web-assets: $(VENDOR_STAMP)
+
+$(VENDOR_STAMP): web/package.json web/package-lock.json | deps
+	cd web && npm ci --ignore-scripts --no-audit --no-fund
+	@mkdir -p $(VENDOR)
+	cp web/node_modules/@xterm/xterm/lib/xterm.js web/node_modules/@xterm/xterm/css/xterm.css \
+		web/node_modules/@xterm/addon-fit/lib/addon-fit.js $(VENDOR)/
+	@touch $@
+
 # staticcheck is pinned in go.mod (a tool line), so go fetches and builds
 # that version; staticcheck.conf says which checks are off and why. The
 # tests build with lockcheck too: the controller's ordered locks then
@@ -77,4 +95,4 @@ fmt:
 	gofmt -w $$(git ls-files '*.go')
 
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) $(VENDOR) web/node_modules

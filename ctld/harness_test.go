@@ -225,6 +225,9 @@ type fakeNode struct {
 	delivered     []api.NodeSignalRequest  // signals to deliver received (jobsignal_test.go)
 	freezes       []api.NodeSuspendRequest // suspends and resumes received (suspend_test.go)
 	refuseSuspend bool                     // answer suspends 500
+	// stepLaunch, when set, serves srun's POST /v1/steps, which the step
+	// credential authorizes rather than a signature (webterminal_test.go).
+	stepLaunch func(api.StepLaunch) error
 }
 
 func newFakeNode(tc *testCluster, name string, cpus int, mem int64) *fakeNode {
@@ -254,6 +257,18 @@ func (f *fakeNode) ctld() *api.NodeClient {
 
 func (f *fakeNode) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
+	f.mu.Lock()
+	stepLaunch := f.stepLaunch
+	f.mu.Unlock()
+	if r.URL.Path == "/v1/steps" && r.Method == http.MethodPost && stepLaunch != nil {
+		var l api.StepLaunch
+		if err := json.Unmarshal(body, &l); err != nil || stepLaunch(l) != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		w.Write([]byte("{}"))
+		return
+	}
 	if err := api.Verify(r, f.key, body, time.Now()); err != nil {
 		f.mu.Lock()
 		f.badAuth++

@@ -96,6 +96,8 @@ func (d *Dashboard) Handler() http.Handler {
 	mux.HandleFunc("GET /launch", d.signedIn(d.launchPage))
 	mux.HandleFunc("POST /launch", d.signedIn(d.launchBody(d.changing(d.launch))))
 	mux.HandleFunc("POST /jobs/{id}/terminate", d.signedIn(d.changing(d.terminate)))
+	mux.HandleFunc("GET /jobs/{id}/terminal", d.signedIn(d.terminalPage))
+	mux.HandleFunc("GET /jobs/{id}/terminal/ws", d.signedIn(d.terminalSocket)) // terminal.go
 	mux.HandleFunc("POST /logout", d.signedIn(d.changing(d.logout)))
 	d.historyRoutes(mux)
 	return securityHeaders(mux)
