@@ -96,8 +96,9 @@ type NodeOpts struct {
 type ClusterOpts struct {
 	Nodes    []NodeOpts
 	KillWait string
-	Config   string // corral.conf contents, optional
-	NoNodes  bool   // a controller alone: jobs stay pending
+	Config   string   // corral.conf contents, optional
+	NoNodes  bool     // a controller alone: jobs stay pending
+	CtldArgs []string // more corral-ctld flags (--web ADDR, ...)
 }
 
 // Cluster is a running ctld with its node daemons, all child processes.
@@ -177,6 +178,7 @@ func (c *Cluster) StartCtld() {
 		}
 		args = append(args, "--config", conf)
 	}
+	args = append(args, c.opts.CtldArgs...)
 	cmd := exec.Command(filepath.Join(binDir, "corral-ctld"), args...)
 	log := c.logFile("ctld")
 	cmd.Stdout, cmd.Stderr = log, log
