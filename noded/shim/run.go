@@ -175,10 +175,13 @@ func run(dir string, job *Job, ctl Controls) (res *Result, cleanup func(), err e
 		return &Result{}, cleanup, err
 	}
 	start := time.Now()
+	// The file first: a step's runner waiting for the container wakes on
+	// it (stepwait.go), and need not wait behind noded's handling of the
+	// status line.
+	_ = fsutil.ReplaceFile(filepath.Join(dir, StartedFile), []byte(start.Format(time.RFC3339Nano)+"\n"), 0o600)
 	if ctl.Started != nil {
 		ctl.Started(start)
 	}
-	_ = fsutil.ReplaceFile(filepath.Join(dir, StartedFile), []byte(start.Format(time.RFC3339Nano)+"\n"), 0o600)
 
 	ready := make(chan struct{})
 	reportc := make(chan []byte, 1)
