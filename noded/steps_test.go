@@ -361,9 +361,10 @@ func TestStubbornRunnerKilledAtJobEnd(t *testing.T) {
 	mustNoJobDirs(t, n)
 }
 
-// A step launch waiting for its job's container wakes when the shim says
-// the container runs, before the shim has written its started file; a
-// job that left ends the wait with false.
+// A signal or a suspend waiting for its job's container wakes when the
+// shim says the container runs, before the shim has written its started
+// file; a job that left ends the wait with false. (A step launch does
+// not wait: its runner does, shim's stepwait.go.)
 func TestWaitJobStartedWakesOnTheShimsWord(t *testing.T) {
 	d := &Daemon{jobs: map[uint64]*job{}}
 	j := &job{id: 7, dir: t.TempDir(), started: make(chan struct{})}
