@@ -210,7 +210,7 @@ func rowOf(j *api.Job, now time.Time) row {
 	}
 	r.Config = fmt.Sprintf("%d CPU, %s", j.CPUs*max(j.NodeCount, 1), gib(j.MemBytes*int64(max(j.NodeCount, 1))))
 	if f := j.FGPUHundredths; f > 0 {
-		r.Config += ", " + hundredths(int64(f)) + " fGPU"
+		r.Config += ", " + strconv.FormatFloat(float64(f)/100, 'f', -1, 64) + " fGPU" // 0.5 fGPU, as the seeds write it
 	}
 	if j.GPUs > 0 {
 		r.Config += fmt.Sprintf(", %d GPU", j.GPUs)
