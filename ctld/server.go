@@ -74,6 +74,8 @@ type Config struct {
 	// address); WebTrustedHeader a header a site's sign-on proxy names
 	// the user in (off when "", see package web).
 	WebListen, WebURL, WebTrustedHeader string
+	// WebLinkTTL is how long a login link stays valid (default a minute).
+	WebLinkTTL time.Duration
 	// MetricsListen is the TCP address of the Prometheus endpoint
 	// (/metrics); "" serves none.
 	MetricsListen string

@@ -10,7 +10,7 @@ import (
 
 // Lifetimes of sign-in state.
 const (
-	loginLinkTTL      = time.Minute
+	defaultLinkTTL    = time.Minute
 	defaultSessionTTL = 12 * time.Hour
 	cookieName        = "corral_session"
 )
@@ -28,7 +28,8 @@ type signIns struct {
 	mu       sync.Mutex
 	links    map[string]link
 	sessions map[string]*session
-	ttl      time.Duration
+	ttl      time.Duration // a session's
+	linkTTL  time.Duration // a login link's
 }
 
 type link struct {
@@ -36,11 +37,14 @@ type link struct {
 	expires time.Time
 }
 
-func newSignIns(ttl time.Duration) *signIns {
+func newSignIns(ttl, linkTTL time.Duration) *signIns {
 	if ttl <= 0 {
 		ttl = defaultSessionTTL
 	}
-	return &signIns{links: map[string]link{}, sessions: map[string]*session{}, ttl: ttl}
+	if linkTTL <= 0 {
+		linkTTL = defaultLinkTTL
+	}
+	return &signIns{links: map[string]link{}, sessions: map[string]*session{}, ttl: ttl, linkTTL: linkTTL}
 }
 
 // newToken is 256 random bits, URL-safe.
@@ -52,13 +56,13 @@ func newToken() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// newLink is a login link's token for uid, valid until now+loginLinkTTL.
+// newLink is a login link's token for uid, valid until now+linkTTL.
 func (s *signIns) newLink(uid uint32, now time.Time) string {
 	tok := newToken()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.dropExpired(now)
-	s.links[tok] = link{uid: uid, expires: now.Add(loginLinkTTL)}
+	s.links[tok] = link{uid: uid, expires: now.Add(s.linkTTL)}
 	return tok
 }
 

@@ -9,10 +9,10 @@ import (
 // user's logout-all ends only that user's sessions and links.
 func TestSignIns(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
-	s := newSignIns(time.Hour)
+	s := newSignIns(time.Hour, 0)
 
 	late := s.newLink(7, now)
-	if _, _, ok := s.redeem(late, now.Add(loginLinkTTL)); ok {
+	if _, _, ok := s.redeem(late, now.Add(defaultLinkTTL)); ok {
 		t.Fatal("a link redeemed at its expiry worked")
 	}
 	tok := s.newLink(7, now)

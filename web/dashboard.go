@@ -38,8 +38,11 @@ type Config struct {
 	TrustedHeader string
 	// SessionTTL is how long a browser stays signed in (default 12 h).
 	SessionTTL time.Duration
-	Logger     *log.Logger
-	Now        func() time.Time // tests move the clock
+	// LinkTTL is how long a login link may wait to be opened (default a
+	// minute; tests shorten it to see one expire).
+	LinkTTL time.Duration
+	Logger  *log.Logger
+	Now     func() time.Time // tests move the clock
 }
 
 // Dashboard serves the pages. Its zero value is not usable: call New.
@@ -71,7 +74,7 @@ func New(cfg Config) (*Dashboard, error) {
 		cfg.Logger = log.Default()
 	}
 	cfg.Secure = cfg.Secure || u.Scheme == "https"
-	return &Dashboard{cfg: cfg, signIn: newSignIns(cfg.SessionTTL), live: newChanges(), origin: u.Scheme + "://" + u.Host}, nil
+	return &Dashboard{cfg: cfg, signIn: newSignIns(cfg.SessionTTL, cfg.LinkTTL), live: newChanges(), origin: u.Scheme + "://" + u.Host}, nil
 }
 
 // Origin is where browsers reach the dashboard (scheme://host:port).

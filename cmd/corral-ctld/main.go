@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/ctld"
@@ -42,6 +43,7 @@ func newApp(logTo io.Writer) *cli.App {
 			&cli.BoolFlag{Name: "check", Usage: "verify the state file (<state>/ctld.db) and exit: 0 sound, 1 damaged or unreadable; runs nothing"},
 			&cli.StringFlag{Name: "web", Usage: "serve the dashboard on this TCP `ADDR` (default: none; see docs/web.md)"},
 			&cli.StringFlag{Name: "web-url", Usage: "the `URL` browsers reach the dashboard at, for login links (default: http:// and the --web address)"},
+			&cli.DurationFlag{Name: "web-link-ttl", Value: time.Minute, Usage: "how long a login link from corral dashboard stays valid"},
 			&cli.StringFlag{Name: "web-trusted-header", Usage: "a request `HEADER` naming the user, set by a sign-on proxy in front of the dashboard (default: off; see docs/web.md)"},
 			&cli.StringFlag{Name: "metrics-listen", Usage: "serve Prometheus metrics on this TCP `ADDR` (/metrics; default: none; see docs/metrics.md)"},
 			&cli.StringSliceFlag{Name: "tls-san", Usage: "another host `NAME` or address for the controller's TLS certificate (repeatable; see docs/security.md)"},
@@ -93,6 +95,9 @@ func configFromFlags(c *cli.Context) (ctld.Config, error) {
 	}
 	cfg.MetricsListen = c.String("metrics-listen")
 	cfg.WebListen, cfg.WebURL, cfg.WebTrustedHeader = c.String("web"), c.String("web-url"), c.String("web-trusted-header")
+	if cfg.WebLinkTTL = c.Duration("web-link-ttl"); cfg.WebLinkTTL <= 0 || cfg.WebLinkTTL > time.Hour {
+		return cfg, errors.New("--web-link-ttl must be more than 0 and at most 1h")
+	}
 	cfg.TLSSANs, cfg.InsecurePlaintext = c.StringSlice("tls-san"), c.Bool("insecure-plaintext")
 	cfg.RateLimit, cfg.RateBurst = c.Float64("rate-limit"), c.Int("rate-burst")
 	if cfg.RateLimit == 0 || cfg.RateBurst <= 0 {
