@@ -112,7 +112,10 @@ func securityHeaders(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
-		w.Header().Set("Referrer-Policy", "no-referrer") // a login link must not leak
+		// A login link must not leak to another site; "no-referrer" would
+		// also make browsers send "Origin: null" on the pages' own forms,
+		// which the origin check refuses.
+		w.Header().Set("Referrer-Policy", "same-origin")
 		h.ServeHTTP(w, r)
 	})
 }
