@@ -30,7 +30,7 @@ SLURM_CMDS := sbatch squeue scancel sacct sinfo scontrol sprio sshare sstat srun
 PREFIX  ?= /usr/local
 SLURM_NAMES ?=
 
-.PHONY: all build test demo bench deps vet fmt clean install web-assets
+.PHONY: all build test demo bench deps vet fmt clean install web-assets screenshots
 
 all: build
 
@@ -90,6 +90,11 @@ demo: build
 
 bench: build
 	scripts/bench.sh
+
+# The dashboard's browser tests, writing their screenshots into docs/web
+# (shown in docs/web.md).
+screenshots: build
+	CORRAL_SCREENSHOTS=$(CURDIR)/docs/web $(CGO) $(GO) test -tags $(TAGS) -count=1 -run 'TestDashboard' ./e2e/
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

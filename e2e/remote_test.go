@@ -1,14 +1,11 @@
 package e2e
 
 import (
-	"bytes"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -31,18 +28,7 @@ func remoteCorral(t *testing.T, c *Cluster, uid uint32, ca, credSock, dir string
 	cmd := exec.Command(bin, append([]string{"--ctld", c.CtldURL, "--ca", ca}, args...)...)
 	cmd.Env = append(os.Environ(), api.CredentialSocketEnv+"="+credSock, api.SocketEnv+"=/nonexistent/ctld.sock")
 	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid}}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	code := 0
-	if err := cmd.Run(); err != nil {
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) {
-			t.Fatalf("running corral %v: %v", args, err)
-		}
-		code = ee.ExitCode()
-	}
-	return Result{Stdout: out.String(), Stderr: errb.String(), Code: code}
+	return runAs(t, cmd, uid)
 }
 
 // TestRemoteUserOverTLS: nobody, on "another host", submits and queries
