@@ -53,16 +53,22 @@ func (b *Browser) launch(fields map[string]string) {
 	}
 }
 
-// cellJS is the text of a column of a job's row.
-func cellJS(id uint64, col int) string {
-	return fmt.Sprintf(`((document.querySelector('%s') || {cells: []}).cells[%d]?.innerText ?? "")`, rowSel(id), col)
+// cellJS is the text of a job's row under the column headed col (found
+// by its header, so a new column moves nothing).
+func cellJS(id uint64, col string) string {
+	return fmt.Sprintf(`(() => {
+		const r = document.querySelector('%s');
+		if (!r) return "";
+		const i = [...r.closest("table").tHead.rows[0].cells].findIndex(c => c.innerText.trim() === %q);
+		return i < 0 ? "" : r.cells[i].innerText;
+	})()`, rowSel(id), col)
 }
 
-// Session row columns, as sessions.html orders them.
+// Session row columns, by their headers in sessions.html.
 const (
-	colConfig  = 3
-	colReason  = 6
-	colPlanned = 7
+	colConfig  = "Configuration"
+	colReason  = "Waiting for"
+	colPlanned = "Planned start"
 )
 
 // Seed 000/001 in the browser: three 1-fGPU sessions launched at once with
