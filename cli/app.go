@@ -6,17 +6,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
-	"time"
 
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/corral-hpc/corral/api"
 )
-
-// requestTimeout bounds every call to the controller so that a wedged
-// controller makes the CLI fail instead of hang.
-const requestTimeout = 60 * time.Second
 
 // App builds the corral application. Output goes to app.Writer and
 // app.ErrWriter (stdout and stderr unless a caller replaces them).
@@ -124,36 +120,6 @@ func describe(err error) (string, int) {
 	return prefix + oneLine(err.Error()), code
 }
 
-// oneLine keeps an error on one line whatever produced it.
-func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
-}
-
-// commandError ties an error to the command that failed, for its prefix.
-type commandError struct {
-	cmd string
-	err error
-}
-
-func (e *commandError) Error() string { return e.err.Error() }
-func (e *commandError) Unwrap() error { return e.err }
-
-// usageError is bad usage or input: exit status 2.
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-func usageErrorf(format string, args ...any) error {
-	return usageError{fmt.Errorf(format, args...)}
-}
-
-// exitStatus ends a command whose errors were already printed.
-type exitStatus int
-
-func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
-
 func onUsageError(path string) ucli.OnUsageErrorFunc {
 	return func(_ *ucli.Context, err error, _ bool) error {
 		return &commandError{cmd: path, err: usageError{errors.New(flagErrorText(err))}}
@@ -233,3 +199,38 @@ func noArgs(c *ucli.Context) error {
 
 // out is where a command prints its results.
 func out(c *ucli.Context) io.Writer { return c.App.Writer }
+
+// remoteFlags are --ctld and --ca: reach the controller over TCP from a
+// login node, proving who you are with a credential from the local
+// corral-noded (docs/security.md).
+func remoteFlags() []ucli.Flag {
+	return []ucli.Flag{
+		&ucli.StringFlag{Name: "ctld", Usage: "reach the controller over TCP at this `URL` (https://host:6817) with a credential from the local corral-noded (default $" + api.CtldEnv + "; --socket wins)"},
+		&ucli.StringFlag{Name: "ca", Usage: "cluster CA `FILE` pinned for --ctld (default $" + CAEnv + ", else /etc/corral/ca.pem)", TakesFile: true},
+	}
+}
+
+// remoteURL is --ctld or $CORRAL_CTLD; "" means the Unix socket.
+func remoteURL(c *ucli.Context) string {
+	for _, cc := range c.Lineage() {
+		if cc.IsSet("ctld") {
+			return cc.String("ctld")
+		}
+	}
+	return os.Getenv(api.CtldEnv)
+}
+
+func caPath(c *ucli.Context) string {
+	for _, cc := range c.Lineage() {
+		if cc.IsSet("ca") {
+			return cc.String("ca")
+		}
+	}
+	return envCAPath()
+}
+
+// remoteClient is the TCP client for base. A setup error (a bad URL, no
+// CA) comes back from the first request, as one line.
+func remoteClient(c *ucli.Context, base string) *api.Client {
+	return remoteClientWith(base, caPath(c))
+}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -77,11 +76,4 @@ func queuePlain(c *ucli.Context, f api.JobFilter) error {
 		}
 	}
 	return writeTable(out(c), header, rows)
-}
-
-// jobsRaw is api.Client.Jobs without the decoding.
-func jobsRaw(ctx context.Context, cl *api.Client, f api.JobFilter, view string) (json.RawMessage, error) {
-	var raw json.RawMessage
-	err := cl.Do(ctx, http.MethodGet, api.JobsPath(f, view), nil, &raw)
-	return raw, err
 }

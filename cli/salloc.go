@@ -13,33 +13,13 @@ import (
 	"syscall"
 	"time"
 
-	ucli "github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/hostlist"
 	"github.com/corral-hpc/corral/jobspec"
 	"github.com/corral-hpc/corral/slurmopt"
-	"golang.org/x/sys/unix"
 )
-
-// sallocCommand is `corral salloc`; salloc reads sbatch's options itself
-// (package jobspec), so urfave/cli passes its arguments through.
-func sallocCommand() *ucli.Command {
-	return &ucli.Command{
-		Name:            "salloc",
-		Usage:           "get an allocation and run a command (default: your shell) with it (Slurm's salloc)",
-		UsageText:       "corral salloc [options] [CMD [ARGS...]]",
-		SkipFlagParsing: true,
-		Action: func(c *ucli.Context) error {
-			env := sallocEnv{stdin: os.Stdin, stdout: c.App.Writer, stderr: c.App.ErrWriter,
-				client: func() *api.Client { return client(c, "") }, lookup: os.LookupEnv}
-			if code := runSalloc(c.Context, env, c.Args().Slice()); code != 0 {
-				return exitStatus(code)
-			}
-			return nil
-		},
-	}
-}
 
 // sallocPersonality is salloc under its Slurm name.
 func sallocPersonality() *slurmCommand {

@@ -2,7 +2,9 @@ package cli
 
 import (
 	"bufio"
+	"os"
 
+	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/slurmopt"
 )
 
@@ -12,15 +14,23 @@ import (
 // standard input when none is named, and sbatch's words on errors.
 func sbatchCommand() *slurmCommand {
 	return &slurmCommand{run: func(s *slurmRun, r *slurmopt.Result) error {
-		app := App()
-		app.Metadata = map[string]any{personalityKey: "sbatch"}
-		app.Reader = s.stdin
-		app.Writer = flushingWriter{s.stdout} // "Submitted batch job N" before a --wait
-		app.ErrWriter = s.stderr
+		sub := &submitter{ctx: s.ctx, prog: "sbatch", sbatch: true, stdin: s.stdin,
+			stdout: flushingWriter{s.stdout}, // "Submitted batch job N" before a --wait
+			stderr: s.stderr, client: sbatchClient, testOnly: printTestOnly}
 		// --wait's exit status (the job's) comes back as an exitStatus,
 		// which RunSlurm passes on.
-		return app.RunContext(s.ctx, append([]string{"sbatch", "submit"}, r.Args...))
+		return sub.submit(r.Args)
 	}}
+}
+
+// sbatchClient is the controller as corral submit finds it: the job's
+// --socket, else $CORRAL_CTLD over TCP, else $CORRAL_SOCKET or the
+// default socket.
+func sbatchClient(socket string) *api.Client {
+	if base := os.Getenv(api.CtldEnv); socket == "" && base != "" {
+		return remoteClientWith(base, envCAPath())
+	}
+	return api.NewClient(api.ResolveSocket(socket))
 }
 
 // flushingWriter writes through a buffered writer at once.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -390,4 +391,11 @@ func runningSteps(s *slurmRun, f api.JobFilter, keep func(*api.Job) bool) ([]slu
 // stepRef is a step as users name it: JOB.STEP.
 func stepRef(r *slurmfmt.StepRow) string {
 	return api.JobRefText(r.Job) + "." + strconv.Itoa(r.Step.StepID)
+}
+
+// jobsRaw is api.Client.Jobs without the decoding.
+func jobsRaw(ctx context.Context, cl *api.Client, f api.JobFilter, view string) (json.RawMessage, error) {
+	var raw json.RawMessage
+	err := cl.Do(ctx, http.MethodGet, api.JobsPath(f, view), nil, &raw)
+	return raw, err
 }

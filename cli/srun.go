@@ -14,37 +14,9 @@ import (
 	"syscall"
 	"time"
 
-	ucli "github.com/urfave/cli/v2"
-
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/hostlist"
 )
-
-// srunCommand is `corral srun`: srun reads its own command line with
-// getopt semantics (options end at the command), so urfave/cli passes it
-// through untouched.
-func srunCommand() *ucli.Command {
-	return &ucli.Command{
-		Name:            "srun",
-		Usage:           "run a step's tasks on the nodes of the current allocation (Slurm's srun)",
-		UsageText:       "corral srun [options] CMD [ARGS...]",
-		SkipFlagParsing: true,
-		Action: func(c *ucli.Context) error {
-			env := srunEnv{
-				stdin:   os.Stdin,
-				stdout:  c.App.Writer,
-				stderr:  c.App.ErrWriter,
-				getenv:  os.Getenv,
-				environ: os.Environ,
-				client:  func() *api.Client { return client(c, "") },
-			}
-			if code := runSrun(c.Context, env, c.Args().Slice()); code != 0 {
-				return exitStatus(code)
-			}
-			return nil
-		},
-	}
-}
 
 // srunEnv is what srun takes from its process: a test replaces it.
 type srunEnv struct {

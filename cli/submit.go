@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,45 +12,42 @@ import (
 	"strconv"
 	"time"
 
-	ucli "github.com/urfave/cli/v2"
-
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/jobspec"
 )
-
-func submitCommand() *ucli.Command {
-	return &ucli.Command{
-		Name:      "submit",
-		Usage:     "submit a batch script (sbatch options and #SBATCH directives)",
-		UsageText: "corral submit [options] SCRIPT [ARGS...]\n   corral submit [options] --wrap \"COMMAND\"",
-		// jobspec reads sbatch syntax itself: -c4, --mem=1G, and words after
-		// the script belong to the script.
-		SkipFlagParsing: true,
-		HideHelp:        true,
-		Action:          submit,
-	}
-}
-
-// personalityKey, in the App's Metadata, names the Slurm command the app
-// runs as ("sbatch" for submit); absent for corral's own commands.
-const personalityKey = "slurm-personality"
 
 // sbatchDefaults are sbatch's where corral submit's differ: its output
 // file names, and the script read from standard input when none is named.
 var sbatchDefaults = jobspec.Defaults{Output: "slurm-%j.out", ArrayOutput: "slurm-%A_%a.out", StdinScript: true}
 
-func submit(c *ucli.Context) error {
-	prog, defaults := "corral submit", jobspec.Defaults{}
-	sbatch := c.App.Metadata[personalityKey] == "sbatch"
-	if sbatch {
-		prog, defaults = "sbatch", sbatchDefaults
+// submitter is one run of corral submit or of sbatch: its name, streams
+// and controller. corral submit (appcommands.go) and sbatch (sbatch.go)
+// make one each.
+type submitter struct {
+	ctx            context.Context
+	prog           string // "corral submit" or "sbatch", in warnings
+	sbatch         bool   // sbatch's defaults, version and --test-only line
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	// client reaches the controller; socket is the job's --socket, "" if
+	// none was given.
+	client func(socket string) *api.Client
+	// testOnly prints a --test-only answer: the job as it would be
+	// stored, and when it would start.
+	testOnly func(w io.Writer, resp *api.TestSubmitResponse) error
+}
+
+func (s *submitter) submit(args []string) error {
+	prog, defaults := s.prog, jobspec.Defaults{}
+	if s.sbatch {
+		defaults = sbatchDefaults
 	}
-	req, err := jobspec.ParseWithDefaults(c.Args().Slice(), scriptReader(c.App.Reader), os.LookupEnv, time.Now(), defaults)
+	req, err := jobspec.ParseWithDefaults(args, scriptReader(s.stdin), os.LookupEnv, time.Now(), defaults)
 	if err != nil {
 		return usageError{err}
 	}
 	if req.Help {
-		fmt.Fprintf(out(c), "usage: "+prog+" [options] SCRIPT [ARGS...]\n"+
+		fmt.Fprintf(s.stdout, "usage: "+prog+" [options] SCRIPT [ARGS...]\n"+
 			"       "+prog+" [options] --wrap \"COMMAND\"\n\n"+
 			"Options may also be given in #SBATCH or #CORRAL lines at the top of the\n"+
 			"script, and in sbatch's input variables (SBATCH_PARTITION, SBATCH_TIMELIMIT,\n"+
@@ -58,10 +56,10 @@ func submit(c *ucli.Context) error {
 		return nil
 	}
 	if req.Version {
-		if sbatch {
-			fmt.Fprintf(out(c), "slurm %s (corral %s)\n", SlurmVersion, buildVersion())
+		if s.sbatch {
+			fmt.Fprintf(s.stdout, "slurm %s (corral %s)\n", SlurmVersion, buildVersion())
 		} else {
-			fmt.Fprintf(out(c), "corral %s\n", buildVersion())
+			fmt.Fprintf(s.stdout, "corral %s\n", buildVersion())
 		}
 		return nil
 	}
@@ -70,7 +68,7 @@ func submit(c *ucli.Context) error {
 	}
 	if !req.Quiet {
 		for _, w := range req.Warnings {
-			fmt.Fprintf(c.App.ErrWriter, "%s: warning: %s\n", prog, w)
+			fmt.Fprintf(s.stderr, "%s: warning: %s\n", prog, w)
 		}
 	}
 
@@ -111,11 +109,11 @@ func submit(c *ucli.Context) error {
 	if err := jobspec.ValidateRules(&sub.Spec); err != nil { // sizes: walked just above
 		return usageError{err}
 	}
-	ctx, cancel := requestContext(c)
+	ctx, cancel := context.WithTimeout(s.ctx, requestTimeout)
 	defer cancel()
-	cl := client(c, req.Socket)
+	cl := s.client(req.Socket)
 	if req.TestOnly {
-		return testOnly(c, cl, sub) // wait.go
+		return s.testOnlySubmit(ctx, cl, sub) // wait.go
 	}
 	id, err := cl.Submit(ctx, sub)
 	if err != nil {
@@ -124,12 +122,12 @@ func submit(c *ucli.Context) error {
 	switch {
 	case req.Quiet:
 	case req.Parsable:
-		fmt.Fprintf(out(c), "%d\n", id)
+		fmt.Fprintf(s.stdout, "%d\n", id)
 	default:
-		fmt.Fprintf(out(c), "Submitted batch job %d\n", id)
+		fmt.Fprintf(s.stdout, "Submitted batch job %d\n", id)
 	}
 	if req.Wait {
-		return waitForEnd(c, cl, id) // wait.go
+		return s.waitForEnd(cl, id) // wait.go
 	}
 	return nil
 }

@@ -5,10 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
-
-	ucli "github.com/urfave/cli/v2"
 
 	"github.com/corral-hpc/corral/api"
 )
@@ -27,15 +24,15 @@ const unreachableGrace = time.Minute
 // and makes the command exit with the job's exit status, as sbatch --wait
 // does: its exit code, 1 when it ended without one (signal, cancel, lost
 // node); for an array the highest of its tasks'.
-func waitForEnd(c *ucli.Context, cl *api.Client, id uint64) error {
+func (s *submitter) waitForEnd(cl *api.Client, id uint64) error {
 	ref := strconv.FormatUint(id, 10)
 	var lostSince time.Time
 	for {
-		ctx, cancel := context.WithTimeout(c.Context, waitPoll+requestTimeout)
+		ctx, cancel := context.WithTimeout(s.ctx, waitPoll+requestTimeout)
 		resp, err := cl.Wait(ctx, ref, waitPoll)
 		cancel()
 		switch {
-		case errors.Is(err, api.ErrUnreachable) && c.Context.Err() == nil:
+		case errors.Is(err, api.ErrUnreachable) && s.ctx.Err() == nil:
 			if lostSince.IsZero() {
 				lostSince = time.Now()
 			}
@@ -54,44 +51,17 @@ func waitForEnd(c *ucli.Context, cl *api.Client, id uint64) error {
 		if resp.ExitStatus == 0 {
 			return nil
 		}
-		fmt.Fprintf(c.App.ErrWriter, "corral submit: job %d ended %s (exit status %d)\n", id, resp.State, resp.ExitStatus)
+		fmt.Fprintf(s.stderr, "corral submit: job %d ended %s (exit status %d)\n", id, resp.State, resp.ExitStatus)
 		return exitStatus(resp.ExitStatus)
 	}
 }
 
-// testOnly asks the controller to check the job against the cluster and
-// plan it, and prints the job as it would be stored and when it would
-// start. Nothing is submitted.
-func testOnly(c *ucli.Context, cl *api.Client, sub api.SubmitRequest) error {
-	ctx, cancel := requestContext(c)
-	defer cancel()
+// testOnlySubmit asks the controller to check the job against the
+// cluster and plan it, and prints the answer. Nothing is submitted.
+func (s *submitter) testOnlySubmit(ctx context.Context, cl *api.Client, sub api.SubmitRequest) error {
 	resp, err := cl.TestSubmit(ctx, sub)
 	if err != nil {
 		return err
 	}
-	now := time.Now()
-	if err := writeJobDetails(out(c), &resp.Job, now); err != nil {
-		return err
-	}
-	_, err = fmt.Fprintln(out(c), testOnlySummary(resp, now))
-	return err
-}
-
-func testOnlySummary(resp *api.TestSubmitResponse, now time.Time) string {
-	j := &resp.Job
-	what := fmt.Sprintf("%d CPUs and %s memory per node on %d node(s) in partition %s", j.CPUs, formatSize(j.MemBytes),
-		max(j.NodeCount, 1), j.Partition)
-	var when string
-	switch {
-	case resp.Start != nil && !resp.Start.After(now.Add(time.Second)):
-		when = "would start now on " + strings.Join(resp.Nodes, ",")
-	case resp.Start != nil:
-		when = "would start at " + formatTime(resp.Start, now.Location())
-		if len(resp.Nodes) > 0 {
-			when += " on " + strings.Join(resp.Nodes, ",")
-		}
-	default:
-		when = "would wait (" + reasonText(resp.Reason) + "); no start estimate"
-	}
-	return fmt.Sprintf("Job %s, using %s; nothing was submitted (--test-only)", when, what)
+	return s.testOnly(s.stdout, resp)
 }
