@@ -20,13 +20,20 @@ TAGS    := seccomp
 # Slurm names called in loops included (docs/benchmarks.md).
 CORRAL_TAGS := urfave_cli_no_docs
 
-# The Slurm names (docs/slurm.md): links to bin/corral, which behaves as
-# the command it is called by. PATH=$PWD/bin/slurm:$PATH is all a user
-# needs on a dev cluster.
+# The Slurm names (docs/slurm.md): links to bin/corral-slurm, which
+# behaves as the command it is called by. It is package cli built with the
+# slurmonly tag: the Slurm names without corral's own commands, urfave/cli
+# or the table renderer, so that squeue and sbatch, which pipelines call in
+# loops, start a smaller binary (docs/benchmarks.md); stripped of its
+# symbol table and DWARF (panics still name functions). bin/corral
+# answers to the same names when called by them.
+# PATH=$PWD/bin/slurm:$PATH is all a user needs on a dev cluster.
+SLURM_TAGS := slurmonly
 SLURM_CMDS := sbatch squeue scancel sacct sinfo scontrol sprio sshare sstat srun salloc
 # make install PREFIX=/usr/local [SLURM_NAMES=1] [DESTDIR=...]: corral and
 # the daemons into $(PREFIX)/bin and $(PREFIX)/sbin; with SLURM_NAMES=1
-# also the Slurm names beside corral, for sites that replace Slurm.
+# also corral-slurm and the Slurm names linked to it beside corral, for
+# sites that replace Slurm.
 PREFIX  ?= /usr/local
 SLURM_NAMES ?=
 
@@ -37,19 +44,21 @@ all: build
 build: deps web-assets
 	@mkdir -p $(BIN)
 	$(NOCGO) $(GO) build -tags $(CORRAL_TAGS) -o $(BIN)/corral ./cmd/corral
+	$(NOCGO) $(GO) build -tags $(SLURM_TAGS) -ldflags '-s -w' -o $(BIN)/corral-slurm ./cmd/corral-slurm
 	$(CGO) $(GO) build -o $(BIN)/corral-ctld ./cmd/corral-ctld
 	$(NOCGO) $(GO) build -o $(BIN)/corral-init ./cmd/corral-init
 	$(CGO) $(GO) build -tags $(TAGS) -o $(BIN)/corral-noded ./cmd/corral-noded
 	$(CGO) $(GO) build -tags $(TAGS) -o $(BIN)/corral-shim ./cmd/corral-shim
 	@mkdir -p $(BIN)/slurm
-	@for c in $(SLURM_CMDS); do ln -sfn ../corral $(BIN)/slurm/$$c; done
+	@for c in $(SLURM_CMDS); do ln -sfn ../corral-slurm $(BIN)/slurm/$$c; done
 
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin
 	install -m 0755 $(BIN)/corral $(DESTDIR)$(PREFIX)/bin/corral
 	install -m 0755 $(BIN)/corral-ctld $(BIN)/corral-noded $(BIN)/corral-shim $(BIN)/corral-init $(DESTDIR)$(PREFIX)/sbin/
 	@if [ -n "$(SLURM_NAMES)" ] && [ "$(SLURM_NAMES)" != 0 ]; then \
-		for c in $(SLURM_CMDS); do ln -sfn corral $(DESTDIR)$(PREFIX)/bin/$$c; done; \
+		install -m 0755 $(BIN)/corral-slurm $(DESTDIR)$(PREFIX)/bin/corral-slurm; \
+		for c in $(SLURM_CMDS); do ln -sfn corral-slurm $(DESTDIR)$(PREFIX)/bin/$$c; done; \
 		echo "installed the Slurm names in $(DESTDIR)$(PREFIX)/bin: $(SLURM_CMDS)"; \
 	fi
 

@@ -1,3 +1,5 @@
+//go:build !slurmonly
+
 package cli
 
 import (
@@ -234,3 +236,12 @@ func caPath(c *ucli.Context) string {
 func remoteClient(c *ucli.Context, base string) *api.Client {
 	return remoteClientWith(base, caPath(c))
 }
+
+// commandError ties an error to the command that failed, for its prefix.
+type commandError struct {
+	cmd string
+	err error
+}
+
+func (e *commandError) Error() string { return e.err.Error() }
+func (e *commandError) Unwrap() error { return e.err }

@@ -1,3 +1,5 @@
+//go:build !slurmonly
+
 package cli
 
 import (
@@ -36,7 +38,7 @@ func submitCommand() *ucli.Command {
 
 // printTestOnly prints corral submit --test-only's answer: the job as it
 // would be stored and when it would start.
-func printTestOnly(w io.Writer, resp *api.TestSubmitResponse) error {
+func printTestOnly(w, _ io.Writer, resp *api.TestSubmitResponse) error {
 	now := time.Now()
 	if err := writeJobDetails(w, &resp.Job, now); err != nil {
 		return err

@@ -1,3 +1,5 @@
+//go:build !slurmonly
+
 package cli
 
 import (
@@ -62,4 +64,28 @@ func cellWidth(s string) int {
 		}
 	}
 	return len(s)
+}
+
+// writeTable prints rows under header in squeue's plain style: no borders
+// or rules, columns left-aligned and two spaces apart, no trailing blanks.
+func writeTable(w io.Writer, header []string, rows [][]string) error {
+	clean := make([][]string, len(rows))
+	for i, row := range rows {
+		clean[i] = make([]string, len(row))
+		for j, cell := range row {
+			clean[i][j] = printable(cell)
+		}
+	}
+	return writeColumns(w, header, clean)
+}
+
+// printable keeps a cell on one line: names come from users, and a
+// newline or escape sequence in one must not forge rows or colours.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return '?'
+		}
+		return r
+	}, s)
 }

@@ -19,15 +19,6 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
 }
 
-// commandError ties an error to the command that failed, for its prefix.
-type commandError struct {
-	cmd string
-	err error
-}
-
-func (e *commandError) Error() string { return e.err.Error() }
-func (e *commandError) Unwrap() error { return e.err }
-
 // usageError is bad usage or input: exit status 2.
 type usageError struct{ err error }
 

@@ -7,23 +7,6 @@ import (
 	"github.com/corral-hpc/corral/jobspec"
 )
 
-// parseJobRefs reads job IDs as users write them: 123 (a job, or every
-// task of array job 123) or 123_4 (task 4 of it).
-func parseJobRefs(words []string) (ids []uint64, tasks []api.TaskRef, err error) {
-	for _, w := range words {
-		id, task, err := api.ParseJobRef(w)
-		if err != nil {
-			return nil, nil, usageError{err}
-		}
-		if task != nil {
-			tasks = append(tasks, api.TaskRef{JobID: id, Task: *task})
-		} else {
-			ids = append(ids, id)
-		}
-	}
-	return ids, tasks, nil
-}
-
 // expandArrays replaces each listing entry that folds an array's pending
 // tasks (123_[4-15]) with one entry per task, as `squeue -r` shows them.
 // A task's job ID follows from its position in the array (array.go in

@@ -1,4 +1,4 @@
-//go:build urfave_cli_no_docs
+//go:build urfave_cli_no_docs && !slurmonly
 
 package cli
 

@@ -1,3 +1,5 @@
+//go:build !slurmonly
+
 package cli
 
 import (
@@ -115,4 +117,21 @@ func reasonText(r api.Reason) string {
 		return string(api.ReasonNone)
 	}
 	return string(r)
+}
+
+// parseJobRefs reads job IDs as users write them: 123 (a job, or every
+// task of array job 123) or 123_4 (task 4 of it).
+func parseJobRefs(words []string) (ids []uint64, tasks []api.TaskRef, err error) {
+	for _, w := range words {
+		id, task, err := api.ParseJobRef(w)
+		if err != nil {
+			return nil, nil, usageError{err}
+		}
+		if task != nil {
+			tasks = append(tasks, api.TaskRef{JobID: id, Task: *task})
+		} else {
+			ids = append(ids, id)
+		}
+	}
+	return ids, tasks, nil
 }

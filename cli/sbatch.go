@@ -2,9 +2,13 @@ package cli
 
 import (
 	"bufio"
+	"fmt"
+	"io"
 	"os"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/hostlist"
+	"github.com/corral-hpc/corral/slurmfmt"
 	"github.com/corral-hpc/corral/slurmopt"
 )
 
@@ -16,7 +20,7 @@ func sbatchCommand() *slurmCommand {
 	return &slurmCommand{run: func(s *slurmRun, r *slurmopt.Result) error {
 		sub := &submitter{ctx: s.ctx, prog: "sbatch", sbatch: true, stdin: s.stdin,
 			stdout: flushingWriter{s.stdout}, // "Submitted batch job N" before a --wait
-			stderr: s.stderr, client: sbatchClient, testOnly: printTestOnly}
+			stderr: s.stderr, client: sbatchClient, testOnly: sbatchTestOnly}
 		// --wait's exit status (the job's) comes back as an exitStatus,
 		// which RunSlurm passes on.
 		return sub.submit(r.Args)
@@ -31,6 +35,25 @@ func sbatchClient(socket string) *api.Client {
 		return remoteClientWith(base, envCAPath())
 	}
 	return api.NewClient(api.ResolveSocket(socket))
+}
+
+// sbatchTestOnly prints sbatch --test-only's answer as Slurm's sbatch
+// does, on standard error: "sbatch: Job N to start at TIME using C
+// processors on nodes LIST in partition P". N is the ID the job would get;
+// TIME is Unknown when the planner cannot say when it would start.
+func sbatchTestOnly(_, stderr io.Writer, resp *api.TestSubmitResponse) error {
+	j := &resp.Job
+	start := "Unknown"
+	if resp.Start != nil {
+		start = resp.Start.Local().Format(slurmfmt.TimeLayout)
+	}
+	nodes := hostlist.Compress(resp.Nodes)
+	if nodes == "" {
+		nodes = "(null)"
+	}
+	_, err := fmt.Fprintf(stderr, "sbatch: Job %d to start at %s using %d processors on nodes %s in partition %s\n",
+		j.ID, start, j.CPUs*max(j.NodeCount, 1), nodes, j.Partition)
+	return err
 }
 
 // flushingWriter writes through a buffered writer at once.

@@ -1,3 +1,5 @@
+//go:build !slurmonly
+
 package cli
 
 import (
@@ -198,4 +200,20 @@ func pipelineLines(j *api.Job, loc *time.Location) [][]string {
 		lines = append(lines, line)
 	}
 	return lines
+}
+
+// formatSize prints bytes the way sinfo users read them: 1.0G, 512.0M.
+func formatSize(b int64) string {
+	if b <= 0 {
+		return "0"
+	}
+	for _, u := range []struct {
+		suffix string
+		size   int64
+	}{{"T", 1 << 40}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}} {
+		if b >= u.size {
+			return fmt.Sprintf("%.1f%s", float64(b)/float64(u.size), u.suffix)
+		}
+	}
+	return fmt.Sprintf("%dB", b)
 }

@@ -32,9 +32,9 @@ type submitter struct {
 	// client reaches the controller; socket is the job's --socket, "" if
 	// none was given.
 	client func(socket string) *api.Client
-	// testOnly prints a --test-only answer: the job as it would be
-	// stored, and when it would start.
-	testOnly func(w io.Writer, resp *api.TestSubmitResponse) error
+	// testOnly prints a --test-only answer: when the job would start,
+	// where, on what (corral submit adds the job as it would be stored).
+	testOnly func(stdout, stderr io.Writer, resp *api.TestSubmitResponse) error
 }
 
 func (s *submitter) submit(args []string) error {

@@ -63,5 +63,5 @@ func (s *submitter) testOnlySubmit(ctx context.Context, cl *api.Client, sub api.
 	if err != nil {
 		return err
 	}
-	return s.testOnly(s.stdout, resp)
+	return s.testOnly(s.stdout, s.stderr, resp)
 }

@@ -60,11 +60,12 @@ func repoRoot() (string, error) {
 }
 
 func buildBinaries(root string) error {
-	// The tags match the Makefile's: corral-noded gets seccomp support, and
-	// corral leaves out the docs generators, so that a test run leaves bin/
-	// as make builds it (the Slurm names' start-up is measured from there).
+	// The tags match the Makefile's: corral-noded gets seccomp support,
+	// corral leaves out the docs generators and corral-slurm is the Slurm
+	// names alone, so that a test run leaves bin/ as make builds it (the
+	// Slurm names' start-up is measured from there).
 	for _, b := range []struct{ name, cgo, tags string }{
-		{"corral", "0", "urfave_cli_no_docs"}, {"corral-ctld", "1", ""}, {"corral-init", "0", ""}, {"corral-noded", "1", "seccomp"}, {"corral-shim", "1", "seccomp"},
+		{"corral", "0", "urfave_cli_no_docs"}, {"corral-slurm", "0", "slurmonly"}, {"corral-ctld", "1", ""}, {"corral-init", "0", ""}, {"corral-noded", "1", "seccomp"}, {"corral-shim", "1", "seccomp"},
 	} {
 		cmd := exec.Command("go", "build", "-tags", b.tags, "-o", filepath.Join(root, "bin", b.name), "./cmd/"+b.name)
 		cmd.Dir = root

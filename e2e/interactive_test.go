@@ -19,13 +19,13 @@ import (
 
 // Issue 13, acceptance 3 and salloc: interactive allocations.
 
-// slurmPath is a directory holding srun and salloc as names of the corral
-// binary, as bin/slurm does, for PATH.
+// slurmPath is a directory holding srun and salloc as names of the
+// corral-slurm binary, as bin/slurm does, for PATH.
 func slurmPath(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, name := range []string{"srun", "salloc"} {
-		if err := os.Symlink(filepath.Join(binDir, "corral"), filepath.Join(dir, name)); err != nil {
+		if err := os.Symlink(filepath.Join(binDir, "corral-slurm"), filepath.Join(dir, name)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -15,15 +15,15 @@ import (
 	"github.com/corral-hpc/corral/jobspec"
 )
 
-// slurmBin makes dir/slurm, the Slurm names linked to bin/corral, as
-// `make` makes bin/slurm.
+// slurmBin makes dir/slurm, the Slurm names linked to bin/corral-slurm,
+// as `make` makes bin/slurm.
 func slurmBin(t *testing.T, dir string) string {
 	bin := filepath.Join(dir, "slurm")
 	if err := os.Mkdir(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range cli.SlurmNames() {
-		if err := os.Symlink(filepath.Join(binDir, "corral"), filepath.Join(bin, name)); err != nil {
+		if err := os.Symlink(filepath.Join(binDir, "corral-slurm"), filepath.Join(bin, name)); err != nil {
 			t.Fatal(err)
 		}
 	}
