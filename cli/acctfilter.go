@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/corral-hpc/corral/api"
@@ -49,8 +50,11 @@ func parseAcctState(s string) (api.JobState, error) {
 }
 
 // hasDate spots a --begin text that names its day: a date, or a word that
-// fixes one.
-var hasDate = regexp.MustCompile(`(?i)[/.]|\d{4}-|\d{4,}|now|today|tomorrow|uts`)
+// fixes one. It is compiled on first use: only -S/-E need it, and every
+// Slurm name's start-up would pay for it.
+var hasDate = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)[/.]|\d{4}-|\d{4,}|now|today|tomorrow|uts`)
+})
 
 // parseAcctTime reads sacct's -S/-E times with sbatch --begin's parser.
 // --begin looks ahead, sacct back: a time of day that --begin would put
@@ -68,13 +72,16 @@ func parseAcctTime(s string, now time.Time) (time.Time, error) {
 	}
 	switch {
 	case !t.After(now):
-	case !hasDate.MatchString(s): // a time of day: today's (or yesterday's)
+	case !hasDate().MatchString(s): // a time of day: today's (or yesterday's)
 		t = t.AddDate(0, 0, -1)
-	case yearless.MatchString(s): // a day without a year: this year's
+	case yearless().MatchString(s): // a day without a year: this year's
 		t = t.AddDate(-1, 0, 0)
 	}
 	return t, nil
 }
 
-// yearless matches MMDD, MM/DD and MM.DD dates without a year.
-var yearless = regexp.MustCompile(`^(\d{4}($|-\d{1,2}:)|\d{1,2}[/.]\d{1,2}($|[-T ]))`)
+// yearless matches MMDD, MM/DD and MM.DD dates without a year; compiled
+// on first use, like hasDate.
+var yearless = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(\d{4}($|-\d{1,2}:)|\d{1,2}[/.]\d{1,2}($|[-T ]))`)
+})
