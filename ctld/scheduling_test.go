@@ -3,10 +3,12 @@ package ctld
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/http"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -190,6 +192,33 @@ func TestFairsharePutsTheLightUserFirst(t *testing.T) {
 	if code, body := callAs(t, tc, 0, http.MethodGet, "/v1/prio?colour=red", nil); code != 400 ||
 		errorText(t, body) != `unknown query parameter "colour" (valid: user, id)` {
 		t.Fatalf("bad query: %d %s", code, body)
+	}
+}
+
+// sprio lists the pending jobs that could start, as Slurm's: not a held
+// job, one waiting for its begin time or one waiting for a dependency.
+func TestPrioListsEligibleJobsOnly(t *testing.T) {
+	tc := MustServer(t, eventsOnly, withPartitions("PartitionName=batch Nodes=ALL\n"))
+	node := newFakeNode(tc, "n1", 1, 8<<30)
+	node.register()
+	running := tc.submit(script("running"))
+	node.waitLaunch()
+	waiting := tc.submit(script("waiting"))
+	heldSpec := script("held")
+	heldSpec.Hold = true
+	held := tc.submit(heldSpec)
+	later := script("later")
+	begin := time.Now().Add(time.Hour)
+	later.Begin = &begin
+	early := tc.submit(later)
+	dep := tc.submit(dependent(t, "after", fmt.Sprintf("afterok:%d", running)))
+	tc.waitJob(dep, "the Dependency reason", func(j api.Job) bool { return j.Reason == api.ReasonDependency })
+	var got []uint64
+	for _, j := range tc.prio().Jobs {
+		got = append(got, j.JobID)
+	}
+	if !slices.Equal(got, []uint64{waiting}) {
+		t.Fatalf("prio lists %v, want only %d (held %d, begin %d, dependency %d, running %d)", got, waiting, held, early, dep, running)
 	}
 }
 

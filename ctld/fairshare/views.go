@@ -20,8 +20,8 @@ type Pending struct {
 	Job  *api.Job
 }
 
-// Prio computes the priority of every pending job that filter matches
-// afresh at now, against a cluster of size cl.
+// Prio computes the priority of every eligible pending job that filter
+// matches afresh at now, against a cluster of size cl.
 func (f *State) Prio(pending []Pending, cl priority.Cluster, filter api.PrioFilter, now time.Time) api.PrioResponse {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -37,6 +37,12 @@ func (f *State) Prio(pending []Pending, cl priority.Cluster, filter api.PrioFilt
 	}
 	for _, e := range pending {
 		v := &e.View
+		// As Slurm's sprio: only jobs that could start, not those a hold,
+		// a begin time or a dependency keeps (their priority is not in
+		// play, and their age does not grow).
+		if f.eligibleAt(e.Job, now).IsZero() {
+			continue
+		}
 		if len(filter.Users) > 0 && !slices.Contains(filter.Users, v.User) {
 			continue
 		}
