@@ -1,3 +1,5 @@
+//go:build !slurmonly
+
 package cli
 
 import (
