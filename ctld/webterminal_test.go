@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -28,6 +29,7 @@ type terminalRunner struct {
 	sizes    chan [2]uint16
 	hangups  chan int // step IDs hung up
 	errs     chan error
+	refuse   atomic.Bool // answer launches 400, as a node that cannot start the step
 }
 
 func runTerminals(f *fakeNode) *terminalRunner {
@@ -35,6 +37,9 @@ func runTerminals(f *fakeNode) *terminalRunner {
 		hangups: make(chan int, 8), errs: make(chan error, 8)}
 	f.set(func(f *fakeNode) {
 		f.stepLaunch = func(l api.StepLaunch) error {
+			if r.refuse.Load() {
+				return errors.New("refused")
+			}
 			r.launches <- l
 			go r.run(l)
 			return nil
@@ -140,7 +145,7 @@ func readUntil(t *testing.T, c *websocket.Conn, want string) string {
 // job, from the dashboard's own origin, on a running job; every refusal
 // is an HTTP answer and creates no step.
 func TestDashboardTerminalRefusals(t *testing.T) {
-	tc, _, id, base := terminalCluster(t)
+	tc, r, id, base := terminalCluster(t)
 	pending := tc.submitFor(uidOwner, api.JobSpec{Name: "wait", Script: "#!/bin/sh\nsleep 100\n", CPUs: 4, MemBytes: 1 << 30, WorkDir: "/tmp"})
 	owner := newBrowser(t, base)
 	if _, code := dialTerminal(t, owner, id, base); code != http.StatusUnauthorized {
@@ -169,6 +174,17 @@ func TestDashboardTerminalRefusals(t *testing.T) {
 	if steps := stepsOf(t, tc, id); len(steps) != 0 {
 		t.Fatalf("refused terminals created steps: %+v", steps)
 	}
+	// An admin may, as with srun --jobid: the shell runs as the job's owner.
+	admin := newBrowser(t, base)
+	signIn(t, tc, admin, uidAdmin)
+	c, code := dialTerminal(t, admin, id, base)
+	if code != http.StatusSwitchingProtocols {
+		t.Fatalf("an admin's terminal: %d", code)
+	}
+	if l := <-r.launches; l.Credential.UID != uidOwner {
+		t.Errorf("the admin's terminal runs as uid %d, want the owner's %d", l.Credential.UID, uidOwner)
+	}
+	c.Close(websocket.StatusNormalClosure, "")
 	code, page := owner.get(fmt.Sprintf("/jobs/%d/terminal", id))
 	if code != http.StatusOK || !strings.Contains(page, fmt.Sprintf(`id="terminal" data-job-id="%d" data-status="connecting"`, id)) {
 		t.Fatalf("the owner's terminal page (%d) lacks its hooks:\n%s", code, page)
@@ -192,7 +208,7 @@ func TestDashboardTerminalRelaysAndEndsItsStep(t *testing.T) {
 	}
 	defer c.CloseNow()
 	l := <-r.launches
-	if !l.Pty || len(l.Argv) < 3 || l.Argv[0] != "/bin/sh" || l.Credential.UID != 3 || !strings.Contains(strings.Join(l.Env, " "), "TERM=xterm-256color") {
+	if !l.Pty || len(l.Argv) < 3 || l.Argv[0] != "/bin/sh" || l.Credential.UID != uidOwner || !strings.Contains(strings.Join(l.Env, " "), "TERM=xterm-256color") {
 		t.Fatalf("the terminal's launch: pty %v argv %q uid %d env %q", l.Pty, l.Argv, l.Credential.UID, l.Env)
 	}
 	ctx := context.Background()
@@ -239,5 +255,33 @@ func TestDashboardTerminalRelaysAndEndsItsStep(t *testing.T) {
 	case err := <-r.errs:
 		t.Fatalf("runner: %v", err)
 	default:
+	}
+}
+
+// A terminal whose node refuses the launch closes its socket saying why,
+// and its step does not stay behind running.
+func TestDashboardTerminalLaunchRefusedEndsItsStep(t *testing.T) {
+	tc, r, id, base := terminalCluster(t)
+	r.refuse.Store(true)
+	b := newBrowser(t, base)
+	signIn(t, tc, b, uidOwner)
+	c, code := dialTerminal(t, b, id, base)
+	if code != http.StatusSwitchingProtocols {
+		t.Fatalf("the owner's terminal: %d", code)
+	}
+	defer c.CloseNow()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, _, err := c.Read(ctx)
+	var ce websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != websocket.StatusInternalError || !strings.Contains(ce.Reason, "node n1") {
+		t.Fatalf("a refused launch ended the socket with %v", err)
+	}
+	waitFor(t, "the refused terminal's step to end", func() bool {
+		steps := stepsOf(t, tc, id)
+		return len(steps) == 1 && steps[0].State == api.StateCancelled
+	})
+	if j := tc.job(id); j.State != api.StateRunning {
+		t.Fatalf("a refused terminal ended the job: %s", j.State)
 	}
 }
