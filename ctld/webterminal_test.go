@@ -235,6 +235,28 @@ func TestDashboardTerminalRelaysAndEndsItsStep(t *testing.T) {
 		t.Fatalf("closing the terminal ended the job: %s", j.State)
 	}
 
+	// Signing out everywhere closes an open terminal and ends its step.
+	c3, code := dialTerminal(t, b, id, base)
+	if code != http.StatusSwitchingProtocols {
+		t.Fatalf("a terminal before signing out: %d", code)
+	}
+	defer c3.CloseNow()
+	step3 := (<-r.launches).Credential.StepID
+	if code, out := callAs(t, tc, uidOwner, "POST", "/v1/dashboard/logout-all", nil); code != 200 {
+		t.Fatalf("logout-all: %d %s", code, out)
+	}
+	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	_, _, err := c3.Read(rctx)
+	var ce websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != websocket.StatusPolicyViolation || !strings.Contains(ce.Reason, "signed out") {
+		t.Fatalf("signing out ended the terminal's socket with %v", err)
+	}
+	if got := <-r.hangups; got != step3 {
+		t.Fatalf("signing out hung up step %d, want %d", got, step3)
+	}
+	signIn(t, tc, b, uidOwner)
+
 	c2, code := dialTerminal(t, b, id, base)
 	if code != http.StatusSwitchingProtocols {
 		t.Fatalf("a second terminal: %d", code)
@@ -244,10 +266,7 @@ func TestDashboardTerminalRelaysAndEndsItsStep(t *testing.T) {
 	if err := c2.Write(ctx, websocket.MessageBinary, []byte("exit\r")); err != nil {
 		t.Fatal(err)
 	}
-	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	_, _, err := c2.Read(rctx)
-	var ce websocket.CloseError
+	_, _, err = c2.Read(rctx)
 	if !errors.As(err, &ce) || ce.Code != websocket.StatusNormalClosure || ce.Reason != "the shell exited with code 0" {
 		t.Fatalf("after the shell's exit the socket ended with %v", err)
 	}

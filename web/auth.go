@@ -20,6 +20,7 @@ type session struct {
 	uid     uint32
 	csrf    string // every state-changing request carries it
 	expires time.Time
+	ended   chan struct{} // closed when the session ends before it expires (signed out)
 }
 
 // signIns holds the one-time login links and the sessions they opened.
@@ -89,7 +90,7 @@ func (s *signIns) open(uid uint32, now time.Time) (string, *session) {
 
 func (s *signIns) openLocked(uid uint32, now time.Time) (string, *session, bool) {
 	tok := newToken()
-	sess := &session{uid: uid, csrf: newToken(), expires: now.Add(s.ttl)}
+	sess := &session{uid: uid, csrf: newToken(), expires: now.Add(s.ttl), ended: make(chan struct{})}
 	s.sessions[tok] = sess
 	return tok, sess, true
 }
@@ -100,7 +101,7 @@ func (s *signIns) lookup(tok string, now time.Time) (*session, bool) {
 	defer s.mu.Unlock()
 	sess, ok := s.sessions[tok]
 	if ok && !now.Before(sess.expires) {
-		delete(s.sessions, tok)
+		s.dropLocked(tok)
 		return nil, false
 	}
 	return sess, ok
@@ -110,7 +111,16 @@ func (s *signIns) lookup(tok string, now time.Time) (*session, bool) {
 func (s *signIns) end(tok string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.sessions, tok)
+	s.dropLocked(tok)
+}
+
+// dropLocked ends a session: what holds on to it (an open terminal) is
+// told through its ended channel. The caller holds s.mu.
+func (s *signIns) dropLocked(tok string) {
+	if sess, ok := s.sessions[tok]; ok {
+		delete(s.sessions, tok)
+		close(sess.ended)
+	}
 }
 
 // endAll ends every session and unused link of uid and says how many
@@ -121,7 +131,7 @@ func (s *signIns) endAll(uid uint32) int {
 	n := 0
 	for tok, sess := range s.sessions {
 		if sess.uid == uid {
-			delete(s.sessions, tok)
+			s.dropLocked(tok)
 			n++
 		}
 	}
@@ -141,7 +151,7 @@ func (s *signIns) dropExpired(now time.Time) {
 	}
 	for tok, sess := range s.sessions {
 		if !now.Before(sess.expires) {
-			delete(s.sessions, tok)
+			s.dropLocked(tok)
 		}
 	}
 }

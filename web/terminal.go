@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/coder/websocket"
 
@@ -138,8 +139,19 @@ func (d *Dashboard) terminalSocket(w http.ResponseWriter, r *http.Request, sess 
 		return
 	}
 	go func() {
-		<-p.Done()
-		c.Close(websocket.StatusNormalClosure, closeReason(endText(p)))
+		// A terminal lasts no longer than the browser session that opened
+		// it: signing out (corral dashboard --logout-all) or its expiry
+		// hangs it up.
+		expiry := time.NewTimer(sess.expires.Sub(d.cfg.Now()))
+		defer expiry.Stop()
+		select {
+		case <-p.Done():
+			c.Close(websocket.StatusNormalClosure, closeReason(endText(p)))
+		case <-sess.ended:
+			c.Close(websocket.StatusPolicyViolation, "signed out: the terminal is closed")
+		case <-expiry.C:
+			c.Close(websocket.StatusPolicyViolation, "the sign-in expired: the terminal is closed")
+		}
 	}()
 	for {
 		typ, data, err := c.Read(ctx)
