@@ -25,35 +25,90 @@ import (
 // backfill); fairshare (the stock multifactor priority instead of FCFS);
 // maxage=DURATION; guardk=N (GuardReserve); size=N (the size weight);
 // favorsmall.
+//
+// A trace is an SWF file or synth:JOBS:PROCS:LOAD:SEED (synthTrace's
+// workload). CORRAL_SHAKE=N replays N shaken copies of each trace (60 s
+// jitter, seed 1) and prints the means. When the first configuration
+// is easy, each other one is also scored against it: per trace, its
+// figures over easy's, and whether it beats easy on mean bounded
+// slowdown, mean wait and max wait at equal or higher utilization.
 func TestAblation(t *testing.T) {
 	spec, traces := os.Getenv("CORRAL_ABLATION"), os.Getenv("CORRAL_TRACES")
 	if spec == "" || traces == "" {
 		t.Skip("a measuring tool: set CORRAL_ABLATION and CORRAL_TRACES to run it")
 	}
-	for _, name := range strings.Split(spec, ";") {
+	shakes := 0
+	if v := os.Getenv("CORRAL_SHAKE"); v != "" {
+		var err error
+		if shakes, err = strconv.Atoi(v); err != nil || shakes < 0 {
+			t.Fatalf("CORRAL_SHAKE=%s: want a number of replays", v)
+		}
+	}
+	names, paths := strings.Split(spec, ";"), strings.Split(traces, ",")
+	base := map[string]headline{} // easy's, by trace
+	wins := map[string]int{}
+	for _, name := range names {
 		pol, err := ablationSetup(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, path := range strings.Split(traces, ",") {
-			f, err := os.Open(path)
+		for _, path := range paths {
+			tr, err := ablationTrace(path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			tr, err := ParseSWF(f)
-			f.Close()
+			h, err := ablationReplay(tr, name, pol, shakes)
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := runWith(tr, Config{Policy: Policy(name)}, pol)
-			if err != nil {
-				t.Fatal(err)
+			short := path[strings.LastIndex(path, "/")+1:]
+			fmt.Printf("%-45s %-22s bsld %8.2f  wait %9.0f  max %9.0f  util %.4f  jain %.3f\n",
+				name, short, h.bsld, h.wait, h.max, h.util, h.jain)
+			if name == names[0] && name == "easy" {
+				base[path] = h
+			} else if e, ok := base[path]; ok {
+				win := h.bsld < e.bsld && h.wait < e.wait && h.max < e.max && h.util >= e.util-1e-4
+				if win {
+					wins[name]++
+				}
+				fmt.Printf("%-45s %-22s vs easy: bsld %.2f  wait %.2f  max %.2f  util %+.4f  %v\n",
+					"", short, h.bsld/e.bsld, h.wait/e.wait, h.max/e.max, h.util-e.util, map[bool]string{true: "WIN", false: "-"}[win])
 			}
-			m := res.Metrics
-			fmt.Printf("%-45s %-22s bsld %8.2f  wait %9.0f  max %9d  util %.4f  jain %.3f\n",
-				name, path[strings.LastIndex(path, "/")+1:], m.MeanBSLD, m.MeanWait, m.MaxWait, m.Utilization, m.Fairness)
 		}
 	}
+	if len(base) > 0 {
+		for _, name := range names[1:] {
+			fmt.Printf("%-45s beats easy on %d of %d traces\n", name, wins[name], len(paths))
+		}
+	}
+}
+
+// headline is what TestAblation prints, a mean over shaken replays.
+type headline struct{ bsld, wait, max, util, jain float64 }
+
+// ablationReplay replays tr, or the mean over shakes shaken copies of it.
+func ablationReplay(tr *Trace, name string, pol setup, shakes int) (headline, error) {
+	copies := []*Trace{tr}
+	if shakes > 0 {
+		copies = copies[:0]
+		for i := range shakes {
+			copies = append(copies, Shake(tr, 60, 1, i))
+		}
+	}
+	var h headline
+	for _, c := range copies {
+		res, err := runWith(c, Config{Policy: Policy(name)}, pol)
+		if err != nil {
+			return h, err
+		}
+		m, n := res.Metrics, float64(len(copies))
+		h.bsld += m.MeanBSLD / n
+		h.wait += m.MeanWait / n
+		h.max += float64(m.MaxWait) / n
+		h.util += m.Utilization / n
+		h.jain += m.Fairness / n
+	}
+	return h, nil
 }
 
 func ablationSetup(name string) (setup, error) {
@@ -100,4 +155,24 @@ func ablationSetup(name string) (setup, error) {
 	s.priority.FavorSmall = s.priority.FavorSmall || favorSmall
 	s.planner = b
 	return s, nil
+}
+
+// ablationTrace reads an SWF file, or generates synthTrace's workload
+// for a name synth:JOBS:PROCS:LOAD:SEED (e.g. synth:5000:128:0.9:1).
+func ablationTrace(name string) (*Trace, error) {
+	if spec, ok := strings.CutPrefix(name, "synth:"); ok {
+		var n, procs int
+		var load float64
+		var seed uint64
+		if _, err := fmt.Sscanf(strings.ReplaceAll(spec, ":", " "), "%d %d %g %d", &n, &procs, &load, &seed); err != nil {
+			return nil, fmt.Errorf("%s: want synth:JOBS:PROCS:LOAD:SEED: %v", name, err)
+		}
+		return synthTrace(n, procs, load, seed), nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ParseSWF(f)
 }
