@@ -19,6 +19,11 @@ func JobName(node string, jobID uint64) string {
 // LeafName is the v2 leaf noded moves itself into.
 func LeafName(node string) string { return "corral-" + node + ".noded" }
 
+// isLeafName says whether a cgroup's name is one LeafName makes.
+func isLeafName(name string) bool {
+	return strings.HasPrefix(name, "corral-") && strings.HasSuffix(name, ".noded") && len(name) > len("corral-.noded")
+}
+
 // Placement says where one job's cgroup lives.
 type Placement struct {
 	// Path is the value for cgroups.Cgroup.Path.
@@ -67,7 +72,8 @@ var v2Controllers = []string{"memory", "cpu", "pids", "cpuset"}
 // the controllers jobs need are mounted. On v2 it moves this process (only
 // this one) into the leaf <own>/<leaf> and enables the controllers jobs need
 // in <own>/cgroup.subtree_control; jobs then nest under <own>. If this
-// process already sits in a leaf called leaf (a restart by exec), its parent
+// process already sits in a noded leaf (a restart by exec, or an earlier
+// daemon of the same process under another name, as in tests), its parent
 // is used.
 func (h *Host) Prepare(leaf string) error {
 	switch h.Mode {
@@ -87,7 +93,7 @@ func (h *Host) Prepare(leaf string) error {
 		return fmt.Errorf("unknown cgroup mode %d", h.Mode)
 	}
 	domain := h.UnifiedOwn
-	if filepath.Base(domain) == leaf {
+	if isLeafName(filepath.Base(domain)) || filepath.Base(domain) == leaf {
 		domain = filepath.Dir(domain)
 	}
 	if domain == h.Unified {

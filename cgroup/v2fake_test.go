@@ -49,6 +49,10 @@ func TestPrepareV2FakeTree(t *testing.T) {
 			wantDomain: "svc", wantEnable: "+memory +cpu +pids"},
 		{name: "already in its leaf after a restart", controllers: "cpu memory pids", own: "svc/corral-n1.noded",
 			wantDomain: "svc", wantEnable: "+memory +cpu +pids"},
+		{name: "in the leaf of an earlier daemon of this process under another name", controllers: "cpu memory pids", own: "svc/corral-n0-1a2b.noded",
+			wantDomain: "svc", wantEnable: "+memory +cpu +pids"},
+		{name: "a cgroup merely called corral-", controllers: "cpu memory pids", own: "corral-.noded",
+			wantDomain: "corral-.noded", wantEnable: "+memory +cpu +pids"},
 		{name: "memory not delegated", controllers: "cpu pids", own: "svc", wantErr: "controllers memory are not available"},
 		{name: "root cgroup", controllers: "cpu memory pids", own: "", wantErr: "root cgroup"},
 	}

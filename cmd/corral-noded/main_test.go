@@ -80,7 +80,10 @@ func ownCgroup(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		os.Remove(filepath.Join(dir, cgroup.LeafName(name)))
+		leaves, _ := filepath.Glob(filepath.Join(dir, cgroup.LeafName("*")))
+		for _, l := range leaves {
+			os.Remove(l)
+		}
 		os.Remove(dir)
 	})
 	return dir
@@ -92,6 +95,11 @@ func startNoded(t *testing.T, bin, name, ctldURL, keyFile, state string, extra .
 		"--state", state, "--cpus", "3", "--mem", "1G", "--kill-wait", "300ms"}, extra...)
 	cmd := exec.Command(filepath.Join(bin, "corral-noded"), args...)
 	if cg := ownCgroup(t, name); cg != "" {
+		// A restarted noded finds its cgroup holding its jobs and
+		// enabling their controllers, so only its leaf takes a process.
+		if leaves, _ := filepath.Glob(filepath.Join(cg, cgroup.LeafName("*"))); len(leaves) == 1 {
+			cg = leaves[0]
+		}
 		// Enter the cgroup, then become corral-noded (same PID).
 		cmd = exec.Command("/bin/sh", append([]string{"-c", `echo $$ > "$0/cgroup.procs" && exec "$@"`, cg, cmd.Path}, args...)...)
 	}
