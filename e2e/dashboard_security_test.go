@@ -78,7 +78,8 @@ func victimJob(t *testing.T, c *Cluster) uint64 {
 // A page on another origin that posts a terminate form to the dashboard
 // while the victim's browser is signed in: without the token, with a
 // guessed one, and even with the real one (a leaked token) it is refused,
-// because the request comes from another origin, and the job runs on.
+// because the request comes from another origin, and the job runs on. A
+// terminal websocket such a page opens is refused too.
 func TestDashboardForgedTerminate(t *testing.T) {
 	c, base := WebCluster(t, ClusterOpts{})
 	id := victimJob(t, c)
@@ -90,6 +91,14 @@ func TestDashboardForgedTerminate(t *testing.T) {
 	}
 	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
+		if r.URL.Path == "/ws" { // a terminal opened from another site's page
+			fmt.Fprintf(w, `<!doctype html><title>waiting</title><script>
+const ws = new WebSocket(%q);
+ws.onopen = () => { document.title = "open"; };
+ws.onclose = () => { if (document.title !== "open") document.title = "refused"; };
+</script>`, "ws"+strings.TrimPrefix(base, "http")+fmt.Sprintf("/jobs/%d/terminal/ws", id))
+			return
+		}
 		field := ""
 		if csrf := r.URL.Query().Get("csrf"); csrf != "" {
 			field = fmt.Sprintf(`<input type="hidden" name="csrf" value="%s">`, csrf)
@@ -109,45 +118,86 @@ func TestDashboardForgedTerminate(t *testing.T) {
 		}
 	}
 	b.Screenshot(screenshotDir(t), "csrf-refused")
+
+	// The terminal's websocket opened by another site's page in the
+	// signed-in browser: refused before it opens, and no step starts.
+	b.Open(evil.URL + "/ws")
+	b.WaitFor("the cross-origin websocket's end", `document.title !== "waiting"`)
+	if title := Eval[string](b, `document.title`); title != "refused" {
+		t.Errorf("a terminal websocket from another origin: %s, want refused", title)
+	}
+	if steps, err := c.Client.Steps(context.Background(), id); err != nil || len(steps) != 0 {
+		t.Errorf("a refused cross-origin terminal left steps %+v (%v)", steps, err)
+	}
+	if j := c.Job(id); j.State != api.StateRunning {
+		t.Errorf("a cross-origin terminal changed job %d: %s", id, j.State)
+	}
 }
 
 // dashboardRoutes are the patterns package web (and any package under
-// it) registers on a mux: every string literal passed as the first
-// argument of a Handle or HandleFunc call. A new route is covered by the
-// test below without editing it.
+// it) registers on a mux: the first argument of every Handle or
+// HandleFunc call, a string literal or a string constant of the package.
+// A new route is covered by the test below without editing it.
 func dashboardRoutes(t *testing.T) []string {
 	t.Helper()
 	root, err := repoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var routes []string
 	fset := token.NewFileSet()
+	var files []*ast.File
 	err = filepath.WalkDir(filepath.Join(root, "web"), func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return err
 		}
 		f, err := parser.ParseFile(fset, path, nil, 0)
-		if err != nil {
-			return err
+		files = append(files, f)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	consts := map[string]string{}
+	for _, f := range files {
+		for _, decl := range f.Decls {
+			if g, ok := decl.(*ast.GenDecl); ok && g.Tok == token.CONST {
+				for _, spec := range g.Specs {
+					vs := spec.(*ast.ValueSpec)
+					for i, v := range vs.Values {
+						if lit, ok := v.(*ast.BasicLit); ok && lit.Kind == token.STRING && i < len(vs.Names) {
+							consts[vs.Names[i].Name], _ = strconv.Unquote(lit.Value)
+						}
+					}
+				}
+			}
 		}
+	}
+	var routes []string
+	for _, f := range files {
 		ast.Inspect(f, func(n ast.Node) bool {
 			call, ok := n.(*ast.CallExpr)
 			if !ok || len(call.Args) != 2 {
 				return true
 			}
-			if sel, ok := call.Fun.(*ast.SelectorExpr); ok && (sel.Sel.Name == "Handle" || sel.Sel.Name == "HandleFunc") {
-				if lit, ok := call.Args[0].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-					p, _ := strconv.Unquote(lit.Value)
-					routes = append(routes, p)
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok || (sel.Sel.Name != "Handle" && sel.Sel.Name != "HandleFunc") {
+				return true
+			}
+			switch a := call.Args[0].(type) {
+			case *ast.BasicLit:
+				p, _ := strconv.Unquote(a.Value)
+				routes = append(routes, p)
+			case *ast.Ident:
+				p, ok := consts[a.Name]
+				if !ok {
+					t.Fatalf("%s: a route named by %s, which is not a string constant of package web", fset.Position(a.Pos()), a.Name)
 				}
+				routes = append(routes, p)
+			default:
+				t.Fatalf("%s: a route this test cannot read: register it with a string literal or constant", fset.Position(call.Pos()))
 			}
 			return true
 		})
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	if !slices.Contains(routes, "POST /jobs/{id}/terminate") {
 		t.Fatalf("the routes found in package web lack POST /jobs/{id}/terminate: the parse is broken: %v", routes)
@@ -184,6 +234,8 @@ func routeURL(t *testing.T, pattern string, id uint64) (method, path string, ok 
 			return strconv.FormatUint(id, 10)
 		case m[2] != "": // the rest of a path
 			return ""
+		case strings.HasPrefix(path, "/admin/") && (m[1] == "name" || m[1] == "node"):
+			return "n1" // the cluster's node
 		case m[1] == "name" || m[1] == "app":
 			return "notebook"
 		}
@@ -267,6 +319,8 @@ func (u *httpUser) do(method, target string, form url.Values) (int, string) {
 // nobody, signed in, tries each on root's running job with nobody's own
 // valid CSRF token from the right origin. Every one is refused (403 or
 // 404), shows none of the job's output, and the job runs on unchanged.
+// Every administrator's route (/admin...) refuses nobody, and the node
+// stays as it was.
 func TestDashboardOtherUsersJobInEveryRoute(t *testing.T) {
 	c, base := WebCluster(t, ClusterOpts{})
 	id := victimJob(t, c)
@@ -278,6 +332,12 @@ func TestDashboardOtherUsersJobInEveryRoute(t *testing.T) {
 	tried, listed := 0, 0
 	for _, pattern := range dashboardRoutes(t) {
 		method, path, names := routeURL(t, pattern, id)
+		if strings.HasPrefix(path, "/admin") { // an administrator's page or action
+			if code, body := nobody.do(method, base+path, url.Values{"reason": {"nobody's"}}); code != http.StatusForbidden {
+				t.Errorf("%s %s as a user who is no administrator: %d, want 403\n%.300s", method, path, code, body)
+			}
+			continue
+		}
 		if !names {
 			// A page of lists (sessions, history): none of root's jobs.
 			if method == http.MethodGet && !strings.HasPrefix(path, "/login") && !strings.HasPrefix(path, "/static/") {
@@ -314,6 +374,10 @@ func TestDashboardOtherUsersJobInEveryRoute(t *testing.T) {
 	if after.State != api.StateRunning || after.TimeLimit != before.TimeLimit || after.Name != before.Name {
 		t.Errorf("job %d changed under another user's requests: %s, limit %d → %d s, name %q → %q", id, after.State,
 			before.TimeLimit, after.TimeLimit, before.Name, after.Name)
+	}
+	nodes, err := c.Client.Nodes(context.Background())
+	if err != nil || len(nodes) != 1 || !slices.Contains([]api.NodeState{api.NodeIdle, api.NodeMixed, api.NodeAllocated}, nodes[0].State) {
+		t.Errorf("the node after the refused requests: %+v (%v)", nodes, err)
 	}
 	jobs, err := c.Client.Jobs(context.Background(), api.JobFilter{})
 	if err != nil {

@@ -53,6 +53,23 @@ func (b *Browser) launch(fields map[string]string) {
 	}
 }
 
+// launchOne launches one session from the dialog on an empty sessions
+// page and returns its job id.
+func (b *Browser) launchOne(fields map[string]string) uint64 {
+	b.t.Helper()
+	fields["sessions"] = "1"
+	b.launch(fields)
+	rows := b.Rows()
+	if len(rows) != 1 {
+		b.t.Fatalf("after launching one session the page lists %v", rows)
+	}
+	var id uint64
+	for k := range rows {
+		id, _ = strconv.ParseUint(k, 10, 64)
+	}
+	return id
+}
+
 // cellJS is the text of a job's row under the column headed col (found
 // by its header, so a new column moves nothing).
 func cellJS(id uint64, col string) string {
@@ -194,15 +211,7 @@ func TestDashboardSeed003HalfGPU(t *testing.T) {
 	c, base := WebCluster(t, ClusterOpts{Config: webGPUConf, Nodes: []NodeOpts{gpuNode(t, "web003", 1, "1")}})
 	b := NewBrowser(t, base, "root")
 	b.SignIn(c, 0)
-	b.launch(map[string]string{"cpus": "1", "mem_mib": "256", "fgpu": "0.5", "sessions": "1", "name": "seed003"})
-	rows := b.Rows()
-	if len(rows) != 1 {
-		t.Fatalf("after launching one session the page lists %v", rows)
-	}
-	var id uint64
-	for k := range rows {
-		id, _ = strconv.ParseUint(k, 10, 64)
-	}
+	id := b.launchOne(map[string]string{"cpus": "1", "mem_mib": "256", "fgpu": "0.5", "name": "seed003"})
 	b.WaitFor("the session RUNNING", fmt.Sprintf(`(%s)[%q] === "RUNNING"`, rowsJS, idText(id)))
 	if cfg := Eval[string](b, cellJS(id, colConfig)); !strings.Contains(cfg, ", 0.5 fGPU") {
 		t.Errorf("the 0.5-fGPU session's configuration column says %q", cfg)

@@ -87,18 +87,5 @@ func TestDashboardTerminalInTheContainer(t *testing.T) {
 		t.Fatalf("the job's steps with the terminal open: %+v %v", steps, err)
 	}
 	ws.Close(websocket.StatusNormalClosure, "tab closed")
-	deadline := time.Now().Add(60 * time.Second) // a bound on the wait, not a timing claim
-	for {
-		steps, err = c.Client.Steps(context.Background(), id)
-		if err == nil && len(steps) == 1 && steps[0].State != api.StateRunning {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the terminal's step did not end after the socket closed: %+v %v", steps, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if j := c.Job(id); j.State != api.StateRunning {
-		t.Fatalf("closing the terminal ended the session: %s", j.State)
-	}
+	waitTerminalClosed(t, c, id, "the socket closed")
 }
