@@ -1,8 +1,6 @@
 package ctld
 
 import (
-	"cmp"
-	"slices"
 	"time"
 
 	"github.com/corral-hpc/corral/api"
@@ -33,20 +31,21 @@ func (s *Server) share(users []string, now time.Time) api.ShareResponse {
 	return s.fs.Share(owners, users, now)
 }
 
-// pendingEntries lists pending jobs and array remainders. s.mu is
-// held (read is enough).
+// pendingEntries lists pending jobs and array remainders, in no
+// particular order (sorting 100,000 of them for every dashboard page cost
+// more than the rest of the page). s.mu is held (read is enough).
 func (q *queue) pendingEntries() []fairshare.Pending {
 	var out []fairshare.Pending
 	for _, j := range q.unfinished() {
 		if j.state() == api.StatePending {
-			out = append(out, fairshare.Pending{View: j.rec.Job, Job: &j.rec.Job})
+			out = append(out, fairshare.Pending{View: &j.rec.Job, Job: &j.rec.Job})
 		}
 	}
 	for _, a := range q.eachArray() {
 		if r := a.pendingRem(); r != nil && a.remCount > 0 {
-			out = append(out, fairshare.Pending{View: remView(a), Job: r})
+			v := remView(a)
+			out = append(out, fairshare.Pending{View: &v, Job: r})
 		}
 	}
-	slices.SortFunc(out, func(a, b fairshare.Pending) int { return cmp.Compare(a.View.ID, b.View.ID) })
 	return out
 }
