@@ -101,6 +101,21 @@ func (c *Client) Jobs(ctx context.Context, f JobFilter) ([]Job, error) {
 	return jobs, err
 }
 
+// JobPage lists the newest limit jobs of each state matching f, with
+// every state's count (JobPage).
+func (c *Client) JobPage(ctx context.Context, f JobFilter, limit int) (*JobPage, error) {
+	path := JobsPath(f, "")
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	var page JobPage
+	if err := c.Do(ctx, http.MethodGet, path+sep+"limit="+strconv.Itoa(limit), nil, &page); err != nil {
+		return nil, err
+	}
+	return &page, nil
+}
+
 // JobsPath is GET /v1/jobs for f, asking for view ("", "brief",
 // "summary" or "full"; docs/api.md).
 func JobsPath(f JobFilter, view string) string {

@@ -475,6 +475,20 @@ type JobFilter struct {
 	All bool
 }
 
+// MaxPageLimit bounds JobPage's per-state limit (GET /v1/jobs?limit=N).
+const MaxPageLimit = 10000
+
+// JobPage is a bounded listing (GET /v1/jobs?limit=N): of the jobs a
+// listing would send, the newest N of each state, newest (highest ID)
+// first, and how many of each state there are, listed or not. An array's
+// pending tasks folded into one entry (123_[4-15]) count as one, as
+// `corral queue` shows them. The dashboard's sessions tabs read it: what
+// it costs grows with the jobs shown, not with the queue.
+type JobPage struct {
+	Jobs   []Job            `json:"jobs"`
+	Counts map[JobState]int `json:"counts"`
+}
+
 // DisplayState is the job's squeue-style code, with Slurm's CF
 // (CONFIGURING) for a running job whose node is still preparing it.
 func (j *Job) DisplayState() string {

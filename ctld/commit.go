@@ -91,8 +91,8 @@ func (q *queue) submit(rec *store.JobRecord, mu sync.Locker) (uint64, error) {
 // stop running, and, only once they are on disk, installs them: q.observe
 // sees each change first. On error nothing changes. When a job or an
 // array's pending tasks ended, q.ended is called once; when jobs of
-// several nodes stopped running, q.stopped is called with them. The
-// caller holds Server.mu for writing.
+// several nodes stopped running, q.stopped is called with them; then
+// q.committed, once. The caller holds Server.mu for writing.
 func (q *queue) commit(changes []change, rems []remChange, steps ...*store.StepRecord) error {
 	if len(changes) == 0 && len(rems) == 0 && len(steps) == 0 {
 		return nil
@@ -136,6 +136,9 @@ func (q *queue) commit(changes []change, rems []remChange, steps ...*store.StepR
 	}
 	if len(stopped) > 0 && q.stopped != nil {
 		q.stopped(stopped)
+	}
+	if q.committed != nil {
+		q.committed()
 	}
 	return nil
 }

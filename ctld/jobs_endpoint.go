@@ -70,13 +70,20 @@ func (e jobsEndpoint) testSubmit(w http.ResponseWriter, r *http.Request, caller 
 	writeJSON(w, http.StatusOK, resp)
 }
 
-// list serves GET /v1/jobs?user=&state=&id=&all=1&view=. Values of one
-// parameter are ORed (repeated or comma-separated), parameters are ANDed.
-// Without state or id, only pending and running jobs are listed unless
-// all=1; naming a finished state or a finished job's id lists it.
+// list serves GET /v1/jobs?user=&state=&id=&all=1&view=&limit=. Values
+// of one parameter are ORed (repeated or comma-separated), parameters are
+// ANDed. Without state or id, only pending and running jobs are listed
+// unless all=1; naming a finished state or a finished job's id lists it.
+// With limit=N the answer is a page (api.JobPage): the newest N of each
+// state and every state's count.
 func (e jobsEndpoint) list(w http.ResponseWriter, r *http.Request, caller peer) {
 	q := r.URL.Query()
 	view, err := listView(q)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	limit, err := pageLimit(q)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -86,7 +93,30 @@ func (e jobsEndpoint) list(w http.ResponseWriter, r *http.Request, caller peer) 
 		writeError(w, err)
 		return
 	}
-	writeListing(w, e.srv.listJobs(caller, f), view)
+	if limit == 0 {
+		writeListing(w, e.srv.listJobs(caller, f), view)
+		return
+	}
+	if len(f.IDs)+len(f.Tasks) > 0 {
+		writeError(w, fault.Errorf(fault.Invalid, "limit pages a listing by state; it does not combine with id"))
+		return
+	}
+	writePage(w, e.srv.listJobs(caller, f).page(limit), view)
+}
+
+// pageLimit reads and removes a listing's limit (0: none).
+func pageLimit(q url.Values) (int, error) {
+	vals, ok := q["limit"]
+	if !ok {
+		return 0, nil
+	}
+	delete(q, "limit")
+	if len(vals) == 1 {
+		if n, err := strconv.Atoi(vals[0]); err == nil && n >= 1 && n <= api.MaxPageLimit {
+			return n, nil
+		}
+	}
+	return 0, fault.Errorf(fault.Invalid, "invalid limit=%q: use a whole number from 1 to %d", strings.Join(vals, ","), api.MaxPageLimit)
 }
 
 // jobFilter reads a listing's query.
@@ -94,7 +124,7 @@ func jobFilter(q url.Values) (api.JobFilter, error) {
 	var f api.JobFilter
 	for key, vals := range q {
 		if !slices.Contains([]string{"user", "state", "id", "all"}, key) {
-			return f, fault.Errorf(fault.Invalid, "unknown query parameter %q (valid: user, state, id, all, view)", key)
+			return f, fault.Errorf(fault.Invalid, "unknown query parameter %q (valid: user, state, id, all, view, limit)", key)
 		}
 		for _, v := range splitList(vals) {
 			switch key {
@@ -329,23 +359,37 @@ func writeListing(w http.ResponseWriter, l *listing, view jobView) {
 				bw.WriteByte(',')
 			}
 			first = false
-			var err error
-			switch view {
-			case viewBrief:
-				b := api.BriefOf(j)
-				err = enc.Encode(&b)
-			case viewSummary:
-				err = enc.Encode(summaryJob{Job: j})
-			default:
-				err = enc.Encode(j)
-			}
-			if err != nil { // an api value always encodes: the client is gone
+			if enc.Encode(viewOf(j, view)) != nil { // an api value always encodes: the client is gone
 				return
 			}
 		}
 	}
 	bw.WriteString("]\n")
 	bw.Flush()
+}
+
+// viewOf is what a listing in view sends of j.
+func viewOf(j *api.Job, view jobView) any {
+	switch view {
+	case viewBrief:
+		b := api.BriefOf(j)
+		return &b
+	case viewSummary:
+		return summaryJob{Job: j}
+	}
+	return j
+}
+
+// writePage sends p (api.JobPage) with its jobs in view.
+func writePage(w http.ResponseWriter, p api.JobPage, view jobView) {
+	out := struct {
+		Jobs   []any                `json:"jobs"`
+		Counts map[api.JobState]int `json:"counts"`
+	}{Jobs: make([]any, len(p.Jobs)), Counts: p.Counts}
+	for i := range p.Jobs {
+		out.Jobs[i] = viewOf(&p.Jobs[i], view)
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 func (e jobsEndpoint) signal(w http.ResponseWriter, r *http.Request, caller peer) {

@@ -105,11 +105,12 @@ func (s *Server) jobView(caller peer, ref jobRef) (api.Job, error) {
 // and each ID once. Records are copied, under the read lock, only as they
 // are sent, a chunk at a time (next): a listing of 100,000 jobs no longer
 // holds a copy of every job (a kilobyte each) nor blocks changes while it
-// is encoded.
+// is encoded. A page (page) copies only the jobs it shows.
 type listing struct {
 	mu      *lockorder.RWMutex[lockorder.Server] // Server.mu, read while records are copied
 	recs    []*api.Job
 	views   []api.Job
+	ordered bool                // recs and views are sorted and each ID is there once (order)
 	match   func(*api.Job) bool // checked again on each copy: records change
 	visible func(*api.Job) bool // the caller may see the job
 	rec     int                 // next record to copy
@@ -121,29 +122,44 @@ type listing struct {
 func byID(a, b *api.Job) int { return cmp.Compare(a.ID, b.ID) }
 
 func newListing(mu *lockorder.RWMutex[lockorder.Server], recs []*api.Job, views []api.Job, match, visible func(*api.Job) bool) *listing {
+	return &listing{mu: mu, recs: recs, views: views, match: match, visible: visible}
+}
+
+// order sorts l's records and views by ID, once, and keeps each ID once.
+// Only a listing sent whole needs it: a page picks its jobs unsorted.
+func (l *listing) order() {
+	if l.ordered {
+		return
+	}
+	l.ordered = true
+	recs, views := l.recs, l.views
 	slices.SortFunc(recs, byID)
 	recs = slices.CompactFunc(recs, func(a, b *api.Job) bool { return a.ID == b.ID })
 	slices.SortFunc(views, func(a, b api.Job) int { return byID(&a, &b) })
 	views = slices.CompactFunc(views, func(a, b api.Job) bool { return a.ID == b.ID })
 	// A record and a view of one ID: the record is the job.
-	views = slices.DeleteFunc(views, func(v api.Job) bool {
+	l.views = slices.DeleteFunc(views, func(v api.Job) bool {
 		_, found := slices.BinarySearchFunc(recs, v.ID, func(r *api.Job, id uint64) int { return cmp.Compare(r.ID, id) })
 		return found
 	})
-	return &listing{mu: mu, recs: recs, views: views, match: match, visible: visible}
+	l.recs = recs
 }
 
 // listChunk is how many records a listing copies per read lock.
 const listChunk = 1024
 
 // done reports whether every job of l has been handed out.
-func (l *listing) done() bool { return l.rec >= len(l.recs) && l.view >= len(l.views) }
+func (l *listing) done() bool {
+	l.order()
+	return l.rec >= len(l.recs) && l.view >= len(l.views)
+}
 
 // next is the next chunk of l's jobs the caller may see, in ID order: up
 // to listChunk records, copied under the read lock, with the array views
 // between them, and the views left once the records are out. The jobs
 // are valid until the next call.
 func (l *listing) next() []*api.Job {
+	l.order()
 	l.copies = l.copies[:0]
 	end := min(l.rec+listChunk, len(l.recs))
 	l.mu.RLock()
@@ -172,4 +188,68 @@ func (l *listing) next() []*api.Job {
 		}
 	}
 	return l.out
+}
+
+// page is the newest limit jobs of each state in l that the caller may
+// see, newest first, with how many of each state there are
+// (api.JobPage). The records are checked and counted under one read
+// lock, and only the jobs shown are copied, so a page of a 100,000-job
+// queue costs a walk over pointers, not 100,000 copies to encode. l must
+// hold each job once: a listing by state or owner, not by ID.
+func (l *listing) page(limit int) api.JobPage {
+	var states []statePick
+	pick := func(j *api.Job) {
+		if !l.match(j) || !l.visible(j) {
+			return
+		}
+		i := slices.IndexFunc(states, func(p statePick) bool { return p.state == j.State })
+		if i < 0 {
+			states = append(states, statePick{state: j.State})
+			i = len(states) - 1
+		}
+		states[i].add(j, limit)
+	}
+	out := api.JobPage{Jobs: []api.Job{}, Counts: map[api.JobState]int{}}
+	l.mu.RLock()
+	for _, r := range l.recs {
+		pick(r)
+	}
+	for i := range l.views {
+		pick(&l.views[i])
+	}
+	for i := range states {
+		p := &states[i]
+		out.Counts[p.state] = p.n
+		for _, j := range p.newest(limit) {
+			out.Jobs = append(out.Jobs, *j)
+		}
+	}
+	l.mu.RUnlock()
+	slices.SortFunc(out.Jobs, func(a, b api.Job) int { return cmp.Compare(b.ID, a.ID) })
+	return out
+}
+
+// statePick is one state's part of a page: how many jobs it has, and the
+// newest of those seen so far.
+type statePick struct {
+	state api.JobState
+	n     int
+	top   []*api.Job // the newest limit seen are among these (at most 2 x limit)
+}
+
+// add counts j and keeps it if it may be among the newest: trimming
+// only when twice the limit piled up keeps the walk O(jobs x log limit).
+func (p *statePick) add(j *api.Job, limit int) {
+	p.n++
+	p.top = append(p.top, j)
+	if len(p.top) >= 2*limit {
+		p.newest(limit)
+	}
+}
+
+// newest trims p's kept jobs to the limit of highest ID, highest first.
+func (p *statePick) newest(limit int) []*api.Job {
+	slices.SortFunc(p.top, func(a, b *api.Job) int { return cmp.Compare(b.ID, a.ID) })
+	p.top = p.top[:min(limit, len(p.top))]
+	return p.top
 }

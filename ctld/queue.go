@@ -44,6 +44,9 @@ type queue struct {
 	// stopped is called after a commit that took jobs of several nodes
 	// out of RUNNING, with their nodes: their parts are to be stopped.
 	stopped func([]stoppedJob)
+	// committed is called once after every commit, however many jobs it
+	// changed: a cycle starting 1,000 jobs tells the dashboard once.
+	committed func()
 }
 
 func newQueue() *queue {
@@ -382,7 +385,7 @@ func (q *queue) pendingKey(id uint64) bool {
 
 // attach gives a new queue its store and its observers: observe sees
 // every change on its way in, ended is called when jobs end, stopped
-// with the parts to stop of jobs that ended.
-func (q *queue) attach(st *store.Store, observe func(change), ended func(), stopped func([]stoppedJob)) {
-	q.store, q.observe, q.ended, q.stopped = st, observe, ended, stopped
+// with the parts to stop of jobs that ended, committed once per commit.
+func (q *queue) attach(st *store.Store, observe func(change), ended func(), stopped func([]stoppedJob), committed func()) {
+	q.store, q.observe, q.ended, q.stopped, q.committed = st, observe, ended, stopped, committed
 }

@@ -259,13 +259,13 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	// The queue's observers: the pipeline's requeue avoidance, and the
-	// fair-share charge of a run that ends, up to its end.
+	// fair-share charge of a run that ends, up to its end; after each
+	// commit, the dashboard's live pages (s.web is set below).
 	s.q.attach(s.store, func(c change) {
 		s.pipe.observe(c)
 		old, next := c.jobs()
 		s.fs.ChargeEnd(old, next, time.Now())
-		s.web.changed()
-	}, s.pipe.wakeWaiters, partsStopper(s))
+	}, s.pipe.wakeWaiters, partsStopper(s), func() { s.web.changed() })
 	if s.key, s.tls, err = loadIdentity(&s.cfg, ran); err != nil { // before load: known nodes get clients pinned to the CA
 		s.store.Close()
 		return nil, err

@@ -8,31 +8,56 @@ import (
 	"time"
 )
 
-// Live updates: the controller calls Dashboard.Changed after every change
-// to its jobs (a submit, a commit); a signed-in page listens on /events
-// (server-sent events) and re-reads itself when told. A browser waiting
-// costs a parked goroutine, nothing per second.
+// Live updates: the controller calls Dashboard.Changed after every
+// change to its jobs (a submit, a commit: one call however many jobs it
+// changed); a signed-in page listens on /events (server-sent events) and
+// re-reads itself when told. A burst of changes is published once, a
+// coalescing period after its first: one timer for the dashboard, none
+// per page. A page waiting costs a parked goroutine and a keep-alive
+// timer that fires every 30 s, nothing else.
 
-// coalesce gathers a burst of changes (a cycle starting many jobs) into
-// one event.
+// coalesce gathers a burst of changes (a cycle starting many jobs, a
+// user's script submitting one job after another) into one event.
 const coalesce = 200 * time.Millisecond
 
 // keepAlive is how often an idle event stream sends a comment, so that
 // proxies do not close it.
 const keepAlive = 30 * time.Second
 
-// changes is a version that moves with the controller's jobs.
+// changes counts the changes the controller told, and publishes the
+// count, at most once per coalescing period, to the streams waiting.
 type changes struct {
-	mu      sync.Mutex
-	version uint64
-	moved   chan struct{} // closed when version moves
+	mu        sync.Mutex
+	told      uint64        // changes told so far
+	version   uint64        // told, as last published
+	moved     chan struct{} // closed when a new version is published
+	scheduled bool          // a publish is due
+	// after runs publish later (time.AfterFunc; tests step it by hand).
+	after func(time.Duration, func())
 }
 
-func newChanges() *changes { return &changes{moved: make(chan struct{})} }
+func newChanges() *changes {
+	return &changes{moved: make(chan struct{}), after: func(d time.Duration, f func()) { time.AfterFunc(d, f) }}
+}
 
+// bump counts a change and makes sure a publish is due.
 func (c *changes) bump() {
 	c.mu.Lock()
-	c.version++
+	c.told++
+	due := !c.scheduled
+	c.scheduled = true
+	c.mu.Unlock()
+	if due {
+		c.after(coalesce, c.publish)
+	}
+}
+
+// publish makes every change told so far the current version and wakes
+// the streams.
+func (c *changes) publish() {
+	c.mu.Lock()
+	c.scheduled = false
+	c.version = c.told
 	close(c.moved)
 	c.moved = make(chan struct{})
 	c.mu.Unlock()
@@ -69,9 +94,6 @@ func (d *Dashboard) events(w http.ResponseWriter, r *http.Request, _ *session, _
 		case <-tick.C:
 			fmt.Fprint(w, ": still here\n\n")
 		case <-moved:
-			if !sleep(r.Context(), coalesce) {
-				return
-			}
 			var version uint64
 			version, moved = d.live.current()
 			fmt.Fprintf(w, "event: changed\ndata: %d\n\n", version)
@@ -80,6 +102,7 @@ func (d *Dashboard) events(w http.ResponseWriter, r *http.Request, _ *session, _
 	}
 }
 
+// sleep waits d, or less if ctx ends first (then false).
 func sleep(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()

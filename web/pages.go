@@ -1,13 +1,11 @@
 package web
 
 import (
-	"cmp"
 	"context"
 	"embed"
 	"fmt"
 	"html/template"
 	"net/http"
-	"slices"
 	"strconv"
 	"time"
 
@@ -84,7 +82,7 @@ func (d *Dashboard) problem(w http.ResponseWriter, code int, msg string) {
 // sessionsPage is the resource indicator and the sessions, by tab.
 func (d *Dashboard) sessionsPage(w http.ResponseWriter, r *http.Request, sess *session, _ string) {
 	c := d.cfg.Controller.As(sess.uid)
-	jobs, err := c.Jobs(r.Context(), api.JobFilter{All: true})
+	page, err := c.JobPage(r.Context(), api.JobFilter{All: true}, maxRows)
 	if err != nil {
 		d.apiProblem(w, err)
 		return
@@ -99,7 +97,7 @@ func (d *Dashboard) sessionsPage(w http.ResponseWriter, r *http.Request, sess *s
 		d.apiProblem(w, err)
 		return
 	}
-	v := sessionsView{CSRF: sess.csrf, Tabs: sessionTabs(jobs, d.cfg.Now())}
+	v := sessionsView{CSRF: sess.csrf, Tabs: sessionTabs(page, d.cfg.Now())}
 	if err := addPriorities(r.Context(), c, &v.Tabs[1]); err != nil {
 		d.apiProblem(w, err)
 		return
@@ -176,25 +174,32 @@ func indicator(u *api.Usage, g string) []bar {
 func gib(b int64) string        { return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30)) }
 func hundredths(n int64) string { return fmt.Sprintf("%.2f", float64(n)/100) }
 
-// sessionTabs sorts jobs into Running, Pending and Finished, newest first.
-func sessionTabs(jobs []api.Job, now time.Time) []tab {
+// sessionTabs sorts a page of jobs (the newest maxRows of each state,
+// newest first) into Running (suspended ones too), Pending and Finished,
+// each at most maxRows, with the count of those left out.
+func sessionTabs(page *api.JobPage, now time.Time) []tab {
 	tabs := []tab{{Name: "Running", Empty: "No running sessions."}, {Name: "Pending", Empty: "Nothing is waiting."},
 		{Name: "Finished", Empty: "No finished sessions yet."}}
-	slices.SortFunc(jobs, func(a, b api.Job) int { return cmp.Compare(b.ID, a.ID) })
-	for i := range jobs {
-		j := &jobs[i]
-		t := &tabs[2]
-		switch j.State {
-		case api.StateRunning:
-			t = &tabs[0]
-		case api.StatePending:
-			t = &tabs[1]
+	tabOf := func(s api.JobState) *tab {
+		switch {
+		case s == api.StatePending:
+			return &tabs[1]
+		case s.Terminal():
+			return &tabs[2]
 		}
-		if len(t.Rows) == maxRows {
-			t.More++
-			continue
+		return &tabs[0]
+	}
+	for i := range page.Jobs {
+		j := &page.Jobs[i]
+		if t := tabOf(j.State); len(t.Rows) < maxRows {
+			t.Rows = append(t.Rows, rowOf(j, now))
 		}
-		t.Rows = append(t.Rows, rowOf(j, now))
+	}
+	for s, n := range page.Counts {
+		tabOf(s).More += n
+	}
+	for i := range tabs {
+		tabs[i].More -= len(tabs[i].Rows)
 	}
 	return tabs
 }
