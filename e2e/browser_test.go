@@ -162,12 +162,13 @@ func (b *Browser) Press(what, sel string) int64 {
 	return resp.Status
 }
 
-// Eval evaluates a JavaScript expression in the page.
+// Eval evaluates a JavaScript expression in the page (a promise's value
+// once it settles).
 func Eval[T any](b *Browser, expr string) T {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, browserWait)
 	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
 	if err != nil {
 		b.t.Fatalf("%s browser: evaluating %s: %v", b.who, expr, err)
 	}
