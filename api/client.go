@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"errors"
@@ -217,6 +218,7 @@ type NodeClient struct {
 	BaseURL string // e.g. http://127.0.0.1:6817
 	Key     []byte
 	http    *http.Client
+	tls     *tls.Config // the node plane's TLS (nil: plain), for DialApp
 }
 
 // NewNodeClient returns a signed client for baseURL.

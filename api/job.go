@@ -208,6 +208,9 @@ type JobSpec struct {
 	// (name:tag, registry/name:tag or name@digest) to run the script in.
 	ContainerImage string  `json:"container_image,omitempty"`
 	Mounts         []Mount `json:"mounts,omitempty"` // corral's --mount, in order
+	// Apps are corral's --app: web apps the job serves on its node, which
+	// the dashboard proxies to their owner (api.App).
+	Apps []App `json:"apps,omitempty"`
 
 	// Umask is the submitter's file mode creation mask (SLURM_UMASK when
 	// set, as sbatch), in four octal digits ("0027"); the job runs with it

@@ -207,6 +207,9 @@ type LaunchRequest struct {
 	// Mounts are the job's --mount binds; the node checks each as the
 	// user against its allowed roots.
 	Mounts []Mount `json:"mounts,omitempty"`
+	// Apps are JobSpec.Apps: the node exports where they are served and
+	// tunnels the dashboard to their ports alone.
+	Apps []App `json:"apps,omitempty"`
 	// Umask is JobSpec.Umask ("": DefaultUmask).
 	Umask string `json:"umask,omitempty"`
 

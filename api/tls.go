@@ -214,7 +214,7 @@ type NodeCertResponse struct {
 // NewNodeClientTLS is NewNodeClient over TLS with conf (ClientTLS).
 func NewNodeClientTLS(baseURL string, key []byte, timeout time.Duration, conf *tls.Config) *NodeClient {
 	tr := &http.Transport{TLSClientConfig: conf, MaxIdleConnsPerHost: 16, IdleConnTimeout: time.Minute}
-	return &NodeClient{BaseURL: baseURL, Key: key, http: &http.Client{Timeout: timeout, Transport: tr}}
+	return &NodeClient{BaseURL: baseURL, Key: key, http: &http.Client{Timeout: timeout, Transport: tr}, tls: conf}
 }
 
 // WithTimeout is a client for the same node and transport with another
@@ -222,5 +222,5 @@ func NewNodeClientTLS(baseURL string, key []byte, timeout time.Duration, conf *t
 func (c *NodeClient) WithTimeout(timeout time.Duration) *NodeClient {
 	hc := *c.http
 	hc.Timeout = timeout
-	return &NodeClient{BaseURL: c.BaseURL, Key: c.Key, http: &hc}
+	return &NodeClient{BaseURL: c.BaseURL, Key: c.Key, http: &hc, tls: c.tls}
 }

@@ -148,7 +148,7 @@ func submitOptions() []compOption {
 			continue
 		}
 		co := compOption{names: []string{"--" + o.Long}, help: o.Help, arg: o.Arg, optional: o.OptionalArg,
-			values: o.Values, repeat: o.Long == "mount"}
+			values: o.Values, repeat: o.Long == "mount" || o.Long == "app"}
 		if o.Short != 0 {
 			co.names = append([]string{"-" + string(o.Short)}, co.names...)
 		}

@@ -116,6 +116,9 @@ func writeJobDetails(w io.Writer, j *api.Job, now time.Time) error {
 	if len(j.Steps) > 0 {
 		lines = append(lines, []string{kv("Steps", list(stepsText(j.Steps, now)))})
 	}
+	if len(j.Spec.Apps) > 0 {
+		lines = append(lines, []string{kv("Apps", list(appsText(j)))})
+	}
 	var b strings.Builder
 	for i, l := range lines {
 		if i > 0 {
@@ -134,6 +137,15 @@ func stepsText(steps []api.Step, now time.Time) []string {
 	for i, st := range steps {
 		out[i] = fmt.Sprintf("%d.%s(%s,%s,%d tasks,%s)", st.JobID, api.StepName(st.StepID), st.State,
 			hostlist.Compress(st.Nodes), st.Tasks, jobspec.FormatDuration(int64(now.Sub(st.Start)/time.Second)))
+	}
+	return out
+}
+
+// appsText is each published app as NAME=PORT(served at).
+func appsText(j *api.Job) []string {
+	out := make([]string, len(j.Spec.Apps))
+	for i, a := range j.Spec.Apps {
+		out[i] = fmt.Sprintf("%s=%d(%s)", a.Name, a.Port, api.AppPath(j.ID, a.Name))
 	}
 	return out
 }

@@ -119,7 +119,7 @@ func launchRequest(j *job) api.LaunchRequest {
 		User: job.User, UID: job.UID, GID: job.GID, Groups: job.Groups, Home: j.rec.Home,
 		Script: spec.Script, Args: spec.Args, WorkDir: spec.WorkDir, Env: spec.Env,
 		CPUs: job.CPUs, MemBytes: job.MemBytes, ShmBytes: spec.ShmBytes, TimeLimit: job.TimeLimit,
-		Output: spec.Output, Error: spec.Error, NodeList: job.Nodes, Umask: spec.Umask,
+		Output: spec.Output, Error: spec.Error, NodeList: job.Nodes, Umask: spec.Umask, Apps: spec.Apps,
 	}
 	if job.StartTime != nil {
 		req.Start = *job.StartTime

@@ -23,6 +23,8 @@ var options = []option{
 	{long: "account", short: 'A', arg: "NAME", help: "account to charge the job to",
 		apply: func(r *Request, v string) error { return setText(&r.Spec.Account, "account", v) }},
 	{long: "acctg-freq", arg: "TYPE=SECONDS", ignore: "corral samples accounting at its own fixed interval"},
+	{long: "app", arg: "NAME=PORT", corral: true, help: "publish a web app the job serves on PORT, proxied by the dashboard at /apps/JOBID/NAME/ (repeatable)",
+		apply: applyApp},
 	{long: "array", short: 'a', arg: "INDEXES", help: "job array: 0-15, 1,3,5 or 0-15:4, optionally %N running at once",
 		apply: applyArray},
 	{long: "autocomplete", arg: "WORD", hidden: true, commandLineOnly: true, ignore: "use corral completion bash (or zsh) for shell completion"},

@@ -98,7 +98,7 @@ func TestIgnoredOptionsWarnOnce(t *testing.T) {
 // supportedSamples is a value for each supported option; every one must
 // change the parsed request, so no supported option is silently dropped.
 var supportedSamples = map[string]string{
-	"account": "proj", "array": "1-3", "begin": "now+1hour", "chdir": "/tmp", "comment": "hi",
+	"account": "proj", "app": "jupyter=8888", "array": "1-3", "begin": "now+1hour", "chdir": "/tmp", "comment": "hi",
 	"constraint": "a100", "container-image": "ubuntu:24.04", "cpus-per-gpu": "4", "cpus-per-task": "3",
 	"dependency": "afterok:1", "exclude": "dev1", "nodelist": "dev[1-2]", "nodefile": "testdata/nodefile", "error": "e.txt", "exclusive": "", "export": "NONE", "fgpu": "0.5", "gpus": "2",
 	"gpus-per-node": "2", "gpus-per-task": "1", "gres": "gpu:1", "help": "", "hold": "", "image": "tf:2.2", "input": "in.txt",

@@ -171,6 +171,7 @@ func validate(spec *api.JobSpec, now time.Time, sizes bool) error {
 			bad("invalid --mount %s:%s: use absolute paths, not the container's root", m.Source, m.Target)
 		}
 	}
+	p = append(p, appProblems(spec.Apps)...)
 	if gresOK && len(p) == 0 {
 		// The GPU rules combine counts judged above: a bad count would
 		// be reported twice.

@@ -52,6 +52,7 @@ func Environment(j *Job) []string {
 	set = append(set, pipelineVars(l)...)
 	set = append(set, gpuVars(j)...) // gpu.go
 	set = append(set, ctlVars(j)...) // ctlsock.go
+	set = append(set, api.AppEnv(l.JobID, l.Apps)...)
 	override := map[string]bool{}
 	for _, kv := range set {
 		override[kv[0]] = true
