@@ -42,7 +42,7 @@ func newWebHost(s *Server, cfg *Config) (*webHost, error) {
 	}
 	h := &webHost{s: s, ln: ln, user: userHandler(s)}
 	if h.dash, err = web.New(web.Config{Controller: h, BaseURL: base, TrustedHeader: cfg.WebTrustedHeader,
-		LinkTTL: cfg.WebLinkTTL, Logger: cfg.Logger}); err != nil {
+		LinkTTL: cfg.WebLinkTTL, Logger: cfg.Logger, Apps: appProxy{s}}); err != nil {
 		ln.Close()
 		return nil, err
 	}

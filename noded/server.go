@@ -31,6 +31,7 @@ func (d *Daemon) handler() http.Handler {
 	signed.HandleFunc("GET /v1/steps", d.handleSteps)
 	signed.HandleFunc("POST /v1/steps/cancel", d.handleStepCancel)
 	signed.HandleFunc("POST /v1/steps/stats", d.handleStepStats)
+	signed.HandleFunc("POST "+api.AppTunnelPath, d.handleAppTunnel) // apptunnel.go
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/steps", d.handleStepLaunch)
 	mux.Handle("/", d.authenticate(signed))

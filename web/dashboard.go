@@ -43,6 +43,9 @@ type Config struct {
 	LinkTTL time.Duration
 	Logger  *log.Logger
 	Now     func() time.Time // tests move the clock
+
+	// Apps opens sessions' web apps for /apps/ (apps.go); nil serves none.
+	Apps Apps
 }
 
 // Dashboard serves the pages. Its zero value is not usable: call New.
@@ -51,6 +54,7 @@ type Dashboard struct {
 	signIn *signIns
 	live   *changes
 	origin string // scheme://host[:port] of BaseURL
+	apps   *appTransports
 }
 
 // static holds the stylesheet and script, served under /static/.
@@ -74,7 +78,8 @@ func New(cfg Config) (*Dashboard, error) {
 		cfg.Logger = log.Default()
 	}
 	cfg.Secure = cfg.Secure || u.Scheme == "https"
-	return &Dashboard{cfg: cfg, signIn: newSignIns(cfg.SessionTTL, cfg.LinkTTL), live: newChanges(), origin: u.Scheme + "://" + u.Host}, nil
+	return &Dashboard{cfg: cfg, signIn: newSignIns(cfg.SessionTTL, cfg.LinkTTL), live: newChanges(), origin: u.Scheme + "://" + u.Host,
+		apps: newAppTransports()}, nil
 }
 
 // Origin is where browsers reach the dashboard (scheme://host:port).
@@ -103,6 +108,7 @@ func (d *Dashboard) Handler() http.Handler {
 	mux.HandleFunc("GET /jobs/{id}/terminal/ws", d.signedIn(d.terminalSocket)) // terminal.go
 	mux.HandleFunc("POST /logout", d.signedIn(d.changing(d.logout)))
 	d.historyRoutes(mux)
+	mux.HandleFunc(appsRoute, d.signedIn(d.app)) // apps.go
 	return securityHeaders(mux)
 }
 
