@@ -11,6 +11,9 @@ type Image struct {
 	Source  string    `json:"source"`
 	Size    int64     `json:"size"` // unpacked bytes
 	Created time.Time `json:"created"`
+	// Apps are the web apps its corral.apps label declares (AppsLabel);
+	// the dashboard's launch dialog offers them.
+	Apps []App `json:"apps,omitempty"`
 	// Nodes lists the nodes holding it (filled in by ctld).
 	Nodes []string `json:"nodes,omitempty"`
 }

@@ -131,6 +131,9 @@ func TestAppProxy(t *testing.T) {
 	signInAsCaller(t, c, owner)
 	app := "/apps/" + strconv.FormatUint(id, 10) + "/web/"
 
+	if _, page, _ := owner.get("/"); !strings.Contains(page, `data-app="web" href="`+app+`"`) {
+		t.Errorf("the sessions page does not link the app:\n%s", page)
+	}
 	body, h := waitApp(t, owner, app+"hello?x=1", "Cookie", "mine=1")
 	if want := "app " + app + "hello?x=1 job " + strconv.FormatUint(id, 10) + " cookie=mine=1\n"; body != want {
 		t.Errorf("the app saw %q, want %q (path unchanged, only the app's cookies)", body, want)

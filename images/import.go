@@ -100,7 +100,7 @@ func (s *Store) add(img v1.Image, key, source string) (Image, error) {
 		return Image{}, fmt.Errorf("image is for %s/%s, not linux", cfg.OS, cfg.Architecture)
 	}
 	im := Image{Ref: key, ID: cfgName.String(), Source: source, Created: time.Now().UTC(),
-		Env: cfg.Config.Env, WorkingDir: cfg.Config.WorkingDir}
+		Env: cfg.Config.Env, WorkingDir: cfg.Config.WorkingDir, Apps: cfg.Config.Labels[AppsLabel]}
 	if d, err := img.Digest(); err == nil {
 		im.Digest = d.String()
 	}

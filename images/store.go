@@ -32,7 +32,13 @@ type Image struct {
 	// they do not set themselves.
 	Env        []string `json:"env,omitempty"`
 	WorkingDir string   `json:"working_dir,omitempty"`
+	// Apps is the config's corral.apps label: the web apps the image
+	// serves, as NAME:PORT,... (api.ParseAppsLabel reads it).
+	Apps string `json:"apps,omitempty"`
 }
+
+// AppsLabel is the image label that declares its web apps.
+const AppsLabel = "corral.apps"
 
 // Store is a node's image store rooted at a directory.
 type Store struct {

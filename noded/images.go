@@ -166,7 +166,9 @@ func (d *Daemon) handleImageOp(w http.ResponseWriter, r *http.Request) {
 func toAPIImages(list []images.Image) []api.Image {
 	out := make([]api.Image, 0, len(list))
 	for _, im := range list {
-		out = append(out, api.Image{Ref: im.Ref, ID: im.ID, Digest: im.Digest, Source: im.Source, Size: im.Size, Created: im.Created})
+		apps, _ := api.ParseAppsLabel(im.Apps) // a label that does not parse declares nothing
+		out = append(out, api.Image{Ref: im.Ref, ID: im.ID, Digest: im.Digest, Source: im.Source, Size: im.Size, Created: im.Created,
+			Apps: apps})
 	}
 	return out
 }

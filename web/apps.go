@@ -178,3 +178,74 @@ func (a *appTransports) get(key string, t AppTarget) *http.Transport {
 	a.m[key] = tr
 	return tr
 }
+
+// appLink is a running session's app as its row links it; the element
+// carries data-app (the app's name) for tests and scripts.
+type appLink struct{ Name, Path string }
+
+// appLinks are job j's apps, while it runs (only then are they served).
+func appLinks(j *api.Job) []appLink {
+	if j.State != api.StateRunning {
+		return nil
+	}
+	var out []appLink
+	for _, a := range j.Spec.Apps {
+		out = append(out, appLink{Name: a.Name, Path: api.AppPath(j.ID, a.Name)})
+	}
+	return out
+}
+
+// imageApps is an image's declared apps, as the launch dialog lists them.
+type imageApps struct{ Ref, Apps string }
+
+// declaredApps are the images that declare apps (their corral.apps label).
+func declaredApps(images []api.Image) []imageApps {
+	var out []imageApps
+	for _, im := range images {
+		if len(im.Apps) > 0 {
+			out = append(out, imageApps{Ref: im.Ref, Apps: appsText(im.Apps)})
+		}
+	}
+	return out
+}
+
+func appsText(apps []api.App) string {
+	parts := make([]string, len(apps))
+	for i, a := range apps {
+		parts[i] = a.Name + "=" + strconv.Itoa(a.Port)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// parseAppsField reads the launch dialog's apps: NAME=PORT entries
+// separated by commas or spaces.
+func parseAppsField(v string) ([]api.App, error) {
+	var out []api.App
+	for _, f := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' }) {
+		a, err := api.ParseApp(f)
+		if err != nil {
+			return nil, fmt.Errorf("apps: %v", err)
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// imageAppsIfNone gives a launch that names no apps those its image
+// declares, so a session of a Jupyter image serves Jupyter.
+func imageAppsIfNone(ctx context.Context, c *api.Client, f *launchForm) error {
+	if len(f.apps) > 0 || f.Image == "" {
+		return nil
+	}
+	images, err := c.Images(ctx)
+	if err != nil {
+		return err
+	}
+	for _, im := range images {
+		if im.Ref == f.Image && len(im.Apps) > 0 {
+			f.apps, f.Apps = im.Apps, appsText(im.Apps)
+			return nil
+		}
+	}
+	return nil
+}

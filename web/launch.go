@@ -49,6 +49,7 @@ type launchView struct {
 	MaxScript  int     // bytes
 	Problem    string
 	Form       launchForm
+	ImageApps  []imageApps // apps.go
 }
 
 // launchForm is the dialog's fields, as sent.
@@ -62,6 +63,8 @@ type launchForm struct {
 	Script                             string // an uploaded batch script
 	ScriptName                         string // its file name, for the equivalent command
 	mount                              *api.Mount
+	Apps                               string    // NAME=PORT, ... (apps.go)
+	apps                               []api.App // Apps, read
 }
 
 // launchPage shows the dialog; ?template=NAME fills the sliders with
@@ -105,6 +108,7 @@ func (d *Dashboard) launchChoices(ctx context.Context, c *api.Client) (launchVie
 	for _, im := range images {
 		v.Images = append(v.Images, im.Ref)
 	}
+	v.ImageApps = declaredApps(images)
 	parts, err := c.Partitions(ctx)
 	if err != nil {
 		return v, err
@@ -161,6 +165,10 @@ func (d *Dashboard) launch(w http.ResponseWriter, r *http.Request, sess *session
 	}
 	if err != nil {
 		d.showLaunch(w, r, sess, f, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if err := imageAppsIfNone(r.Context(), c, &f); err != nil {
+		d.apiProblem(w, err)
 		return
 	}
 	home := d.cfg.Controller.Home(sess.uid)
@@ -228,6 +236,10 @@ func readLaunchForm(v url.Values, templates []api.ResourceTemplate) (launchForm,
 	if f.Name != "" && !sessionName.MatchString(f.Name) {
 		return f, fmt.Errorf("session name: 4 to 64 letters and digits, or empty for a generated name")
 	}
+	f.Apps = strings.TrimSpace(v.Get("apps"))
+	if f.apps, err = parseAppsField(f.Apps); err != nil {
+		return f, err
+	}
 	if f.Mount != "" {
 		m, err := jobspec.ParseMount(f.Mount)
 		if err != nil {
@@ -277,7 +289,7 @@ func newSessionName() string {
 func (f launchForm) spec(home string) api.JobSpec {
 	s := api.JobSpec{Name: f.Name, Partition: f.Group, CPUs: f.CPUs, MemBytes: f.MemMiB << 20,
 		ShmBytes: f.ShmMiB << 20, FGPUHundredths: int(f.FGPU*100 + 0.5), ContainerImage: f.Image,
-		WorkDir: home, Script: interactiveScript}
+		WorkDir: home, Script: interactiveScript, Apps: f.apps}
 	if s.Name == "" {
 		s.Name = newSessionName()
 	}

@@ -117,6 +117,9 @@ func (f launchForm) Equivalent() string {
 	if f.Mount != "" {
 		add("--mount", shellQuote(f.Mount))
 	}
+	for _, a := range f.apps {
+		add("--app", fmt.Sprintf("%s=%d", a.Name, a.Port))
+	}
 	switch {
 	case f.ScriptName != "":
 		add(f.ScriptName)

@@ -61,6 +61,7 @@ type row struct {
 	Priority                                                string // a pending one's factors
 	Exit, CPUTime, PeakMem                                  string // a finished one's
 	Active                                                  bool   // may be terminated
+	Apps                                                    []appLink
 }
 
 func percent(b bar) int {
@@ -223,6 +224,7 @@ func rowOf(j *api.Job, now time.Time) row {
 	if img := j.Spec.ContainerImage; img != "" {
 		r.Config += ", " + img
 	}
+	r.Apps = appLinks(j) // apps.go
 	if len(j.Nodes) > 0 {
 		r.Node = j.Nodes[0]
 		if len(j.Nodes) > 1 {
