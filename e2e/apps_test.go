@@ -89,19 +89,21 @@ func signInAsCaller(t *testing.T, c *Cluster, b *appBrowser) {
 	}
 }
 
-// waitApp polls path until the app answers 200 (it starts with the job).
-func waitApp(t *testing.T, b *appBrowser, path string, header ...string) (string, http.Header) {
+// waitApp polls path until the app answers 200 (it starts with the job),
+// showing the app's output (file out) if it never does.
+func waitApp(t *testing.T, b *appBrowser, path string, timeout time.Duration, out string, header ...string) (string, http.Header) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(timeout)
 	for {
 		code, body, h := b.get(path, header...)
 		if code == http.StatusOK {
 			return body, h
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("GET %s: %d %s", path, code, body)
+			log, _ := os.ReadFile(out)
+			t.Fatalf("GET %s: %d %s\napp output:\n%s", path, code, body, log)
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 
@@ -134,7 +136,7 @@ func TestAppProxy(t *testing.T) {
 	if _, page, _ := owner.get("/"); !strings.Contains(page, `data-app="web" href="`+app+`"`) {
 		t.Errorf("the sessions page does not link the app:\n%s", page)
 	}
-	body, h := waitApp(t, owner, app+"hello?x=1", "Cookie", "mine=1")
+	body, h := waitApp(t, owner, app+"hello?x=1", 30*time.Second, out, "Cookie", "mine=1")
 	if want := "app " + app + "hello?x=1 job " + strconv.FormatUint(id, 10) + " cookie=mine=1\n"; body != want {
 		t.Errorf("the app saw %q, want %q (path unchanged, only the app's cookies)", body, want)
 	}

@@ -49,7 +49,7 @@ func TestJupyterThroughAppProxy(t *testing.T) {
 	signInAsCaller(t, c, owner)
 	app := "/apps/" + strconv.FormatUint(id, 10) + "/jupyter/"
 
-	tree, _ := waitAppFor(t, owner, app+"tree?token="+token, 60*time.Second, filepath.Join(dir, "jupyter.out"))
+	tree, _ := waitApp(t, owner, app+"tree?token="+token, 60*time.Second, filepath.Join(dir, "jupyter.out"))
 	if !strings.Contains(tree, app+"static/") {
 		t.Fatalf("the tree page does not load its assets under %s:\n%.2000s", app, tree)
 	}
@@ -92,24 +92,6 @@ func TestJupyterThroughAppProxy(t *testing.T) {
 		t.Fatalf("cancel: %s", r.Stderr)
 	}
 	c.WaitEnded(id, 30*time.Second)
-}
-
-// waitAppFor is waitApp with its own deadline, showing the app's output
-// when it never answers.
-func waitAppFor(t *testing.T, b *appBrowser, path string, timeout time.Duration, out string) (string, http.Header) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		code, body, h := b.get(path)
-		if code == http.StatusOK {
-			return body, h
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(out)
-			t.Fatalf("GET %s: %d %s\napp output:\n%s", path, code, body, log)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
 }
 
 // post sends a JSON body through the proxy and decodes the answer.
