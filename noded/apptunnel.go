@@ -15,7 +15,7 @@ import (
 	"github.com/corral-hpc/corral/noded/shim"
 )
 
-// App tunnels (docs/web.md, "Apps"): ctld's dashboard reaches a job's web
+// App tunnels (docs/apps.md): ctld's dashboard reaches a job's web
 // app through this node rather than connecting to the app's port itself.
 // The node checks that the job runs here, that it published the app, and
 // that whatever listens on the app's port is the job's own: jobs share
