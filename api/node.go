@@ -287,3 +287,23 @@ func JobRefused(err error) bool {
 	var se *StatusError
 	return errors.As(err, &se) && se.Kind == KindJobRefused
 }
+
+// AllocSample is the cluster's allocation at one moment: allocated and
+// total CPUs, memory and fGPU (hundredths) over all nodes.
+type AllocSample struct {
+	Time                time.Time `json:"time"`
+	AllocCPUs           int       `json:"alloc_cpus"`
+	CPUs                int       `json:"cpus"`
+	AllocMemBytes       int64     `json:"alloc_mem_bytes"`
+	MemBytes            int64     `json:"mem_bytes"`
+	AllocFGPUHundredths int       `json:"alloc_fgpu_hundredths"`
+	FGPUHundredths      int       `json:"fgpu_hundredths"`
+}
+
+// AllocHistory is GET /v1/admin/allocation: the controller's recent
+// allocation samples, oldest first, one every EveryS seconds (a day of
+// them at most, kept in memory: a restart starts a new history).
+type AllocHistory struct {
+	EveryS  int64         `json:"every_s"`
+	Samples []AllocSample `json:"samples"`
+}

@@ -109,6 +109,7 @@ func matrixCases() []matrixCase {
 		{"POST /v1/images", job("POST", "/v1/images", func(uint64) any { return api.ImageRequest{Op: "remove", Ref: "docker.io/library/none:1"} }), notRefused},
 		{"POST /v1/policies", job("POST", "/v1/policies", func(uint64) any { return map[string]any{} }), notRefused},
 		{"GET /v1/admin/backup", job("GET", BackupPath, nil), func(c int, _ string) bool { return c == 200 }},
+		{"GET /v1/admin/allocation", job("GET", "/v1/admin/allocation", nil), func(c int, _ string) bool { return c == 200 }},
 		// No node is registered: an admin reaches the handler and hears 404.
 		{"POST /v1/nodes/drain", job("POST", "/v1/nodes/drain", func(uint64) any { return api.DrainRequest{Nodes: []string{"n9"}, Reason: "x"} }),
 			func(c int, _ string) bool { return c == http.StatusNotFound }},

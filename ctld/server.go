@@ -76,6 +76,9 @@ type Config struct {
 	WebListen, WebURL, WebTrustedHeader string
 	// WebLinkTTL is how long a login link stays valid (default a minute).
 	WebLinkTTL time.Duration
+	// AllocSampleEvery is how often the allocation history the admin
+	// chart draws takes a sample; 0 takes DefaultAllocSampleEvery.
+	AllocSampleEvery time.Duration
 	// MetricsListen is the TCP address of the Prometheus endpoint
 	// (/metrics); "" serves none.
 	MetricsListen string
@@ -185,6 +188,8 @@ type Server struct {
 	policies *policy.Set
 	metrics  *metrics    // nil without Config.MetricsListen
 	web      *webHost    // nil without Config.WebListen
+	// allocHist is the recent allocation, sampled for the admin chart.
+	allocHist *allocHistory
 	gate     *authz.Gate // who may call what, how often (package authz)
 	conns    *connLimits // open connections per uid and address
 	nonces   nonceCache  // remote credentials already used
@@ -223,6 +228,7 @@ func New(cfg Config) (*Server, error) {
 		nodes:   newNodeRegistry(),
 		kick:    make(chan struct{}, 1),
 	}
+	s.allocHist = newAllocHistory(cfg.AllocSampleEvery, allocHistorySamples)
 	file, err := config.LoadOrDefaults(cfg.ConfigFile)
 	if err != nil {
 		return nil, err
@@ -364,6 +370,11 @@ func (s *Server) run(ctx context.Context) error {
 	go func() { defer wg.Done(); s.metrics.serve(loops) }() // returns at once without metrics
 	wg.Add(1)
 	go func() { defer wg.Done(); s.web.serve(loops) }() // returns at once without a dashboard
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s.allocHist.run(loops, func(now time.Time) api.AllocSample { return allocSample(s.listNodes(), now) })
+	}()
 
 	s.mu.RLock()
 	jobs, active := s.q.size()

@@ -48,6 +48,7 @@ func userHandler(s *Server) http.Handler {
 	mux.HandleFunc("GET /v1/policies", withCaller(policies.list))
 	mux.HandleFunc("POST /v1/policies", withCaller(policies.set))
 	mux.HandleFunc("GET "+BackupPath, withCaller(admin.backup))
+	mux.HandleFunc("GET /v1/admin/allocation", withCaller(admin.allocation))
 	mux.HandleFunc("GET /v1/ping", withCaller(admin.ping))
 	mux.HandleFunc("POST /v1/jobs/{id}/steps", withCaller(steps.create))
 	mux.HandleFunc("GET /v1/jobs/{id}/steps", withCaller(steps.list))

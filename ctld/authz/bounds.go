@@ -83,6 +83,7 @@ var Bounds = map[string]Bound{
 	"POST /v1/images":                      {Body: maxSmallBody, Answer: "one result per node"},
 	"POST /v1/policies":                    {Body: maxSmallBody, Answer: "empty"},
 	"GET /v1/admin/backup":                 {Answer: "the state file, streamed"},
+	"GET /v1/admin/allocation":             {Answer: "at most 1,440 samples: a day at one a minute"},
 	"POST /v1/nodes/drain":                 {Body: maxSmallBody, Refs: api.MaxRefsPerRequest, Answer: "the nodes changed; names expand to at most 10,000 nodes"},
 	"POST /v1/nodes/down":                  {Body: maxSmallBody, Refs: api.MaxRefsPerRequest, Answer: "the nodes changed; names expand to at most 10,000 nodes"},
 	"POST /v1/nodes/resume":                {Body: maxSmallBody, Refs: api.MaxRefsPerRequest, Answer: "the nodes changed; names expand to at most 10,000 nodes"},

@@ -58,6 +58,7 @@ var UserRoutes = map[string]Rule{
 	"POST /v1/images":                      {Admin, ScopeNone},
 	"POST /v1/policies":                    {Admin, ScopeNone},
 	"GET /v1/admin/backup":                 {Admin, ScopeNone},
+	"GET /v1/admin/allocation":             {Admin, ScopeNone},
 	"POST /v1/nodes/drain":                 {Admin, ScopeNone},
 	"POST /v1/nodes/down":                  {Admin, ScopeNone},
 	"POST /v1/nodes/resume":                {Admin, ScopeNone},
