@@ -176,6 +176,8 @@ type Server struct {
 	confView api.ClusterConfig
 	// templates are corral.conf's resource templates, fixed at start.
 	templates []api.ResourceTemplate
+	// allocHist is the recent allocation, sampled for the admin chart.
+	allocHist *allocHistory
 
 	mu     lockorder.RWMutex[lockorder.Server]
 	q      *queue           // jobs and array jobs, guarded by mu
@@ -188,8 +190,6 @@ type Server struct {
 	policies *policy.Set
 	metrics  *metrics    // nil without Config.MetricsListen
 	web      *webHost    // nil without Config.WebListen
-	// allocHist is the recent allocation, sampled for the admin chart.
-	allocHist *allocHistory
 	gate     *authz.Gate // who may call what, how often (package authz)
 	conns    *connLimits // open connections per uid and address
 	nonces   nonceCache  // remote credentials already used
