@@ -37,7 +37,7 @@ const interactiveScript = "#!/bin/sh\n# an interactive session: it lives until t
 // launchView is what the dialog shows.
 type launchView struct {
 	CSRF       string
-	Images     []string
+	Envs       []environment // the images, by environment
 	Groups     []string
 	Group      string
 	Templates  []api.ResourceTemplate
@@ -50,6 +50,32 @@ type launchView struct {
 	Problem    string
 	Form       launchForm
 	ImageApps  []imageApps // apps.go
+}
+
+// environment is an image repository and its versions (tags), as the
+// seed's dialog offers "environment" and "version".
+type environment struct {
+	Name     string
+	Versions []version
+}
+
+type version struct{ Ref, Tag string }
+
+// environments groups image references (name:tag) by name, in order.
+func environments(refs []string) []environment {
+	slices.Sort(refs)
+	var out []environment
+	for _, ref := range refs {
+		name, tag := ref, "latest"
+		if i := strings.LastIndexByte(ref, ':'); i > strings.LastIndexByte(ref, '/') {
+			name, tag = ref[:i], ref[i+1:]
+		}
+		if n := len(out); n == 0 || out[n-1].Name != name {
+			out = append(out, environment{Name: name})
+		}
+		out[len(out)-1].Versions = append(out[len(out)-1].Versions, version{Ref: ref, Tag: tag})
+	}
+	return out
 }
 
 // launchForm is the dialog's fields, as sent.
@@ -105,10 +131,12 @@ func (d *Dashboard) launchChoices(ctx context.Context, c *api.Client) (launchVie
 	if err != nil {
 		return v, err
 	}
-	for _, im := range images {
-		v.Images = append(v.Images, im.Ref)
+	refs := make([]string, len(images))
+	for i, im := range images {
+		refs[i] = im.Ref
 	}
 	v.ImageApps = declaredApps(images)
+	v.Envs = environments(refs)
 	parts, err := c.Partitions(ctx)
 	if err != nil {
 		return v, err

@@ -53,3 +53,24 @@ func TestScriptFileName(t *testing.T) {
 		}
 	}
 }
+
+// The images become environments (repositories) with their versions
+// (tags), in order; a digest's colon or a registry's port is no tag.
+func TestEnvironments(t *testing.T) {
+	got := environments([]string{"docker.io/library/python:3.12", "localhost:5000/tf:2.2", "docker.io/library/python:3.11", "tf"})
+	want := "docker.io/library/python[3.11 3.12] localhost:5000/tf[2.2] tf[latest]"
+	var parts []string
+	for _, e := range got {
+		var tags []string
+		for _, v := range e.Versions {
+			tags = append(tags, v.Tag)
+		}
+		parts = append(parts, e.Name+"["+strings.Join(tags, " ")+"]")
+	}
+	if s := strings.Join(parts, " "); s != want {
+		t.Errorf("environments: %s, want %s", s, want)
+	}
+	if got[1].Versions[0].Ref != "localhost:5000/tf:2.2" {
+		t.Errorf("a version's value is %q, not the image's reference", got[1].Versions[0].Ref)
+	}
+}
