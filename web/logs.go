@@ -145,9 +145,10 @@ func (d *Dashboard) logFollow(w http.ResponseWriter, r *http.Request, sess *sess
 			fmt.Fprintf(w, "event: output\ndata: %s\n\n", text)
 			lastSent = time.Now()
 		}
+		moved := chunk.Next > offset
 		offset = chunk.Next
 		switch {
-		case chunk.Next < chunk.Size: // more is there already
+		case chunk.Next < chunk.Size && moved: // more is there already
 		case chunk.Done:
 			fmt.Fprintf(w, "event: done\ndata: %s\n\n", chunk.State)
 			fl.Flush()
