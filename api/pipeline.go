@@ -125,6 +125,10 @@ type TestSubmitResponse struct {
 	Start  *time.Time `json:"start,omitempty"`
 	Nodes  []string   `json:"nodes,omitempty"`
 	Reason Reason     `json:"reason,omitempty"` // why it would wait
+	// JobID is the ID a submit would have been given instead (the next
+	// one, unless another submit takes it first), which sbatch
+	// --test-only prints as Slurm's does.
+	JobID uint64 `json:"job_id,omitempty"`
 }
 
 // AcctRecord is one finished run in the accounting history (GET /v1/acct).

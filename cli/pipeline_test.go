@@ -69,6 +69,25 @@ func TestSubmitTestOnly(t *testing.T) {
 	mustFail(t, f.run("submit", "--test-only", "-W", "job.sh"), 2, "corral submit: --test-only submits nothing, so there is nothing to --wait for")
 }
 
+// sbatch --test-only answers in Slurm's words, on standard error.
+func TestSbatchTestOnly(t *testing.T) {
+	MustWorkDir(t, map[string]string{"job.sh": "#!/bin/sh\ntrue\n"})
+	f := MustFakeCtld(t)
+	start := time.Date(2026, 3, 4, 5, 6, 7, 0, time.Local)
+	f.pipe.test = &api.TestSubmitResponse{Job: api.Job{Partition: "batch", CPUs: 2, NodeCount: 2}, Start: &start,
+		Nodes: []string{"n1", "n2"}, JobID: 17}
+	r := f.slurm(t, "", "sbatch", "-N2", "-c", "2", "--test-only", "job.sh")
+	if want := "sbatch: Job 17 to start at 2026-03-04T05:06:07 using 4 processors on nodes n[1-2] in partition batch\n"; r.code != 0 ||
+		r.stderr != want || r.stdout != "" {
+		t.Errorf("exit %d stdout %q stderr %q, want %q", r.code, r.stdout, r.stderr, want)
+	}
+	f.pipe.test = &api.TestSubmitResponse{Job: api.Job{Partition: "batch", CPUs: 1}, Reason: api.ReasonJobHeld, JobID: 18}
+	r = f.slurm(t, "", "sbatch", "-H", "--test-only", "job.sh")
+	if want := "sbatch: Job 18 to start at Unknown using 1 processors on nodes (null) in partition batch\n"; r.code != 0 || r.stderr != want {
+		t.Errorf("held: exit %d stderr %q, want %q", r.code, r.stderr, want)
+	}
+}
+
 func TestControlCommands(t *testing.T) {
 	f := MustFakeCtld(t)
 	if r := f.run("hold", "12", "13_4"); r.code != 0 || r.stderr != "" {

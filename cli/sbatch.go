@@ -39,8 +39,9 @@ func sbatchClient(socket string) *api.Client {
 
 // sbatchTestOnly prints sbatch --test-only's answer as Slurm's sbatch
 // does, on standard error: "sbatch: Job N to start at TIME using C
-// processors on nodes LIST in partition P". N is the ID the job would get;
-// TIME is Unknown when the planner cannot say when it would start.
+// processors on nodes LIST in partition P". N is the ID the job would get
+// (0 from a controller that does not say); TIME is Unknown when the
+// planner cannot say when it would start.
 func sbatchTestOnly(_, stderr io.Writer, resp *api.TestSubmitResponse) error {
 	j := &resp.Job
 	start := "Unknown"
@@ -52,7 +53,7 @@ func sbatchTestOnly(_, stderr io.Writer, resp *api.TestSubmitResponse) error {
 		nodes = "(null)"
 	}
 	_, err := fmt.Fprintf(stderr, "sbatch: Job %d to start at %s using %d processors on nodes %s in partition %s\n",
-		j.ID, start, j.CPUs*max(j.NodeCount, 1), nodes, j.Partition)
+		resp.JobID, start, j.CPUs*max(j.NodeCount, 1), nodes, j.Partition)
 	return err
 }
 

@@ -335,8 +335,9 @@ func TestTestOnlyStoresNothing(t *testing.T) {
 	node.register()
 	before, _ := tc.srv.store.LastJobID()
 	resp, err := tc.client.TestSubmit(context.Background(), api.SubmitRequest{Spec: script("try")})
-	if err != nil || resp.Start == nil || len(resp.Nodes) != 1 || resp.Nodes[0] != "n1" || resp.Job.Partition != "batch" || resp.Job.ID != 0 {
-		t.Fatalf("test-only: %+v, %v", resp, err)
+	if err != nil || resp.Start == nil || len(resp.Nodes) != 1 || resp.Nodes[0] != "n1" || resp.Job.Partition != "batch" || resp.Job.ID != 0 ||
+		resp.JobID != before+1 {
+		t.Fatalf("test-only: %+v, %v (want the next ID, %d)", resp, err, before+1)
 	}
 	held := script("held")
 	held.Hold = true

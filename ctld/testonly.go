@@ -22,7 +22,11 @@ func (s *Server) testSubmit(caller peer, req api.SubmitRequest) (api.TestSubmitR
 	if a := job.Spec.Array; a != nil {
 		job.ArrayTasks = jobspec.FormatArray(*a)
 	}
-	return s.planTest(job), nil
+	resp := s.planTest(job)
+	if last, err := s.store.LastJobID(); err == nil {
+		resp.JobID = last + 1
+	}
+	return resp, nil
 }
 
 // planTest asks the planner when job would start, as if it were queued
