@@ -525,6 +525,10 @@ type JobBrief struct {
 	ArrayJobID     uint64     `json:"array_job_id,omitempty"`
 	ArrayTaskID    *int       `json:"array_task_id,omitempty"`
 	ArrayTasks     string     `json:"array_tasks,omitempty"`
+	// Priority and Hold are squeue's default order (partition, state,
+	// priority), so that squeue lists from this view.
+	Priority int64  `json:"priority,omitempty"`
+	Hold     string `json:"hold,omitempty"`
 }
 
 // BriefOf is j's brief view.
@@ -533,7 +537,8 @@ func BriefOf(j *Job) JobBrief {
 		Reason: j.Reason, NodeCount: j.NodeCount, StartTime: j.StartTime, EndTime: j.EndTime,
 		SuspendTime: j.SuspendTime, SuspendedSecs: j.SuspendedSecs, Nodes: j.Nodes,
 		FGPUHundredths: j.FGPUHundredths, GPUs: j.GPUs, GPUType: j.GPUType, GPUAlloc: j.GPUAlloc,
-		ArrayJobID: j.ArrayJobID, ArrayTaskID: j.ArrayTaskID, ArrayTasks: j.ArrayTasks}
+		ArrayJobID: j.ArrayJobID, ArrayTaskID: j.ArrayTaskID, ArrayTasks: j.ArrayTasks,
+		Priority: j.Priority, Hold: j.Hold}
 }
 
 // Job is the Job b stands for, its other fields zero.
@@ -542,5 +547,6 @@ func (b *JobBrief) Job() Job {
 		NodeCount: b.NodeCount, StartTime: b.StartTime, EndTime: b.EndTime,
 		SuspendTime: b.SuspendTime, SuspendedSecs: b.SuspendedSecs, Nodes: b.Nodes,
 		FGPUHundredths: b.FGPUHundredths, GPUs: b.GPUs, GPUType: b.GPUType, GPUAlloc: b.GPUAlloc,
-		ArrayJobID: b.ArrayJobID, ArrayTaskID: b.ArrayTaskID, ArrayTasks: b.ArrayTasks}
+		ArrayJobID: b.ArrayJobID, ArrayTaskID: b.ArrayTaskID, ArrayTasks: b.ArrayTasks,
+		Priority: b.Priority, Hold: b.Hold}
 }

@@ -96,6 +96,10 @@ func TestSqueueFormats(t *testing.T) {
 	if got := regexp.MustCompile(`1:01:\d\d`).ReplaceAllString(r.stdout, "1:01:0X"); r.code != 0 || got != want {
 		t.Errorf("squeue:\n%s(stderr %q)\nwant:\n%s", r.stdout, r.stderr, want)
 	}
+	// The brief view has the priority the default order sorts by.
+	if reqs := f.Requests(); reqs[len(reqs)-1].Query.Get("view") != "brief" {
+		t.Errorf("squeue asked for view %q, want brief", reqs[len(reqs)-1].Query.Get("view"))
+	}
 	for _, args := range [][]string{{"-h", "-o", "%i", "-j", "12,3"}, {"-h", "-o%i", "-j12,3"}, {"-ho", "%i", "--jobs=12,3"}} {
 		r = f.slurm(t, "", "squeue", args...)
 		reqs := f.Requests()

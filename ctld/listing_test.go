@@ -35,7 +35,7 @@ func TestListingViews(t *testing.T) {
 	for i, b := range brief {
 		f := full[i]
 		if b.ID != f.ID || b.Name != f.Name || b.User != f.User || b.Partition != f.Partition ||
-			b.State != f.State || b.Reason != f.Reason || f.Spec.Script == "" {
+			b.State != f.State || b.Reason != f.Reason || b.Priority != f.Priority || f.Priority == 0 || f.Spec.Script == "" {
 			t.Errorf("brief %+v does not match full %+v", b, f)
 		}
 		if b.Spec.Script != "" || len(b.History) != 0 {
