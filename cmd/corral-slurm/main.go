@@ -4,13 +4,6 @@
 // pipelines call in loops start a smaller binary (docs/benchmarks.md).
 // Called by its own name, it runs the Slurm command named by its first
 // argument: corral-slurm squeue -h.
-//
-// A short-lived client has no use for a GOMAXPROCS that follows the
-// cgroup's CPU limit: reading the limit (mountinfo, cgroup files) is
-// start-up work squeue would pay on every call.
-//
-//go:debug containermaxprocs=0
-//go:debug updatemaxprocs=0
 package main
 
 import (
