@@ -29,7 +29,7 @@ CORRAL_TAGS := urfave_cli_no_docs
 # answers to the same names when called by them.
 # PATH=$PWD/bin/slurm:$PATH is all a user needs on a dev cluster.
 SLURM_TAGS := slurmonly
-SLURM_CMDS := sbatch squeue scancel sacct sinfo scontrol sprio sshare sstat srun salloc
+SLURM_CMDS := sbatch squeue scancel sacct sacctmgr sinfo scontrol sprio sshare sstat srun salloc
 # make install PREFIX=/usr/local [SLURM_NAMES=1] [DESTDIR=...]: corral and
 # the daemons into $(PREFIX)/bin and $(PREFIX)/sbin; with SLURM_NAMES=1
 # also corral-slurm and the Slurm names linked to it beside corral, for

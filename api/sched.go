@@ -78,6 +78,9 @@ type ShareRow struct {
 	// FairShare is the association's fairshare factor in [0, 1]; set for
 	// users only.
 	FairShare *float64 `json:"fairshare,omitempty"`
+	// Default marks a user's default account (the one a job without -A
+	// charges), for sacctmgr's DefaultAccount.
+	Default bool `json:"default,omitempty"`
 }
 
 // ShareResponse answers GET /v1/share.
@@ -85,6 +88,8 @@ type ShareResponse struct {
 	Algorithm string     `json:"algorithm"` // fair_tree or classic
 	Time      time.Time  `json:"time"`      // the moment usage is decayed to
 	Rows      []ShareRow `json:"rows"`      // depth first, the root first
+	// DefaultAccount is the account of users no account lists.
+	DefaultAccount string `json:"default_account,omitempty"`
 }
 
 // Prio lists pending jobs' priorities and their factors.

@@ -35,6 +35,7 @@ func slurmCommands() map[string]*slurmCommand {
 		"squeue":   squeueCommand(),
 		"scancel":  scancelCommand(),
 		"sacct":    sacctCommand(),
+		"sacctmgr": sacctmgrCommand(),
 		"sinfo":    sinfoCommand(),
 		"scontrol": scontrolCommand(),
 		"sprio":    sprioCommand(),

@@ -26,7 +26,7 @@ func (f *fakeCtld) slurm(t *testing.T, stdin, name string, args ...string) resul
 }
 
 func TestSlurmNames(t *testing.T) {
-	want := []string{"sacct", "salloc", "sbatch", "scancel", "scontrol", "sinfo", "sprio", "squeue", "srun", "sshare", "sstat"}
+	want := []string{"sacct", "sacctmgr", "salloc", "sbatch", "scancel", "scontrol", "sinfo", "sprio", "squeue", "srun", "sshare", "sstat"}
 	got := SlurmNames()
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("SlurmNames() = %v, want %v", got, want)

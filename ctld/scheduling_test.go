@@ -288,16 +288,24 @@ func TestAccountsAtSubmit(t *testing.T) {
 		t.Fatalf("%d jobs stored, want the 3 accepted (%v)", len(jobs), err)
 	}
 	// The tree as corral share shows it: root, physics (2 shares of 3)
-	// with root's association, chem with root's, default with daemon's.
+	// with root's association, chem with root's, default with daemon's;
+	// each user's default account marked * (sacctmgr's DefaultAccount).
 	share, err := tc.client.Share(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var lines []string
 	for _, r := range share.Rows {
-		lines = append(lines, strings.Repeat(" ", r.Depth)+r.Account+"/"+r.User+"="+strconv.FormatFloat(r.NormShares, 'f', 3, 64))
+		mark := ""
+		if r.Default {
+			mark = "*"
+		}
+		lines = append(lines, strings.Repeat(" ", r.Depth)+r.Account+"/"+r.User+mark+"="+strconv.FormatFloat(r.NormShares, 'f', 3, 64))
 	}
-	want := "root/=1.000 chem/=0.250 chem/root=0.250 default/=0.250 default/daemon=0.250 physics/=0.500 physics/root=0.500"
+	if share.DefaultAccount != "default" {
+		t.Errorf("share: default account %q, want default", share.DefaultAccount)
+	}
+	want := "root/=1.000 chem/=0.250 chem/root=0.250 default/=0.250 default/daemon*=0.250 physics/=0.500 physics/root*=0.500"
 	got := strings.Join(lines, " ")
 	if strings.Join(strings.Fields(got), " ") != want {
 		t.Errorf("share tree:\n%s\nwant\n%s", got, want)

@@ -101,7 +101,8 @@ func (f *State) Share(owners []priority.Job, users []string, now time.Time) api.
 		if n := assocs[k]; n != nil {
 			return n
 		}
-		n := &shareNode{row: api.ShareRow{Account: k.Account, User: k.User, Parent: k.Account, RawShares: shares}}
+		n := &shareNode{row: api.ShareRow{Account: k.Account, User: k.User, Parent: k.Account, RawShares: shares,
+			Default: tree.Resolve(k.User, "").Account == k.Account}}
 		factor := fs.Factor(k.User, k.Account)
 		n.row.FairShare = &factor
 		assocs[k] = n
@@ -157,7 +158,7 @@ func (f *State) Share(owners []priority.Job, users []string, now time.Time) api.
 		return n.row.RawUsage
 	}
 	walk(root, 0)
-	resp := api.ShareResponse{Algorithm: string(f.algorithm), Time: now, Rows: []api.ShareRow{}}
+	resp := api.ShareResponse{Algorithm: string(f.algorithm), Time: now, Rows: []api.ShareRow{}, DefaultAccount: f.fallback}
 	var emit func(n *shareNode)
 	emit = func(n *shareNode) {
 		if root.row.RawUsage > 0 {
