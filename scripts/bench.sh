@@ -14,3 +14,12 @@ run -run '^$' -bench 'BenchmarkLoad100k$' -benchtime 3x -timeout 20m ./e2e/
 run -run '^$' -bench 'BenchmarkCheck100k$' -benchtime 3x ./ctld/store/
 run -run '^$' -bench . -benchtime 3x ./sched/
 run -run '^$' -bench . ./ctld/...
+# Issue 14: sbatch and squeue, whole processes, side by side with a
+# loopback Slurm 22.05 (scripts/install-deps.sh --slurm); without one the
+# comparison is skipped, and says so.
+if command -v slurmctld >/dev/null && [ -x /usr/bin/sbatch ]; then
+  echo '$ scripts/slurm-speed.sh 60 300'
+  scripts/slurm-speed.sh 60 300
+else
+  echo 'scripts/slurm-speed.sh: skipped: no Slurm here (scripts/install-deps.sh --slurm installs it)'
+fi
