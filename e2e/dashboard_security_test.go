@@ -333,7 +333,9 @@ func TestDashboardOtherUsersJobInEveryRoute(t *testing.T) {
 	for _, pattern := range dashboardRoutes(t) {
 		method, path, names := routeURL(t, pattern, id)
 		if strings.HasPrefix(path, "/admin") { // an administrator's page or action
-			if code, body := nobody.do(method, base+path, url.Values{"reason": {"nobody's"}}); code != http.StatusForbidden {
+			code, body := nobody.do(method, base+path, url.Values{"reason": {"nobody's"}})
+			t.Logf("%s %s as a user who is no administrator: %d", method, path, code)
+			if code != http.StatusForbidden {
 				t.Errorf("%s %s as a user who is no administrator: %d, want 403\n%.300s", method, path, code, body)
 			}
 			continue

@@ -27,29 +27,14 @@ const jupyterNotebook = "/usr/bin/jupyter-notebook"
 // cell (1+1) runs over the kernel's websocket and answers 2. Another
 // user's request for the same URL gets 403.
 func TestJupyterThroughAppProxy(t *testing.T) {
-	if _, err := os.Stat(jupyterNotebook); err != nil {
-		t.Fatalf("%s: %v: install jupyter-notebook (scripts/install-deps.sh)", jupyterNotebook, err)
-	}
 	c, base := startWebCluster(t)
-	dir := jobDir(t)
-	for _, d := range []string{"home", "notebooks"} {
-		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
 	const token = "e2e-jupyter-token"
-	script := "export HOME=$PWD/home JUPYTER_RUNTIME_DIR=/tmp/jupyter\n" +
-		"exec " + jupyterNotebook + " --no-browser --allow-root --ip=127.0.0.1 --port=$CORRAL_APP_JUPYTER_PORT" +
-		" --NotebookApp.base_url=$CORRAL_APP_JUPYTER_URL --NotebookApp.allow_remote_access=True" +
-		" --NotebookApp.token=" + token + " --notebook-dir=$PWD/notebooks\n"
-	id := c.Submit(dir, "--app", "jupyter="+strconv.Itoa(freePort(t)), "-c", "1", "--mem", "1G", "-t", "5",
-		"-o", filepath.Join(dir, "jupyter.out"), "--wrap", script)
-	c.WaitState(id, api.StateRunning, 20*time.Second)
+	id, out := startJupyter(t, c, token)
 	owner := newAppBrowser(t, base)
 	signInAsCaller(t, c, owner)
 	app := "/apps/" + strconv.FormatUint(id, 10) + "/jupyter/"
 
-	tree, _ := waitApp(t, owner, app+"tree?token="+token, 60*time.Second, filepath.Join(dir, "jupyter.out"))
+	tree, _ := waitApp(t, owner, app+"tree?token="+token, 60*time.Second, out)
 	if !strings.Contains(tree, app+"static/") {
 		t.Fatalf("the tree page does not load its assets under %s:\n%.2000s", app, tree)
 	}
@@ -92,6 +77,31 @@ func TestJupyterThroughAppProxy(t *testing.T) {
 		t.Fatalf("cancel: %s", r.Stderr)
 	}
 	c.WaitEnded(id, 30*time.Second)
+}
+
+// startJupyter starts a session running Debian's Jupyter as its app
+// "jupyter" with the given token, and returns the job and the file its
+// output goes to once the session runs.
+func startJupyter(t *testing.T, c *Cluster, token string) (uint64, string) {
+	t.Helper()
+	if _, err := os.Stat(jupyterNotebook); err != nil {
+		t.Fatalf("%s: %v: install jupyter-notebook (scripts/install-deps.sh)", jupyterNotebook, err)
+	}
+	dir := jobDir(t)
+	for _, d := range []string{"home", "notebooks"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := "export HOME=$PWD/home JUPYTER_RUNTIME_DIR=/tmp/jupyter\n" +
+		"exec " + jupyterNotebook + " --no-browser --allow-root --ip=127.0.0.1 --port=$CORRAL_APP_JUPYTER_PORT" +
+		" --NotebookApp.base_url=$CORRAL_APP_JUPYTER_URL --NotebookApp.allow_remote_access=True" +
+		" --NotebookApp.token=" + token + " --notebook-dir=$PWD/notebooks\n"
+	out := filepath.Join(dir, "jupyter.out")
+	id := c.Submit(dir, "--app", "jupyter="+strconv.Itoa(freePort(t)), "-J", "notebook", "-c", "1", "--mem", "1G", "-t", "5",
+		"-o", out, "--wrap", script)
+	c.WaitState(id, api.StateRunning, 30*time.Second)
+	return id, out
 }
 
 // post sends a JSON body through the proxy and decodes the answer.
