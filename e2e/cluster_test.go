@@ -261,8 +261,12 @@ func (c *Cluster) KillCtld() {
 	c.ctld = nil
 }
 
-// Stop ends every daemon: nodes first, so their jobs end, then ctld.
+// Stop ends every daemon: nodes first, then ctld. A node daemon that
+// stops leaves its jobs running under their shims (they survive a noded
+// restart), so the jobs still running are cancelled first, while the
+// controller and the nodes can still end them.
 func (c *Cluster) Stop() {
+	c.cancelRunning()
 	for _, n := range c.nodes {
 		stopProcess(n)
 	}
@@ -284,6 +288,30 @@ func (c *Cluster) Stop() {
 			}
 		}
 	}
+}
+
+// cancelRunning cancels every job that may hold a process on a node and
+// waits, bounded, for their ends: an interactive session a test left
+// running must not outlive its cluster.
+func (c *Cluster) cancelRunning() {
+	if c.ctld == nil || c.ctld.ProcessState != nil || len(c.nodes) == 0 {
+		return
+	}
+	live := []api.JobState{api.StateRunning, api.StateSuspended}
+	cl := api.NewClient(c.Socket)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := cl.Cancel(ctx, api.CancelRequest{States: live}); err != nil {
+		return // nothing running, or a controller that cannot answer: nothing to wait for
+	}
+	for ctx.Err() == nil {
+		jobs, err := cl.Jobs(ctx, api.JobFilter{States: live})
+		if err != nil || len(jobs) == 0 {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	c.t.Logf("jobs still running 20 s after the cluster's stop cancelled them")
 }
 
 func stopProcess(cmd *exec.Cmd) {

@@ -80,12 +80,12 @@ func (d *Dashboard) runningJob(w http.ResponseWriter, r *http.Request, cl *api.C
 // websocket. The element id="terminal" carries data-job-id and
 // data-status ("connecting", "open", "closed") for tests and people.
 func (d *Dashboard) terminalPage(w http.ResponseWriter, r *http.Request, sess *session, _ string) {
-	if err := terminalAssets(static); err != nil {
-		d.problem(w, http.StatusServiceUnavailable, err.Error())
+	j := d.runningJob(w, r, d.cfg.Controller.As(sess.uid)) // whose it is, before anything about this controller
+	if j == nil {
 		return
 	}
-	j := d.runningJob(w, r, d.cfg.Controller.As(sess.uid))
-	if j == nil {
+	if err := terminalAssets(static); err != nil {
+		d.problem(w, http.StatusServiceUnavailable, err.Error())
 		return
 	}
 	v := terminalView{JobID: j.ID, Name: j.Name}
