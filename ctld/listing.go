@@ -28,37 +28,34 @@ func jobMatcher(f api.JobFilter) (match func(*api.Job) bool, includeFinished boo
 	return match, includeFinished
 }
 
-// list picks the jobs a listing shows, and the array entries (views). The
-// caller holds Server.mu (read is enough).
-func (q *queue) list(f api.JobFilter, match func(*api.Job) bool, includeFinished bool) (picked []*api.Job, views []api.Job) {
-	// Pointers are collected; the jobs are copied a chunk at a time as
-	// they are sent: copying, appending and sorting 100,000 api.Job values
-	// took seconds and a copy of every job in memory.
+// list yields the records a listing shows, by pointer, and returns its
+// array entries (views). The caller holds Server.mu (read is enough).
+func (q *queue) list(f api.JobFilter, match func(*api.Job) bool, includeFinished bool, yield func(*api.Job)) (views []api.Job) {
+	// Pointers are handed out; the jobs are copied a chunk at a time as
+	// they are sent (or only those a page shows): copying, appending and
+	// sorting 100,000 api.Job values took seconds and a copy of every job
+	// in memory.
 	switch {
 	case len(f.IDs)+len(f.Tasks) > 0:
 		for _, id := range f.IDs {
 			if j := q.job(id); j != nil && match(&j.rec.Job) {
-				picked = append(picked, &j.rec.Job)
+				yield(&j.rec.Job)
 			}
 		}
 	case includeFinished:
-		n := len(q.jobs)
-		picked = make([]*api.Job, 0, n)
 		for _, j := range q.jobs {
 			if match(&j.rec.Job) {
-				picked = append(picked, &j.rec.Job)
+				yield(&j.rec.Job)
 			}
 		}
 	default:
-		n := len(q.active)
-		picked = make([]*api.Job, 0, n)
 		for _, j := range q.active {
 			if match(&j.rec.Job) {
-				picked = append(picked, &j.rec.Job)
+				yield(&j.rec.Job)
 			}
 		}
 	}
-	return picked, q.appendArrayViews(nil, f, includeFinished, match)
+	return q.appendArrayViews(nil, f, includeFinished, match)
 }
 
 func compareIDs(a, b uint64) int {
@@ -76,10 +73,8 @@ func compareIDs(a, b uint64) int {
 func (s *Server) listJobs(caller peer, f api.JobFilter) *listing {
 	match, includeFinished := jobMatcher(f)
 	all, uid := s.gate.SeesAll(caller.caller()), caller.UID
-	s.mu.RLock()
-	picked, views := s.q.list(f, match, includeFinished)
-	s.mu.RUnlock()
-	return newListing(&s.mu, picked, views, match, func(j *api.Job) bool { return all || j.UID == uid })
+	return &listing{mu: &s.mu, match: match, visible: func(j *api.Job) bool { return all || j.UID == uid },
+		plan: func(yield func(*api.Job)) []api.Job { return s.q.list(f, match, includeFinished, yield) }}
 }
 
 // jobView is one job, by its ID or as an array task 123_4 (a task that
@@ -100,17 +95,20 @@ func (s *Server) jobView(caller peer, ref jobRef) (api.Job, error) {
 	return out, nil
 }
 
-// listing is a planned job listing: the matching records, by pointer, and
-// the array views (copies: they are built, not stored), each in ID order
-// and each ID once. Records are copied, under the read lock, only as they
-// are sent, a chunk at a time (next): a listing of 100,000 jobs no longer
-// holds a copy of every job (a kilobyte each) nor blocks changes while it
-// is encoded. A page (page) copies only the jobs it shows.
+// listing is a job listing: its plan walks the matching records (under
+// the read lock) and gives the array views (copies: they are built, not
+// stored). A listing sent whole collects the records' pointers once and
+// puts records and views in ID order, each ID once (order); records are
+// then copied, under the read lock, only as they are sent, a chunk at a
+// time (next): a listing of 100,000 jobs does not hold a copy of every
+// job (a kilobyte each) nor block changes while it is encoded. A page
+// (page) walks the records once and copies only the jobs it shows.
 type listing struct {
-	mu      *lockorder.RWMutex[lockorder.Server] // Server.mu, read while records are copied
+	mu      *lockorder.RWMutex[lockorder.Server] // Server.mu, read while records are walked or copied
+	plan    func(yield func(*api.Job)) []api.Job
 	recs    []*api.Job
 	views   []api.Job
-	ordered bool                // recs and views are sorted and each ID is there once (order)
+	ordered bool                // recs and views are collected, sorted and each ID is there once (order)
 	match   func(*api.Job) bool // checked again on each copy: records change
 	visible func(*api.Job) bool // the caller may see the job
 	rec     int                 // next record to copy
@@ -121,18 +119,17 @@ type listing struct {
 
 func byID(a, b *api.Job) int { return cmp.Compare(a.ID, b.ID) }
 
-func newListing(mu *lockorder.RWMutex[lockorder.Server], recs []*api.Job, views []api.Job, match, visible func(*api.Job) bool) *listing {
-	return &listing{mu: mu, recs: recs, views: views, match: match, visible: visible}
-}
-
-// order sorts l's records and views by ID, once, and keeps each ID once.
-// Only a listing sent whole needs it: a page picks its jobs unsorted.
+// order collects l's records and views, sorts them by ID, once, and
+// keeps each ID once. Only a listing sent whole needs it.
 func (l *listing) order() {
 	if l.ordered {
 		return
 	}
 	l.ordered = true
-	recs, views := l.recs, l.views
+	var recs []*api.Job
+	l.mu.RLock()
+	views := l.plan(func(j *api.Job) { recs = append(recs, j) })
+	l.mu.RUnlock()
 	slices.SortFunc(recs, byID)
 	recs = slices.CompactFunc(recs, func(a, b *api.Job) bool { return a.ID == b.ID })
 	slices.SortFunc(views, func(a, b api.Job) int { return byID(&a, &b) })
@@ -192,14 +189,15 @@ func (l *listing) next() []*api.Job {
 
 // page is the newest limit jobs of each state in l that the caller may
 // see, newest first, with how many of each state there are
-// (api.JobPage). The records are checked and counted under one read
-// lock, and only the jobs shown are copied, so a page of a 100,000-job
-// queue costs a walk over pointers, not 100,000 copies to encode. l must
-// hold each job once: a listing by state or owner, not by ID.
+// (api.JobPage). The records are walked, checked and counted under one
+// read lock, and only the jobs shown are copied, so a page of a
+// 100,000-job queue costs one walk over pointers, not 100,000 copies to
+// encode. l must hold each job once: a listing by state or owner, not by
+// ID.
 func (l *listing) page(limit int) api.JobPage {
 	var states []statePick
-	pick := func(j *api.Job) {
-		if !l.match(j) || !l.visible(j) {
+	pick := func(j *api.Job) { // the plan matched it
+		if !l.visible(j) {
 			return
 		}
 		i := slices.IndexFunc(states, func(p statePick) bool { return p.state == j.State })
@@ -211,11 +209,9 @@ func (l *listing) page(limit int) api.JobPage {
 	}
 	out := api.JobPage{Jobs: []api.Job{}, Counts: map[api.JobState]int{}}
 	l.mu.RLock()
-	for _, r := range l.recs {
-		pick(r)
-	}
-	for i := range l.views {
-		pick(&l.views[i])
+	views := l.plan(pick)
+	for i := range views {
+		pick(&views[i])
 	}
 	for i := range states {
 		p := &states[i]

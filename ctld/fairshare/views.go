@@ -24,18 +24,13 @@ type Pending struct {
 
 // Prio computes the priority of every eligible pending job that filter
 // matches afresh at now, against a cluster of size cl; pending may come
-// in any order, the answer is in ID order.
-func (f *State) Prio(pending []Pending, cl priority.Cluster, filter api.PrioFilter, now time.Time) api.PrioResponse {
+// in any order (and hold only the jobs asked for), the answer is in ID
+// order. owners are the owners of every pending job, each once: the
+// fairshare tree ranks them all.
+func (f *State) Prio(pending []Pending, owners []priority.Job, cl priority.Cluster, filter api.PrioFilter, now time.Time) api.PrioResponse {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	c := cycleShares{at: now, cl: cl}
-	seen := make(map[priority.Assoc]bool) // each owner once, as a cycle lists them
-	for _, e := range pending {
-		if k := (priority.Assoc{User: e.Job.User, Account: e.Job.Spec.Account}); !seen[k] {
-			seen[k] = true
-			c.owners = append(c.owners, priority.Job{User: k.User, Account: k.Account})
-		}
-	}
+	c := cycleShares{at: now, cl: cl, owners: owners}
 	c.fs = f.calc.Fairshares(f.ledger, now, c.owners)
 	w := f.weights
 	resp := api.PrioResponse{Weights: api.PrioWeights{Age: w.Age, Fairshare: w.Fairshare, JobSize: w.Size}, Jobs: []api.JobPrio{}}
