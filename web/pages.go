@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/corral-hpc/corral/api"
@@ -172,7 +173,17 @@ func indicator(u *api.Usage, g string) []bar {
 	return out
 }
 
-func gib(b int64) string        { return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30)) }
+func gib(b int64) string { return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30)) }
+
+// memText is a session's memory as people write it: whole MiB under a
+// GiB (the seed's 256 MB session is "256 MiB", not "0.2 GiB"), else GiB
+// with one decimal where it has one.
+func memText(b int64) string {
+	if b < 1<<30 {
+		return fmt.Sprintf("%d MiB", b>>20)
+	}
+	return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(b)/(1<<30)), ".0") + " GiB"
+}
 func hundredths(n int64) string { return fmt.Sprintf("%.2f", float64(n)/100) }
 
 // sessionTabs sorts a page of jobs (the newest maxRows of each state,
@@ -214,7 +225,7 @@ func rowOf(j *api.Job, now time.Time) row {
 		r.ID = fmt.Sprintf("%d_%d", j.ArrayJobID, *j.ArrayTaskID)
 		r.Ref = r.ID
 	}
-	r.Config = fmt.Sprintf("%d CPU, %s", j.CPUs*max(j.NodeCount, 1), gib(j.MemBytes*int64(max(j.NodeCount, 1))))
+	r.Config = fmt.Sprintf("%d CPU, %s", j.CPUs*max(j.NodeCount, 1), memText(j.MemBytes*int64(max(j.NodeCount, 1))))
 	if f := j.FGPUHundredths; f > 0 {
 		r.Config += ", " + strconv.FormatFloat(float64(f)/100, 'f', -1, 64) + " fGPU" // 0.5 fGPU, as the seeds write it
 	}
