@@ -232,8 +232,17 @@ func rowOf(j *api.Job, now time.Time) row {
 	if j.GPUs > 0 {
 		r.Config += fmt.Sprintf(", %d GPU", j.GPUs)
 	}
+	if shm := j.Spec.ShmBytes; shm > 0 {
+		r.Config += ", shm " + memText(shm)
+	}
 	if img := j.Spec.ContainerImage; img != "" {
 		r.Config += ", " + img
+	}
+	for _, m := range j.Spec.Mounts {
+		r.Config += ", " + m.Source + ":" + m.Target
+		if m.ReadOnly {
+			r.Config += ":ro"
+		}
 	}
 	r.Apps = appLinks(j) // apps.go
 	if len(j.Nodes) > 0 {
