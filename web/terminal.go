@@ -138,6 +138,7 @@ func (d *Dashboard) terminalSocket(w http.ResponseWriter, r *http.Request, sess 
 		c.Close(websocket.StatusInternalError, closeReason(err.Error()))
 		return
 	}
+	go pingSocket(ctx, c, terminalPing)
 	go func() {
 		// A terminal lasts no longer than the browser session that opened
 		// it: signing out (corral dashboard --logout-all) or its expiry
@@ -170,6 +171,33 @@ func (d *Dashboard) terminalSocket(w http.ResponseWriter, r *http.Request, sess 
 		if err != nil {
 			c.Close(websocket.StatusPolicyViolation, closeReason(err.Error()))
 			return
+		}
+	}
+}
+
+// terminalPing is how often an open terminal's socket is pinged: a
+// reverse proxy that drops idle connections (nginx's default is 60 s)
+// keeps one that carries pings, and a browser that vanished without
+// closing (a laptop's lid shut) is found and its shell hung up.
+var terminalPing = 30 * time.Second
+
+// pingSocket pings c every interval until ctx ends; a ping not answered
+// within an interval closes c, which ends the terminal's read loop.
+func pingSocket(ctx context.Context, c *websocket.Conn, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			pctx, cancel := context.WithTimeout(ctx, every)
+			err := c.Ping(pctx)
+			cancel()
+			if err != nil {
+				c.CloseNow()
+				return
+			}
 		}
 	}
 }

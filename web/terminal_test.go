@@ -1,12 +1,18 @@
 package web
 
 import (
+	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os/exec"
 	"os/user"
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
+
+	"github.com/coder/websocket"
 )
 
 // The terminal's xterm.js files are compiled in: a controller built
@@ -59,5 +65,52 @@ func TestTerminalShellIsTheLoginShell(t *testing.T) {
 	}
 	if got := run("3999999"); got != "/bin/sh|before|" {
 		t.Errorf("a uid without an account: %q, want /bin/sh and the environment's user", got)
+	}
+}
+
+// TestPingSocket: a socket whose browser answers pings stays open; one
+// that stops answering (nothing reads it, as with a vanished laptop) is
+// closed by the pinging side.
+func TestPingSocket(t *testing.T) {
+	// Long enough that a loaded machine answers a ping in time.
+	const every = 400 * time.Millisecond
+	ended := make(chan struct{}, 2)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer func() { ended <- struct{}{} }()
+		go pingSocket(r.Context(), c, every)
+		for { // the terminal's read loop
+			if _, _, err := c.Read(r.Context()); err != nil {
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+	dial := func() *websocket.Conn {
+		c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	answering := dial()
+	defer answering.CloseNow()
+	go func() { _, _, _ = answering.Read(ctx) }() // reading sends the pongs
+	time.Sleep(5 * every)
+	select {
+	case <-ended:
+		t.Fatal("the server closed a socket that answered its pings")
+	default:
+	}
+	silent := dial() // never read: no pong goes back
+	defer silent.CloseNow()
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a socket that stopped answering pings was never closed")
 	}
 }
