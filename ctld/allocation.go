@@ -163,7 +163,7 @@ func (s *Server) expireAllocations(now time.Time) {
 		s.mu.Unlock()
 		return
 	}
-	changes, signals := s.cancelOrdersLocked(idle, nil, now)
+	changes, _, signals := s.cancelOrdersLocked(idle, nil, now) // nil: no one's cancel to record
 	err := s.q.commit(changes, nil)
 	s.mu.Unlock()
 	if err != nil {

@@ -95,8 +95,8 @@ func (s *Server) cancel(caller peer, req api.CancelRequest) (api.CancelResponse,
 	for first := true; first || len(targets) > 0; first = false {
 		batch := targets[:min(len(targets), cancelBatch)]
 		targets = targets[len(batch):]
-		changes, orders := s.cancelOrdersLocked(batch, &caller.UID, now)
-		if err = s.q.commit(changes, rems); err != nil {
+		changes, marks, orders := s.cancelOrdersLocked(batch, &caller.UID, now)
+		if err = s.q.commit(slices.Concat(changes, marks), rems); err != nil {
 			break
 		}
 		signals = append(signals, orders...)
@@ -130,9 +130,11 @@ func (s *Server) cancel(caller peer, req api.CancelRequest) (api.CancelResponse,
 }
 
 // cancelOrdersLocked decides how each target ends: pending ones and those
-// on a node that is down at once (changes), running ones by a signal.
-// by is the uid cancelling them (nil: the controller itself).
-func (s *Server) cancelOrdersLocked(targets []*job, by *uint32, now time.Time) (changes []change, signals []signalOrder) {
+// on a node that is down at once (changes), running ones by a signal,
+// with by recorded on their stored record (marks) so that a controller
+// restart before the node's report keeps who cancelled them. by is the
+// uid cancelling them (nil: the controller itself).
+func (s *Server) cancelOrdersLocked(targets []*job, by *uint32, now time.Time) (changes, marks []change, signals []signalOrder) {
 	for _, j := range targets {
 		j.cancelBy = by
 		switch {
@@ -141,11 +143,16 @@ func (s *Server) cancelOrdersLocked(targets []*job, by *uint32, now time.Time) (
 		case s.nodes.isUp(j.batchHost()):
 			j.cancelRequested = true
 			signals = append(signals, s.nodes.signalOrder(j.rec.Job.ID, j.batchHost()))
+			if by != nil {
+				next, uid := j.rec, *by
+				next.CancelRequestedBy = &uid
+				marks = append(marks, change{j, next})
+			}
 		default:
 			changes = s.cancelledLocked(changes, j, "cancelled while node "+j.batchHost()+" was down", now)
 		}
 	}
-	return changes, signals
+	return changes, marks, signals
 }
 
 // cancelledLocked adds j's cancel to changes.
@@ -160,9 +167,9 @@ func (s *Server) cancelledLocked(changes []change, j *job, msg string, now time.
 
 // recordCanceller puts on a job that a change ends CANCELLED the uid
 // whose cancel ended it. A running job's cancel ends it only when its
-// node reports, so the uid waits on the job until then; after a
-// controller restart it is not known, and the job ends CANCELLED by no
-// one in particular.
+// node reports, so the uid waits on the job until then, and on its stored
+// record (CancelRequestedBy), from which a restarted controller takes it
+// back.
 func recordCanceller(c *change) {
 	if by := c.j.cancelBy; by != nil && c.next.Job.State == api.StateCancelled && c.next.Job.CancelledBy == nil {
 		uid := *by

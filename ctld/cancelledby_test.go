@@ -69,6 +69,29 @@ func TestCancelledByIsRecorded(t *testing.T) {
 	}
 }
 
+// A running job's canceller survives a controller restart between the
+// cancel and the node's report of the end.
+func TestCancelledBySurvivesRestart(t *testing.T) {
+	tc := MustServer(t)
+	node := newFakeNode(tc, "n1", 2, 4<<30)
+	node.register()
+	running := tc.submitFor(uidOwner, script("runs"))
+	node.waitLaunch()
+	tc.waitAcked(running)
+	if code, body := callAs(t, tc, uidOwner, http.MethodPost, "/v1/jobs/cancel", api.CancelRequest{IDs: []uint64{running}}); code != http.StatusOK {
+		t.Fatalf("cancel: %d %s", code, body)
+	}
+	tc.Restart()
+	node.register()
+	if err := node.end(running, api.StateCancelled, 143); err != nil {
+		t.Fatal(err)
+	}
+	tc.waitJob(running, "cancelled", inState(api.StateCancelled))
+	if got, want := cancelledBy(t, tc, running), fmt.Sprintf("%d/%d", uidOwner, uidOwner); got != want {
+		t.Errorf("running job cancelled by its owner, then a restart: %s, want %s", got, want)
+	}
+}
+
 // A step's cancel records who asked, as sacct prints it on the step's
 // line ("CANCELLED by UID").
 func TestStepCancelledBy(t *testing.T) {

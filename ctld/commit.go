@@ -23,7 +23,13 @@ func (q *queue) load() error {
 		return err
 	}
 	for _, rec := range recs {
-		q.track(&job{rec: *rec})
+		j := &job{rec: *rec}
+		if by := rec.CancelRequestedBy; by != nil && !rec.Job.State.Terminal() {
+			// A cancel that reached the node before a restart: its end is
+			// still the cancel's, by that uid.
+			j.cancelRequested, j.cancelBy = true, by
+		}
+		q.track(j)
 	}
 	rems, err := q.store.Arrays()
 	if err != nil {

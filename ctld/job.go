@@ -81,6 +81,9 @@ func step(rec store.JobRecord, ev lifecycle.Event, now time.Time) (store.JobReco
 	if ev.Kind == lifecycle.Start || ev.Kind.Requeues() {
 		next.RequeueRequested, next.EnforceTimeLimit = false, false
 	}
+	if ev.Kind == lifecycle.Start || ev.Kind.Requeues() || next.Job.State.Terminal() {
+		next.CancelRequestedBy = nil
+	}
 	return next, nil
 }
 

@@ -43,6 +43,10 @@ type JobRecord struct {
 	// EnforceTimeLimit: the time limit was lowered while the job ran, so
 	// the controller, not the node, ends it at the new limit.
 	EnforceTimeLimit bool `json:"enforce_time_limit,omitempty"`
+	// CancelRequestedBy: the uid whose cancel of the running job went to
+	// its node; the end it reports then records that uid (sacct's
+	// "CANCELLED by UID") even after a controller restart.
+	CancelRequestedBy *uint32 `json:"cancel_requested_by,omitempty"`
 }
 
 // NodeRecord is what is stored per node that ever registered.
