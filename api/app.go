@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -37,11 +36,24 @@ const (
 	appEnvStart = "CORRAL_APP_"
 )
 
-var appName = regexp.MustCompile(`^[a-z0-9-]{1,32}$`)
+// validAppName is ^[a-z0-9-]{1,32}$ by hand: a regexp compiled at init
+// was most of package api's start-up in every command (sbatch included),
+// which seldom checks an app.
+func validAppName(s string) bool {
+	if len(s) < 1 || len(s) > maxAppName {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // CheckApp says what is wrong with a, or nil.
 func CheckApp(a App) error {
-	if !appName.MatchString(a.Name) {
+	if !validAppName(a.Name) {
 		return fmt.Errorf("app name %q: 1 to %d of a-z, 0-9 and -", a.Name, maxAppName)
 	}
 	if a.Port < MinAppPort || a.Port > MaxAppPort {

@@ -2,6 +2,8 @@ package api
 
 import (
 	"reflect"
+	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -21,5 +23,26 @@ func TestAppsLabelAndEnvironment(t *testing.T) {
 		{"CORRAL_APP_TENSOR_BOARD_URL", "/apps/12/tensor-board/"}, {"CORRAL_APP_TENSOR_BOARD_PORT", "6006"}}
 	if !reflect.DeepEqual(env, wantEnv) {
 		t.Errorf("environment %v, want %v", env, wantEnv)
+	}
+}
+
+// The hand-written name check accepts exactly what the documented
+// pattern does, at its edges (empty, 32 and 33 bytes, each class's
+// bounds, upper case, multi-byte runes).
+func TestAppNameMatchesPattern(t *testing.T) {
+	pattern := regexp.MustCompile(`^[a-z0-9-]{1,32}$`)
+	names := []string{"", "a", "z", "0", "9", "-", "jupyter", "tensor-board", "A", "Jupyter", "a_b", "a b",
+		"a/b", "a.b", "`", "{", "/", ":", "@", "[", "é", "日本", "a\n", "a\x00",
+		strings.Repeat("a", 31), strings.Repeat("a", 32), strings.Repeat("a", 33), strings.Repeat("-", 32)}
+	for c := 0; c < 256; c++ {
+		names = append(names, string(rune(c)), "x"+string([]byte{byte(c)}))
+	}
+	for _, n := range names {
+		if got, want := validAppName(n), pattern.MatchString(n); got != want {
+			t.Errorf("validAppName(%q) = %v, the pattern says %v", n, got, want)
+		}
+		if err := CheckApp(App{Name: n, Port: 8888}); (err == nil) != pattern.MatchString(n) {
+			t.Errorf("CheckApp(%q): %v", n, err)
+		}
 	}
 }
