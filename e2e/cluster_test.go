@@ -33,6 +33,12 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binDir = filepath.Join(root, "bin")
+	if under := filepath.Clean(root) + "/"; strings.HasPrefix(under, "/tmp/") {
+		// Jobs see the host's files, but /tmp is their own: the binaries
+		// and test programs they run from the repository would be missing.
+		fmt.Fprintf(os.Stderr, "e2e: the repository is under /tmp (%s), which jobs cannot see (a job's /tmp is private to it): clone it elsewhere\n", root)
+		os.Exit(1)
+	}
 	if os.Geteuid() == 0 {
 		if err := buildBinaries(root); err != nil {
 			fmt.Fprintln(os.Stderr, "e2e: building binaries:", err)
