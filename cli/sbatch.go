@@ -34,7 +34,7 @@ func sbatchClient(socket string) *api.Client {
 	if base := os.Getenv(api.CtldEnv); socket == "" && base != "" {
 		return remoteClientWith(base, envCAPath())
 	}
-	return api.NewClient(api.ResolveSocket(socket))
+	return api.NewOneShotClient(api.ResolveSocket(socket))
 }
 
 // sbatchTestOnly prints sbatch --test-only's answer as Slurm's sbatch

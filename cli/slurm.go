@@ -81,7 +81,7 @@ func (s *slurmRun) client() *api.Client {
 		if base := os.Getenv(api.CtldEnv); base != "" && os.Getenv(api.SocketEnv) == "" {
 			s.cl = remoteClientWith(base, envCAPath())
 		} else {
-			s.cl = api.NewClient(api.ResolveSocket(""))
+			s.cl = api.NewOneShotClient(api.ResolveSocket(""))
 		}
 	}
 	return s.cl
