@@ -16,9 +16,11 @@ import (
 type job struct {
 	// order is where it stands in the queue's pendingOrder; first, so a
 	// cycle's walk of the pending jobs reads one cache line of each.
-	order  pendingMark
-	rec    store.JobRecord
-	launch launchState
+	order pendingMark
+	rec   store.JobRecord
+	// pendingAs is where the queue's ownerCounts counts it.
+	pendingAs pendingCount
+	launch    launchState
 	// cancelRequested: a signal went to the node; its end will be CANCELLED.
 	cancelRequested bool
 	// cancelBy is the uid whose cancel is under way, recorded on the job

@@ -234,11 +234,9 @@ func (s *Server) listNodes() []api.Node {
 	defer s.mu.RUnlock()
 	alloc := s.q.allocation()
 	jobsOn := make(map[string][]uint64)
-	for id, j := range s.q.unfinished() {
-		if j.state().Holds() {
-			for _, name := range j.rec.Job.Nodes {
-				jobsOn[name] = append(jobsOn[name], id)
-			}
+	for id, j := range s.q.runningJobs() { // RUNNING and SUSPENDED: those that hold nodes
+		for _, name := range j.rec.Job.Nodes {
+			jobsOn[name] = append(jobsOn[name], id)
 		}
 	}
 	held, gpuJobs := s.q.heldGPUs(), s.q.gpuJobs()

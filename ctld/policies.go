@@ -55,18 +55,19 @@ func (s *Server) checkPolicySubmitLocked(user string, spec *api.JobSpec) error {
 }
 
 // policyTallyLocked counts what every user and account runs (and, with
-// pending, has pending). The caller holds s.mu.
+// pending, has pending): the running jobs from the queue's running index
+// (a suspended job keeps its resources), the pending ones from its
+// per-owner counts, so a tally costs O(running jobs + owners), not a walk
+// of the pending queue. The caller holds s.mu.
 func (s *Server) policyTallyLocked(pending bool) *policy.Tally {
 	t := policy.NewTally()
-	for _, j := range s.q.unfinished() {
+	for _, j := range s.q.runningJobs() {
 		job := &j.rec.Job
-		switch job.State {
-		case api.StateRunning, api.StateSuspended: // a suspended job keeps its resources
-			t.AddRunning(job.User, job.Spec.Account, jobRequest(job))
-		case api.StatePending:
-			if pending {
-				t.AddPending(job.User, job.Spec.Account)
-			}
+		t.AddRunning(job.User, job.Spec.Account, jobRequest(job))
+	}
+	if pending {
+		for k, n := range s.q.pendingOwners {
+			t.AddPending(k.User, k.Account, n)
 		}
 	}
 	return t

@@ -31,8 +31,10 @@ type queue struct {
 	running map[uint64]*job
 	// pending is the PENDING jobs in ID order.
 	pendingByID pendingOrder
-	arrays      map[uint64]*arrayJob
-	bases       []uint64 // array job IDs, ascending, for finding a task's array
+	// owners counts the pending jobs of each owner (queueowners.go).
+	owners ownerCounts
+	arrays map[uint64]*arrayJob
+	bases  []uint64 // array job IDs, ascending, for finding a task's array
 
 	store *store.Store // where commit writes
 	// observe sees every change once it is on disk, before it is
@@ -59,6 +61,7 @@ func newQueue() *queue {
 func (q *queue) track(j *job) {
 	id := j.rec.Job.ID
 	q.jobs[id] = j
+	q.owners.note(j)
 	switch st := j.rec.Job.State; {
 	case st.Terminal():
 		delete(q.active, id)

@@ -87,14 +87,14 @@ func (t *Tally) AddRunning(user, account string, r Request) {
 	}
 }
 
-// AddPending counts a pending job.
-func (t *Tally) AddPending(user, account string) {
+// AddPending counts n pending jobs of user and account ("" for none).
+func (t *Tally) AddPending(user, account string, n int) {
 	u := t.Users[user]
-	u.Pending++
+	u.Pending += n
 	t.Users[user] = u
 	if account != "" {
 		a := t.Accounts[account]
-		a.Pending++
+		a.Pending += n
 		t.Accounts[account] = a
 	}
 }
