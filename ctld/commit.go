@@ -206,7 +206,7 @@ func (q *queue) purge(old func(*api.Job) bool, keep map[uint64]bool) (jobs, rema
 		return 0, 0, err
 	}
 	for _, id := range u.DeleteJobs {
-		delete(q.jobs, id)
+		q.drop(id)
 	}
 	for _, a := range rems {
 		a.rem, a.remCount = nil, 0

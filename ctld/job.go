@@ -20,7 +20,9 @@ type job struct {
 	rec   store.JobRecord
 	// pendingAs is where the queue's ownerCounts counts it.
 	pendingAs pendingCount
-	launch    launchState
+	// listed is where the queue's stateIndex lists it.
+	listed stateMarks
+	launch launchState
 	// cancelRequested: a signal went to the node; its end will be CANCELLED.
 	cancelRequested bool
 	// cancelBy is the uid whose cancel is under way, recorded on the job

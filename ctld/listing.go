@@ -13,19 +13,25 @@ import (
 // finished ones can be among them.
 func jobMatcher(f api.JobFilter) (match func(*api.Job) bool, includeFinished bool) {
 	includeFinished = f.All || len(f.IDs)+len(f.Tasks) > 0 || slices.ContainsFunc(f.States, api.JobState.Terminal)
+	shown := stateShown(f, includeFinished)
 	match = func(j *api.Job) bool {
 		if len(f.Users) > 0 && !slices.Contains(f.Users, j.User) {
 			return false
 		}
-		if len(f.States) > 0 && !slices.Contains(f.States, j.State) {
-			return false
-		}
-		if len(f.States) == 0 && !includeFinished && j.State.Terminal() {
-			return false
-		}
-		return true
+		return shown(j.State)
 	}
 	return match, includeFinished
+}
+
+// stateShown is which states a listing with filter f shows: those named,
+// or every unfinished one and, with includeFinished, the finished ones.
+func stateShown(f api.JobFilter, includeFinished bool) func(api.JobState) bool {
+	return func(st api.JobState) bool {
+		if len(f.States) > 0 {
+			return slices.Contains(f.States, st)
+		}
+		return includeFinished || !st.Terminal()
+	}
 }
 
 // list yields the records a listing shows, by pointer, and returns its
@@ -73,8 +79,15 @@ func compareIDs(a, b uint64) int {
 func (s *Server) listJobs(caller peer, f api.JobFilter) *listing {
 	match, includeFinished := jobMatcher(f)
 	all, uid := s.gate.SeesAll(caller.caller()), caller.UID
-	return &listing{mu: &s.mu, match: match, visible: func(j *api.Job) bool { return all || j.UID == uid },
+	l := &listing{mu: &s.mu, match: match, visible: func(j *api.Job) bool { return all || j.UID == uid },
 		plan: func(yield func(*api.Job)) []api.Job { return s.q.list(f, match, includeFinished, yield) }}
+	if len(f.IDs)+len(f.Tasks)+len(f.Users) == 0 {
+		// Which jobs it shows depends on their owner and state alone: a
+		// page reads the queue's lists by state (pageIndexed).
+		l.byState = &statePage{q: s.q, uid: uid, everyone: all, state: stateShown(f, includeFinished),
+			views: func() []api.Job { return s.q.appendArrayViews(nil, f, includeFinished, match) }}
+	}
+	return l
 }
 
 // jobView is one job, by its ID or as an array task 123_4 (a task that
@@ -115,6 +128,7 @@ type listing struct {
 	view    int                 // next view to send
 	copies  []api.Job           // the chunk of records next copied
 	out     []*api.Job          // what next hands out
+	byState *statePage          // set: page reads the queue's stateIndex
 }
 
 func byID(a, b *api.Job) int { return cmp.Compare(a.ID, b.ID) }
@@ -195,6 +209,9 @@ func (l *listing) next() []*api.Job {
 // encode. l must hold each job once: a listing by state or owner, not by
 // ID.
 func (l *listing) page(limit int) api.JobPage {
+	if l.byState != nil {
+		return l.pageIndexed(limit)
+	}
 	var states []statePick
 	pick := func(j *api.Job) { // the plan matched it
 		if !l.visible(j) {

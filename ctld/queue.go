@@ -33,8 +33,10 @@ type queue struct {
 	pendingByID pendingOrder
 	// owners counts the pending jobs of each owner (queueowners.go).
 	owners ownerCounts
-	arrays map[uint64]*arrayJob
-	bases  []uint64 // array job IDs, ascending, for finding a task's array
+	// byState lists the jobs by owner and state (queuebystate.go).
+	byState stateIndex
+	arrays  map[uint64]*arrayJob
+	bases   []uint64 // array job IDs, ascending, for finding a task's array
 
 	store *store.Store // where commit writes
 	// observe sees every change once it is on disk, before it is
@@ -62,6 +64,7 @@ func (q *queue) track(j *job) {
 	id := j.rec.Job.ID
 	q.jobs[id] = j
 	q.owners.note(j)
+	q.byState.note(j)
 	switch st := j.rec.Job.State; {
 	case st.Terminal():
 		delete(q.active, id)
@@ -74,6 +77,14 @@ func (q *queue) track(j *job) {
 		q.active[id] = j
 		delete(q.running, id)
 		q.pendingByID.pending(j)
+	}
+}
+
+// drop takes a finished job out of the queue (the history's purge).
+func (q *queue) drop(id uint64) {
+	if j := q.jobs[id]; j != nil {
+		q.byState.forget(j)
+		delete(q.jobs, id)
 	}
 }
 
