@@ -1,10 +1,15 @@
 package ctld
 
 import (
+	"context"
+	"fmt"
 	"maps"
 	"math/rand"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/ctld/store"
@@ -90,4 +95,53 @@ func (q *queue) countPending() int {
 		}
 	}
 	return n
+}
+
+// TestPrioNamedIDsWithArrays checks that prio for named IDs (the
+// dashboard's pending rows), which looks them up instead of walking the
+// queue, answers what the answer for every pending job has of them: a
+// job by its ID, an array's tasks and remainder by the array's ID, a
+// task with a record of its own by its ID, the remainder by its lowest
+// task's ID.
+func TestPrioNamedIDsWithArrays(t *testing.T) {
+	tc := MustServer(t, eventsOnly) // no nodes: everything stays pending
+	base := tc.submit(arraySpec(t, "arr", "0-7"))
+	plain := tc.submit(script("plain"))
+	for _, task := range []int{2, 5, 6} { // records of their own, still pending
+		name := fmt.Sprintf("task%d", task)
+		if _, err := tc.client.Update(context.Background(), api.UpdateRequest{ID: base, Task: &task, Name: &name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resp, err := tc.client.Cancel(context.Background(), api.CancelRequest{Tasks: []api.TaskRef{{JobID: base, Task: 6}}})
+	if err != nil || len(resp.Errors) != 0 {
+		t.Fatalf("cancel task 6: %+v, %v", resp, err)
+	}
+	now := time.Now()
+	every := tc.srv.prio(api.PrioFilter{}, now)
+	if len(every.Jobs) != 4 { // plain, tasks 2 and 5, the remainder 0-1,3-4,7
+		t.Fatalf("every pending job: %+v", every.Jobs)
+	}
+	for _, ids := range [][]uint64{{base}, {base + 2}, {base + 5, plain}, {base + 3}, {base + 6}, {plain, base, base + 2}, {999}} {
+		named := map[uint64]bool{}
+		for _, id := range ids {
+			named[id] = true
+		}
+		var want []string
+		for _, p := range every.Jobs {
+			array, _, _ := strings.Cut(p.Job, "_")
+			if a, _ := strconv.ParseUint(array, 10, 64); named[p.JobID] || strings.Contains(p.Job, "_") && named[a] {
+				want = append(want, p.Job)
+			}
+		}
+		var got []string
+		for _, p := range tc.srv.prio(api.PrioFilter{IDs: ids}, now).Jobs {
+			got = append(got, p.Job)
+		}
+		slices.Sort(want)
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("prio for %v: %v, want %v", ids, got, want)
+		}
+	}
 }
