@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -80,11 +81,22 @@ func (d *Dashboard) events(w http.ResponseWriter, r *http.Request, _ *session, _
 		http.Error(w, "streaming is not supported here", http.StatusInternalServerError)
 		return
 	}
+	since, err := strconv.ParseUint(r.URL.Query().Get("since"), 10, 64)
+	hasSince := err == nil
+	if r.URL.Query().Has("since") && !hasSince {
+		http.Error(w, "since must be a version number", http.StatusBadRequest)
+		return
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
+	version, moved := d.live.current()
+	if hasSince && version != since {
+		// The page was read before changes its script had not yet
+		// listened for: tell it now.
+		fmt.Fprintf(w, "event: changed\ndata: %d\n\n", version)
+	}
 	fl.Flush()
-	_, moved := d.live.current()
 	tick := time.NewTicker(keepAlive)
 	defer tick.Stop()
 	for {

@@ -35,6 +35,10 @@ type sessionsView struct {
 	CSRF      string
 	Indicator []bar
 	Tabs      []tab
+	// Version is the live updates' version the page was read at (before
+	// its data): a change published before the page's script listens is
+	// still told to it.
+	Version uint64
 }
 
 // bar is one resource's bar of the indicator; the data-* attributes of
@@ -83,6 +87,7 @@ func (d *Dashboard) problem(w http.ResponseWriter, code int, msg string) {
 
 // sessionsPage is the resource indicator and the sessions, by tab.
 func (d *Dashboard) sessionsPage(w http.ResponseWriter, r *http.Request, sess *session, _ string) {
+	version, _ := d.live.current()
 	c := d.cfg.Controller.As(sess.uid)
 	page, err := c.JobPage(r.Context(), api.JobFilter{All: true}, maxRows)
 	if err != nil {
@@ -99,7 +104,7 @@ func (d *Dashboard) sessionsPage(w http.ResponseWriter, r *http.Request, sess *s
 		d.apiProblem(w, err)
 		return
 	}
-	v := sessionsView{CSRF: sess.csrf, Tabs: sessionTabs(page, d.cfg.Now())}
+	v := sessionsView{CSRF: sess.csrf, Tabs: sessionTabs(page, d.cfg.Now()), Version: version}
 	if err := addPriorities(r.Context(), c, &v.Tabs[1]); err != nil {
 		d.apiProblem(w, err)
 		return

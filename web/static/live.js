@@ -23,7 +23,11 @@
         if (again) { again = false; refresh(); }
       });
   }
-  new EventSource("/events").addEventListener("changed", refresh);
+  // The version the page was read at: a change published before this
+  // listens is told at once.
+  var main = document.querySelector("main[data-version]");
+  var since = main ? "?since=" + encodeURIComponent(main.dataset.version) : "";
+  new EventSource("/events" + since).addEventListener("changed", refresh);
 })();
 
 // A slider shows its value in the <output> after it.
