@@ -106,7 +106,7 @@ func (s *Server) signalRequeue(o signalOrder, by string) {
 func (s *Server) enforceTimeLimits(now time.Time) {
 	s.mu.Lock()
 	var orders []signalOrder
-	for _, j := range s.q.unfinished() {
+	for _, j := range s.q.runningJobs() { // not the pending queue: this holds the write lock every tick
 		job := &j.rec.Job
 		if !j.rec.EnforceTimeLimit || job.State != api.StateRunning || j.limitSignalled || j.cancelRequested ||
 			job.StartTime == nil || now.Before(job.StartTime.Add(time.Duration(job.TimeLimit+job.SuspendedSecs)*time.Second)) ||
