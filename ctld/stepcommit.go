@@ -95,8 +95,8 @@ func (q *queue) installSteps(recs []*store.StepRecord) {
 
 // stepsEnding adds to steps (records a commit writes) the ends of the
 // running steps of every job the changes take out of RUNNING: NODE_FAIL
-// when the job ended so, else CANCELLED. A step that steps already ends
-// keeps that end.
+// when the job ended so, else CANCELLED (or FAILED: stepEndState). A
+// step that steps already ends keeps that end.
 func stepsEnding(changes []change, steps []*store.StepRecord, now time.Time) []*store.StepRecord {
 	type key struct {
 		job  uint64
@@ -129,10 +129,28 @@ func stepsEnding(changes []change, steps []*store.StepRecord, now time.Time) []*
 				}
 				rec = w
 			}
-			steps = append(steps, endedStep(rec, st, end))
+			steps = append(steps, endedStep(rec, stepEndState(rec, st), end))
 		}
 	}
 	return steps
+}
+
+// stepEndState is the state a step still running when its job ends gets:
+// the job's (CANCELLED, NODE_FAIL), unless a node already reported a
+// task of it failed and nobody cancelled it. Then its outcome was decided
+// before the job ended (srun ended on an MPI_Abort, say, and the batch
+// script after it, before the other nodes' reports arrived): FAILED,
+// with the highest exit code reported.
+func stepEndState(rec *store.StepRecord, jobEnd api.JobState) api.JobState {
+	if jobEnd != api.StateCancelled || rec.CancelRequested {
+		return jobEnd
+	}
+	if slices.ContainsFunc(rec.Reports, func(e store.StepNodeEnd) bool {
+		return e.ExitCode != 0 || e.Signal != 0 || e.State == api.StateFailed
+	}) {
+		return api.StateFailed
+	}
+	return jobEnd
 }
 
 func sortedStepIDs(m map[int]*store.StepRecord) []int {

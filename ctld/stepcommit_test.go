@@ -75,3 +75,36 @@ func TestStepAfterReport(t *testing.T) {
 		})
 	}
 }
+
+// A step still running when its job ends takes the job's end, unless a
+// node already reported one of its tasks failed and nobody cancelled it:
+// then the step failed before its job ended (an MPI_Abort that ended srun
+// and the batch script before the other node's report arrived).
+func TestStepEndState(t *testing.T) {
+	rec := func(cancelled bool, reports ...store.StepNodeEnd) *store.StepRecord {
+		return &store.StepRecord{Step: api.Step{JobID: 7, StepID: 0, State: api.StateRunning},
+			Layout: []api.StepNode{{Node: "a"}, {Node: "b"}}, Reports: reports, CancelRequested: cancelled}
+	}
+	for _, tc := range []struct {
+		name   string
+		rec    *store.StepRecord
+		jobEnd api.JobState
+		want   api.JobState
+	}{
+		{"no report yet", rec(false), api.StateCancelled, api.StateCancelled},
+		{"a node's tasks exited 0", rec(false, store.StepNodeEnd{Node: "a"}), api.StateCancelled, api.StateCancelled},
+		{"a task aborted with 7", rec(false, store.StepNodeEnd{Node: "b", ExitCode: 7}), api.StateCancelled, api.StateFailed},
+		{"a task killed by a signal", rec(false, store.StepNodeEnd{Node: "b", ExitCode: 137, Signal: 9}), api.StateCancelled, api.StateFailed},
+		{"tasks that could not start", rec(false, store.StepNodeEnd{Node: "b", State: api.StateFailed}), api.StateCancelled, api.StateFailed},
+		{"cancelled by its user", rec(true, store.StepNodeEnd{Node: "b", ExitCode: 143}), api.StateCancelled, api.StateCancelled},
+		{"its job's node failed", rec(false, store.StepNodeEnd{Node: "b", ExitCode: 7}), api.StateNodeFail, api.StateNodeFail},
+	} {
+		if got := stepEndState(tc.rec, tc.jobEnd); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+		if ended := endedStep(tc.rec, stepEndState(tc.rec, tc.jobEnd), time.Now()); tc.want == api.StateFailed && ended.Step.ExitCode == 0 && ended.Step.Signal == 0 &&
+			tc.rec.Reports[0].State != api.StateFailed {
+			t.Errorf("%s: ended FAILED without the reported exit code: %+v", tc.name, ended.Step)
+		}
+	}
+}
