@@ -230,6 +230,15 @@ func (l *listing) page(limit int) api.JobPage {
 	for i := range views {
 		pick(&views[i])
 	}
+	fillPage(&out, states, limit)
+	l.mu.RUnlock()
+	slices.SortFunc(out.Jobs, func(a, b api.Job) int { return cmp.Compare(b.ID, a.ID) })
+	return out
+}
+
+// fillPage puts each state's count and its newest limit jobs into out;
+// the caller holds the listing's lock (the jobs are the queue's).
+func fillPage(out *api.JobPage, states []statePick, limit int) {
 	for i := range states {
 		p := &states[i]
 		out.Counts[p.state] = p.n
@@ -237,9 +246,6 @@ func (l *listing) page(limit int) api.JobPage {
 			out.Jobs = append(out.Jobs, *j)
 		}
 	}
-	l.mu.RUnlock()
-	slices.SortFunc(out.Jobs, func(a, b api.Job) int { return cmp.Compare(b.ID, a.ID) })
-	return out
 }
 
 // statePick is one state's part of a page: how many jobs it has, and the

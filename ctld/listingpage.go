@@ -59,13 +59,7 @@ func (l *listing) pageIndexed(limit int) api.JobPage {
 			at(views[i].State).add(&views[i], limit)
 		}
 	}
-	for i := range states {
-		p := &states[i]
-		out.Counts[p.state] = p.n
-		for _, j := range p.newest(limit) {
-			out.Jobs = append(out.Jobs, *j)
-		}
-	}
+	fillPage(&out, states, limit)
 	l.mu.RUnlock()
 	slices.SortFunc(out.Jobs, func(a, b api.Job) int { return cmp.Compare(b.ID, a.ID) })
 	return out

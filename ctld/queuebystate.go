@@ -101,22 +101,22 @@ func (x *stateIndex) list(k stateKey) *idList {
 // note files j, whose record is installed, by its owner and state now.
 func (x *stateIndex) note(j *job) {
 	st, uid := j.rec.Job.State, j.rec.Job.UID
-	if own := x.list(stateKey{uid: uid, state: st}); j.listed.own != own {
-		if old := j.listed.own; old != nil {
-			j.listed.own = nil
-			old.left()
-		}
-		j.listed.own = own
-		own.enter(j)
+	moveTo(&j.listed.own, x.list(stateKey{uid: uid, state: st}), j)
+	moveTo(&j.listed.all, x.list(stateKey{everyone: true, state: st}), j)
+}
+
+// moveTo files j in list to, through slot (its owner's or everyone's
+// mark), leaving the list it was in there.
+func moveTo(slot **idList, to *idList, j *job) {
+	if *slot == to {
+		return
 	}
-	if all := x.list(stateKey{everyone: true, state: st}); j.listed.all != all {
-		if old := j.listed.all; old != nil {
-			j.listed.all = nil
-			old.left()
-		}
-		j.listed.all = all
-		all.enter(j)
+	if old := *slot; old != nil {
+		*slot = nil // no longer live there when old counts what left
+		old.left()
 	}
+	*slot = to
+	to.enter(j)
 }
 
 // forget takes j, leaving the queue, out of its lists.
