@@ -73,6 +73,8 @@ type Spec struct {
 	// answer) and returns ErrStopped.
 	Stop             <-chan struct{}
 	hostRootOverride string // tests: list this directory instead of "/"
+	bindsByRunc      bool   // tests: runc binds the host view, as it once did
+
 }
 
 // DefaultShmBytes is /dev/shm's size when the job asks for none.
@@ -87,16 +89,18 @@ const (
 	hostViewAttrs     = unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV
 )
 
-// hostView creates the top-level symlinks in rootfs and returns one
-// recursive read-only bind per other top-level entry of the host. Entries
-// holding a hidden path come first so that their recursive copy does not
+// hostView plans the job's view of the host: the host's top-level
+// symlinks recreated, and one recursive read-only bind per other
+// top-level entry (mountView makes both). Entries holding a hidden path
+// or the rootfs itself come first, so that their recursive copy does not
 // drag in the mounts already made inside this very rootfs.
-func hostView(hostRoot, rootfs string, hide []string) ([]*configs.Mount, error) {
+func hostView(hostRoot, rootfs string, hide []string) (*viewPlan, error) {
 	ents, err := os.ReadDir(hostRoot)
 	if err != nil {
 		return nil, err
 	}
-	var first, rest []*configs.Mount
+	plan := &viewPlan{}
+	var first, rest []viewBind
 	for _, e := range ents {
 		name := e.Name()
 		if skipAtRoot[name] {
@@ -108,28 +112,27 @@ func hostView(hostRoot, rootfs string, hide []string) ([]*configs.Mount, error) 
 			if err != nil {
 				return nil, err
 			}
-			if err := os.Symlink(target, filepath.Join(rootfs, name)); err != nil {
-				return nil, fmt.Errorf("recreating /%s in the rootfs: %w", name, err)
-			}
+			plan.links = append(plan.links, viewLink{name: name, target: target})
 			continue
 		}
 		if !e.IsDir() && !e.Type().IsRegular() {
 			continue // sockets, fifos, devices at the top level are not shared
 		}
-		m := &configs.Mount{
+		b := viewBind{dir: e.IsDir(), mount: &configs.Mount{
 			Source:      src,
 			Destination: "/" + name,
 			Device:      "bind",
 			Flags:       unix.MS_BIND | unix.MS_REC,
 			RecAttr:     &unix.MountAttr{Attr_set: hostViewAttrs},
-		}
-		if holdsAny("/"+name, hide) {
-			first = append(first, m)
+		}}
+		if holdsAny("/"+name, append([]string{rootfs}, hide...)) {
+			first = append(first, b)
 		} else {
-			rest = append(rest, m)
+			rest = append(rest, b)
 		}
 	}
-	return append(first, rest...), nil
+	plan.binds = append(first, rest...)
+	return plan, nil
 }
 
 func holdsAny(dir string, paths []string) bool {
@@ -232,21 +235,33 @@ func jobCapabilities(uid int) *configs.Capabilities {
 	}
 }
 
-// Config builds the libcontainer configuration for s. It creates the
-// top-level symlinks inside s.Rootfs, which must exist and be empty.
+// Config builds the libcontainer configuration for s, the host view's
+// binds first (Start makes those itself, before runc: mountView). It
+// writes nothing.
 func Config(s *Spec) (*configs.Config, error) {
+	cfg, view, err := config(s)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Mounts = append(view.mounts(), cfg.Mounts...)
+	return cfg, nil
+}
+
+// config is the libcontainer configuration of s without the host view,
+// and the plan of the view (nil for an image job).
+func config(s *Spec) (*configs.Config, *viewPlan, error) {
 	if s.Rootfs == "" || s.Resources == nil || s.CgroupPath == "" {
-		return nil, errors.New("container spec needs a rootfs, a cgroup path and resources")
+		return nil, nil, errors.New("container spec needs a rootfs, a cgroup path and resources")
 	}
 	hostRoot := "/"
 	if s.hostRootOverride != "" {
 		hostRoot = s.hostRootOverride
 	}
-	var view []*configs.Mount
+	view := &viewPlan{}
 	if s.Image == nil {
 		var err error
 		if view, err = hostView(hostRoot, s.Rootfs, s.Hide); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	shm := s.ShmBytes
@@ -257,11 +272,10 @@ func Config(s *Spec) (*configs.Config, error) {
 		shm = s.Resources.Memory
 	}
 	cgroupNS := hasCgroupNS()
-	mounts := append(view, systemMounts(shm, s.Resources.Memory)...)
-	mounts = append(mounts, bindMounts(s.Binds)...)
+	mounts := append(systemMounts(shm, s.Resources.Memory), bindMounts(s.Binds)...)
 
 	if err := checkDevices(s.Devices); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	devices := append([]*devcfg.Device(nil), specconv.AllowedDevices...)
 	for _, d := range s.Devices {
@@ -300,5 +314,5 @@ func Config(s *Spec) (*configs.Config, error) {
 			"/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware", "/sys/devices/virtual/powercap",
 		}, s.Hide...),
 		ReadonlyPaths: []string{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"},
-	}, nil
+	}, view, nil
 }

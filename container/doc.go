@@ -2,9 +2,11 @@
 // libcontainer used as a Go library.
 //
 // A job sees the host file system read-only: its rootfs is an empty per-job
-// directory holding one recursive read-only bind mount per entry of the
-// host's "/" (except /proc, /sys, /dev and /tmp) and the host's top-level
-// symlinks recreated as symlinks. On top come a fresh /proc, a tmpfs /dev
+// directory, where a small tmpfs holds one recursive read-only bind mount
+// per entry of the host's "/" (except /proc, /sys, /dev and /tmp) and the
+// host's top-level symlinks recreated as symlinks. Start mounts these
+// itself, in a mount namespace of its own that runc's init inherits
+// (view.go), so the host's namespace never holds them. On top come a fresh /proc, a tmpfs /dev
 // with the default devices, devpts, a private /dev/shm of the job's size,
 // mqueue, a private tmpfs /tmp no larger than the job's memory limit (its
 // pages count against the job's memory), /sys read-only, a cgroup mount

@@ -6,3 +6,7 @@ func SetStartHook(hook func()) (restore func()) {
 	startHook = hook
 	return func() { startHook = nil }
 }
+
+// BindViewByRunc makes Start leave the host view's binds to runc, as it
+// did before inJobRoot: the view must not change (TestViewSameAsRunc).
+func BindViewByRunc(s *Spec) { s.bindsByRunc = true }

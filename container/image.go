@@ -65,7 +65,8 @@ func mountImage(rootfs string, im *Image, memBytes int64) error {
 	return nil
 }
 
-// UnmountRoot undoes mountImage or mountHostViewRoot: it detaches what is
+// UnmountRoot undoes mountImage (or the host view's tmpfs, which a shim
+// of an earlier corral mounted in the host's namespace): it detaches what is
 // mounted on rootfs (if anything) and removes the job's layer directory
 // (if layer is set). It is safe to call again after a crash.
 func UnmountRoot(rootfs, layer string) error {

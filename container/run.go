@@ -33,7 +33,9 @@ type Container struct {
 }
 
 // Start creates the container and starts its process. On error nothing is
-// left: no cgroup, no state, no rootfs contents.
+// left: no cgroup, no state, no rootfs contents. The host view is
+// mounted in the container's mount namespace only (inJobRoot); an
+// image's overlay in the host's too.
 func Start(s *Spec) (_ *Container, retErr error) {
 	if err := checkStdio(s); err != nil {
 		return nil, err
@@ -49,11 +51,13 @@ func Start(s *Spec) (_ *Container, retErr error) {
 			_ = RemoveTree(rootfs)
 		}
 	}()
+	var mem int64
+	if s.Resources != nil {
+		mem = s.Resources.Memory
+	}
 	if s.Image != nil {
-		var mem int64
-		if s.Resources != nil {
-			mem = s.Resources.Memory
-		}
+		// In the host's namespace, unlike the host view: the image store
+		// sees there which images running jobs use (images.Store.Remove).
 		if err := mountImage(rootfs, s.Image, mem); err != nil {
 			return nil, err
 		}
@@ -62,19 +66,13 @@ func Start(s *Spec) (_ *Container, retErr error) {
 				_ = UnmountRoot(rootfs, s.Image.Layer)
 			}
 		}()
-	} else {
-		if err := mountHostViewRoot(rootfs); err != nil {
-			return nil, err
-		}
-		defer func() {
-			if retErr != nil {
-				_ = UnmountRoot(rootfs, "")
-			}
-		}()
 	}
-	cfg, err := Config(&spec)
+	cfg, view, err := config(&spec)
 	if err != nil {
 		return nil, err
+	}
+	if s.bindsByRunc {
+		cfg.Mounts = append(view.mounts(), cfg.Mounts...)
 	}
 	c, err := libcontainer.Create(s.StateRoot, s.ID, cfg)
 	if err != nil {
@@ -93,9 +91,14 @@ func Start(s *Spec) (_ *Container, retErr error) {
 		ExtraFiles:       s.ExtraFiles,
 		Init:             true,
 	}
-	// Start, check, then let init exec: the job runs only in the
-	// mounts checked. Both can wait on a file system (startStoppable).
-	if err := startStoppable(c, p, s.Stop, func() error { return checkBinds(p, s.Binds) }); err != nil {
+	// Start (in the job's root: inJobRoot), check, then let init exec:
+	// the job runs only in the mounts checked. Both can wait on a file
+	// system (startStoppable).
+	run := func() error { return c.Start(p) }
+	if s.Image == nil {
+		run = func() error { return inJobRoot(rootfs, view, s.bindsByRunc, func() error { return c.Start(p) }) }
+	}
+	if err := startStoppable(c, p, s.Stop, run, func() error { return checkBinds(p, s.Binds) }); err != nil {
 		if err != errStuck {
 			_ = c.Signal(unix.SIGKILL) // when it started, but a check failed
 			_, _ = p.Wait()
@@ -140,16 +143,15 @@ func (c *Container) Wait() (*os.ProcessState, error) { return c.p.Wait() }
 // directories, for reading usage before Destroy.
 func (c *Container) CgroupPaths() map[string]string { return c.cgPaths }
 
-// Destroy removes the cgroup, libcontainer's state and the rootfs. Call it
-// after Wait.
+// Destroy removes the cgroup, libcontainer's state, an image's mounts
+// (the host view's went with the container's namespace) and the rootfs
+// directory. Call it after Wait.
 func (c *Container) Destroy() error {
 	err := c.c.Destroy()
-	layer := ""
 	if c.image != nil {
-		layer = c.image.Layer
-	}
-	if uerr := UnmountRoot(c.rootfs, layer); uerr != nil && err == nil {
-		err = uerr
+		if uerr := UnmountRoot(c.rootfs, c.image.Layer); uerr != nil && err == nil {
+			err = uerr
+		}
 	}
 	if rerr := RemoveTree(c.rootfs); rerr != nil && err == nil {
 		err = rerr
@@ -177,21 +179,6 @@ func Remove(stateRoot, id string) error {
 		}
 	}
 	return c.Destroy()
-}
-
-// mountHostViewRoot puts a small tmpfs on the host view's rootfs. runc
-// creates a mount point there for every top-level host entry and every
-// bind; on disk that is some thirty inodes made and freed per job, and
-// on an ext4 without a journal each allocation scans past the recently
-// freed ones (11% of all CPU samples in the end-to-end benchmark, perf;
-// docs/benchmarks.md). The tmpfs
-// holds only those empty mount points and goes away in one unmount.
-func mountHostViewRoot(rootfs string) error {
-	if err := unix.Mount("tmpfs", rootfs, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC,
-		"mode=755,size=1m,nr_inodes=4096"); err != nil {
-		return fmt.Errorf("mounting the job's root: %w", err)
-	}
-	return nil
 }
 
 // reader and writer keep a nil *os.File a nil interface, which

@@ -80,15 +80,15 @@ const stopGrace = 10 * time.Second
 // checkError is a bind that failed checkBinds.
 type checkError struct{ error }
 
-// startStoppable is c.Start, which waits for runc's init to set up the
-// container's mounts, then check (checkBinds), ended early by stop: it
+// startStoppable is run (c.Start, which waits for runc's init to set up
+// the container's mounts), then check (checkBinds), ended early by stop: it
 // kills every process in the container's cgroup (thawing a frozen one,
 // which SIGKILL does not reach on cgroup v1) until both have given up.
 // On an error the caller kills and destroys the container, but for
 // errStuck.
-func startStoppable(c *libcontainer.Container, p *libcontainer.Process, stop <-chan struct{}, check func() error) error {
+func startStoppable(c *libcontainer.Container, p *libcontainer.Process, stop <-chan struct{}, run, check func() error) error {
 	start := func() error {
-		if err := c.Start(p); err != nil {
+		if err := run(); err != nil {
 			return err
 		}
 		if err := check(); err != nil {
