@@ -47,10 +47,16 @@ type Trace struct {
 }
 
 // MaxProcs is the machine size the header declares (MaxProcs, else
-// MaxNodes); 0 if it declares none.
+// MaxNodes); 0 if it declares none. Logs of machines with several
+// partitions give the whole and then the parts, as in SDSC DataStar's
+// "; MaxProcs: 1664 (72, 1368, 224)": the first number is the machine.
 func (t *Trace) MaxProcs() int {
 	for _, k := range []string{"MaxProcs", "MaxNodes"} {
-		if n, err := strconv.Atoi(strings.TrimSpace(t.Header[k])); err == nil && n > 0 {
+		v := strings.TrimSpace(t.Header[k])
+		if i := strings.IndexFunc(v, func(r rune) bool { return r < '0' || r > '9' }); i >= 0 {
+			v = v[:i]
+		}
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
 			return n
 		}
 	}

@@ -126,3 +126,22 @@ func TestArchiveConventions(t *testing.T) {
 		}
 	}
 }
+
+// A log of a machine with several partitions declares the whole machine
+// first and the parts after it; the replay takes the whole.
+func TestMaxProcsOfPartitionedMachine(t *testing.T) {
+	for _, c := range []struct {
+		header map[string]string
+		want   int
+	}{
+		{map[string]string{"MaxProcs": "1664 (72, 1368, 224)", "MaxNodes": "184  ( 6,  171,   7)"}, 1664},
+		{map[string]string{"MaxNodes": "184  ( 6,  171,   7)"}, 184},
+		{map[string]string{"MaxProcs": "128"}, 128},
+		{map[string]string{"MaxProcs": "(72)"}, 0},
+		{map[string]string{}, 0},
+	} {
+		if got := (&Trace{Header: c.header}).MaxProcs(); got != c.want {
+			t.Errorf("%v: MaxProcs %d, want %d", c.header, got, c.want)
+		}
+	}
+}
