@@ -134,6 +134,44 @@ func TestRemoveTreeRefusesMounts(t *testing.T) {
 	}
 }
 
+// TestRemoveTreeEmptyMountPoint: an empty directory or a file RemoveTree
+// removes without reading the mount table is still refused when it is a
+// mount point (an empty tmpfs, a file bound over), and left mounted; a
+// plain file and an empty directory go.
+func TestRemoveTreeEmptyMountPoint(t *testing.T) {
+	containertest.MustRoot(t)
+	base := t.TempDir()
+	dir, file := filepath.Join(base, "empty"), filepath.Join(base, "file")
+	os.Mkdir(dir, 0o755)
+	os.WriteFile(file, nil, 0o644)
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=64k"); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Unmount(dir, syscall.MNT_DETACH)
+	if err := syscall.Mount("/etc/hostname", file, "", syscall.MS_BIND, ""); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Unmount(file, syscall.MNT_DETACH)
+	for _, p := range []string{dir, file} {
+		if err := container.RemoveTree(p); err == nil || !strings.Contains(err.Error(), "mounted") {
+			t.Errorf("RemoveTree(%s) = %v, want a refusal naming the mount", p, err)
+		}
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	syscall.Unmount(dir, syscall.MNT_DETACH)
+	syscall.Unmount(file, syscall.MNT_DETACH)
+	for _, p := range []string{dir, file, filepath.Join(base, "missing")} {
+		if err := container.RemoveTree(p); err != nil {
+			t.Errorf("RemoveTree(%s): %v", p, err)
+		}
+		if _, err := os.Lstat(p); !os.IsNotExist(err) {
+			t.Errorf("%s still there (%v)", p, err)
+		}
+	}
+}
+
 // TestStartRefusesStdioRuncWouldChown: runc's init makes the container's
 // user the owner of its stdio (unless /dev/null), so Start refuses a
 // stdio file someone else owns, before anything is created, and the

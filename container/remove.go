@@ -2,11 +2,15 @@ package container
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // RemoveTree removes dir and everything below it, but refuses when
@@ -17,6 +21,16 @@ func RemoveTree(dir string) error {
 	dir = filepath.Clean(dir)
 	if dir == "/" || dir == "." || !filepath.IsAbs(dir) {
 		return fmt.Errorf("refusing to remove %q", dir)
+	}
+	// A file or an empty directory (a job's script, its rootfs once the
+	// container is gone) goes in one call, without reading the mount
+	// table: the kernel refuses it (EBUSY) for a mount point, and an empty
+	// directory has nothing mounted below it.
+	switch err := os.Remove(dir); {
+	case err == nil, errors.Is(err, fs.ErrNotExist):
+		return nil
+	case !errors.Is(err, unix.ENOTEMPTY) && !errors.Is(err, unix.EEXIST) && !errors.Is(err, unix.EBUSY):
+		return err
 	}
 	if m, err := mountUnder(dir); err != nil {
 		return err
