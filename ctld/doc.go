@@ -70,8 +70,8 @@
 // on the first, an extern part holding the allocation on the others; its
 // end stops them all. Job steps (srun) are granted inside a running job:
 // laid out by package steplayout, kept by the queue under their job, and
-// ended when every node of a step reported or when the job ends, in the
-// job's own commit.
+// ended when every node of a step reported, also after the job's end,
+// which marks its running steps in its own commit (stepcommit.go).
 //
 // Priorities are package priority's multifactor ones, kept by package
 // ctld/fairshare: it charges every run into a usage ledger that the

@@ -85,9 +85,12 @@ func (s *Server) changeNodes(op nodeOp, exprs []string, reason string, caller pe
 			return api.NodesResponse{}, fmt.Errorf("%s: %w", op, err)
 		}
 	}
-	lost := s.lostOnLocked(s.nodes.setDrain(recs), now, func(name string) string { return downedMessage(s.nodes.get(name)) })
-	err := s.q.commit(lost, nil)
+	gone := s.nodes.setDrain(recs)
+	lost := s.lostOnLocked(gone, now, func(name string) string { return downedMessage(s.nodes.get(name)) })
+	parts := stepUpdates{recs: s.q.lostStepParts(gone, now)}
+	err := s.q.commit(lost, nil, parts.recs...)
 	s.mu.Unlock()
+	parts.logEnds(s.log)
 	if len(resp.Nodes) > 0 {
 		s.log.Printf("%s nodes %s by uid %d%s", op, strings.Join(resp.Nodes, ","), caller.UID, suffixIf(": "+reason, reason != ""))
 		s.Kick() // a resumed node, or requeued jobs, may start now

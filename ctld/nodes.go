@@ -209,7 +209,8 @@ func (s *Server) sweepNodes(now time.Time) {
 	s.mu.Lock()
 	down, silent := s.nodes.markSilent(now, s.cfg.NodeTimeout)
 	lost := s.lostOnLocked(silent, now, func(name string) string { return "node " + name + " is not responding" })
-	err := s.q.commit(lost, nil)
+	parts := stepUpdates{recs: s.q.lostStepParts(silent, now)}
+	err := s.q.commit(lost, nil, parts.recs...)
 	s.mu.Unlock()
 	sort.Strings(down)
 	for _, name := range down {
@@ -223,6 +224,7 @@ func (s *Server) sweepNodes(now time.Time) {
 		_, next := c.jobs()
 		s.log.Printf("end job %d %s: %s", next.ID, next.State, next.Message)
 	}
+	parts.logEnds(s.log)
 	if len(lost) > 0 || len(down) > 0 {
 		s.Kick()
 	}

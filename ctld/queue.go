@@ -37,6 +37,9 @@ type queue struct {
 	byState stateIndex
 	arrays  map[uint64]*arrayJob
 	bases   []uint64 // array job IDs, ascending, for finding a task's array
+	// closing is the jobs that ended with steps still waiting for their
+	// nodes' reports (stepcommit.go).
+	closing map[uint64]*job
 
 	store *store.Store // where commit writes
 	// observe sees every change once it is on disk, before it is
@@ -85,6 +88,7 @@ func (q *queue) drop(id uint64) {
 	if j := q.jobs[id]; j != nil {
 		q.byState.forget(j)
 		delete(q.jobs, id)
+		delete(q.closing, id)
 	}
 }
 

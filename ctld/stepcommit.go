@@ -9,14 +9,22 @@ import (
 )
 
 // The queue's side of job steps: it loads the running steps, hands out
-// step IDs, commits step records and, when a job stops running, ends its
-// running steps in the same transaction as the job (store.Update.Steps),
-// so that after a crash no step is RUNNING in a job that is not. Records
-// are replaced, never changed in place, once installed: views copy them
-// under the read lock.
+// step IDs, commits step records and, when a job stops running, decides
+// in the same transaction as the job (store.Update.Steps) what becomes of
+// its running steps. A step's state is its own, as in Slurm: a job that
+// ends (its script exits, its time limit, a cancel) has its nodes kill
+// the steps still running, and each such step stays RUNNING, marked with
+// its job's end (store.StepRecord.JobEnd, durable), until every node of
+// it reported, and then ends with the state the reports give
+// (stepVerdict). A node lost meanwhile counts as NODE_FAIL; a node silent
+// for stepEndWait after the job's end counts as CANCELLED, so no step
+// stays RUNNING forever. A job that ends NODE_FAIL or is requeued ends
+// its steps at once. Records are replaced, never changed in place, once
+// installed: views copy them under the read lock.
 
 // jobSteps are a job's steps as the queue keeps them: the running ones by
-// ID, and the highest ID handed out.
+// ID (those waiting for their nodes after the job's end too), and the
+// highest ID handed out.
 type jobSteps struct {
 	running map[int]*store.StepRecord
 	last    int  // -1: none yet (batch and extern are negative)
@@ -24,8 +32,9 @@ type jobSteps struct {
 }
 
 // loadSteps attaches the stored running steps to their jobs. A running
-// step of a job that is not running cannot be written (the job's end ends
-// it in the same commit); one found anyway is ended here, CANCELLED.
+// step of a job that is not running is one waiting for its nodes after
+// the job's end (JobEnd); one without that mark, which no commit writes,
+// is ended here, CANCELLED.
 func (q *queue) loadSteps(now time.Time) error {
 	recs, err := q.store.RunningSteps()
 	if err != nil {
@@ -34,11 +43,12 @@ func (q *queue) loadSteps(now time.Time) error {
 	var stray []*store.StepRecord
 	for _, rec := range recs {
 		j := q.jobs[rec.Step.JobID]
-		if j == nil || !j.state().Holds() {
+		if j == nil || (!j.state().Holds() && rec.JobEnd == nil) {
 			stray = append(stray, endedStep(rec, api.StateCancelled, now))
 			continue
 		}
 		j.steps.install(rec)
+		q.noteClosing(j)
 	}
 	if len(stray) == 0 {
 		return nil
@@ -89,68 +99,65 @@ func (q *queue) installSteps(recs []*store.StepRecord) {
 	for _, rec := range recs {
 		if j := q.jobs[rec.Step.JobID]; j != nil {
 			j.steps.install(rec)
+			q.noteClosing(j)
 		}
 	}
 }
 
-// stepsEnding adds to steps (records a commit writes) the ends of the
-// running steps of every job the changes take out of RUNNING: NODE_FAIL
-// when the job ended so, else CANCELLED (or FAILED: stepEndState). A
-// step that steps already ends keeps that end.
+// stepsEnding adds to steps (records a commit writes) what becomes of the
+// running steps of every job the changes take out of RUNNING: ended
+// NODE_FAIL with a job that ended so, CANCELLED with a job requeued (its
+// next run starts with no step), else marked with the job's end to wait
+// for their nodes' reports. A step that steps already ends keeps that
+// end; one it changes is replaced in place.
 func stepsEnding(changes []change, steps []*store.StepRecord, now time.Time) []*store.StepRecord {
 	type key struct {
 		job  uint64
 		step int
 	}
-	var written map[key]*store.StepRecord
+	var written map[key]int
 	for _, c := range changes {
 		if !c.j.state().Holds() || c.next.Job.State.Holds() || len(c.j.steps.running) == 0 {
 			continue
 		}
 		if written == nil {
-			written = make(map[key]*store.StepRecord, len(steps))
-			for _, r := range steps {
-				written[key{r.Step.JobID, r.Step.StepID}] = r
+			written = make(map[key]int, len(steps))
+			for i, r := range steps {
+				written[key{r.Step.JobID, r.Step.StepID}] = i
 			}
 		}
-		st := api.StateCancelled
-		if c.next.Job.State == api.StateNodeFail {
-			st = api.StateNodeFail
-		}
+		jobEnd := c.next.Job.State
 		end := now
 		if c.next.Job.EndTime != nil {
 			end = *c.next.Job.EndTime
 		}
 		for _, id := range sortedStepIDs(c.j.steps.running) {
 			rec := c.j.steps.running[id]
-			if w := written[key{rec.Step.JobID, id}]; w != nil {
-				if w.Step.State.Terminal() {
-					continue
-				}
-				rec = w
+			i, ok := written[key{rec.Step.JobID, id}]
+			if ok {
+				rec = steps[i]
 			}
-			steps = append(steps, endedStep(rec, stepEndState(rec, st), end))
+			if rec.Step.State.Terminal() || rec.JobEnd != nil {
+				continue
+			}
+			var next *store.StepRecord
+			switch jobEnd {
+			case api.StateNodeFail:
+				next = endedStep(rec, api.StateNodeFail, end)
+			case api.StatePending: // requeued
+				next = endedStep(rec, api.StateCancelled, end)
+			default:
+				next = cloneStep(rec)
+				next.JobEnd = &store.StepJobEnd{State: jobEnd, At: end}
+			}
+			if ok {
+				steps[i] = next
+			} else {
+				steps = append(steps, next)
+			}
 		}
 	}
 	return steps
-}
-
-// stepEndState is the state a step still running when its job ends gets:
-// the job's (CANCELLED, NODE_FAIL), unless a node already reported a
-// task of it failed and nobody cancelled it. Then its outcome was decided
-// before the job ended (srun ended on an MPI_Abort, say, and the batch
-// script after it, before the other nodes' reports arrived): FAILED,
-// with the highest exit code reported.
-func stepEndState(rec *store.StepRecord, jobEnd api.JobState) api.JobState {
-	if jobEnd != api.StateCancelled || rec.CancelRequested {
-		return jobEnd
-	}
-	if slices.ContainsFunc(rec.Reports, func(e store.StepNodeEnd) bool {
-		return e.ExitCode != 0 || e.Signal != 0 || e.State == api.StateFailed
-	}) {
-		return api.StateFailed
-	}
-	return jobEnd
 }
 
 func sortedStepIDs(m map[int]*store.StepRecord) []int {
@@ -191,10 +198,8 @@ func cloneStep(rec *store.StepRecord) *store.StepRecord {
 // stepAfterReport is rec after its node's end report r, or nil when the
 // report changes nothing: delivery is at least once, so a report for an
 // ended step, from a node not in the step or one that reported already is
-// ignored. Once every node reported, the step ends: CANCELLED when it was
-// cancelled, NODE_FAIL when a node was lost, else COMPLETED when every
-// task exited 0 and FAILED otherwise (a node's tasks that could not
-// start, too), with the highest exit code.
+// ignored. Once every node reported, the step ends at at, in the state
+// stepVerdict gives.
 func stepAfterReport(rec *store.StepRecord, r store.StepNodeEnd, at time.Time) *store.StepRecord {
 	if rec.Step.State.Terminal() ||
 		!slices.ContainsFunc(rec.Layout, func(n api.StepNode) bool { return n.Node == r.Node }) ||
@@ -207,28 +212,53 @@ func stepAfterReport(rec *store.StepRecord, r store.StepNodeEnd, at time.Time) *
 		return next
 	}
 	tallyReports(next)
-	st := api.StateCompleted
-	switch {
-	case next.CancelRequested:
-		st = api.StateCancelled
-	case slices.ContainsFunc(next.Reports, func(e store.StepNodeEnd) bool { return e.Lost || e.State == api.StateNodeFail }):
-		st = api.StateNodeFail
-	case next.Step.ExitCode != 0 || next.Step.Signal != 0 ||
-		slices.ContainsFunc(next.Reports, func(e store.StepNodeEnd) bool { return e.State == api.StateFailed }):
-		st = api.StateFailed
-	}
-	finishStep(&next.Step, st, at)
+	finishStep(&next.Step, stepVerdict(next), at)
 	return next
 }
 
-// tallyReports sums the nodes' reports into the step: the highest exit
-// code (with its signal), CPU time summed, the highest peak memory.
+// stepVerdict is the state of a step every node of which reported, its
+// reports tallied: CANCELLED when it was cancelled (scancel JOB.STEP);
+// NODE_FAIL when a node was lost; FAILED when a node's own verdict is
+// FAILED (a task failed, or could not start); CANCELLED when a node's
+// tasks were killed with their job (its script ended, its time limit, a
+// cancel: the node says CANCELLED), as Slurm records a step its job's end
+// killed; else FAILED for a non-zero exit code or a signal, COMPLETED
+// when every task exited 0.
+func stepVerdict(rec *store.StepRecord) api.JobState {
+	said := func(st api.JobState) bool {
+		return slices.ContainsFunc(rec.Reports, func(e store.StepNodeEnd) bool { return e.State == st })
+	}
+	switch {
+	case rec.CancelRequested:
+		return api.StateCancelled
+	case said(api.StateNodeFail) || slices.ContainsFunc(rec.Reports, func(e store.StepNodeEnd) bool { return e.Lost }):
+		return api.StateNodeFail
+	case said(api.StateFailed):
+		return api.StateFailed
+	case said(api.StateCancelled):
+		return api.StateCancelled
+	case rec.Step.ExitCode != 0 || rec.Step.Signal != 0:
+		return api.StateFailed
+	}
+	return api.StateCompleted
+}
+
+// tallyReports sums the nodes' reports into the step: CPU time summed,
+// the highest peak memory, and the exit code as Slurm keeps a step's, the
+// highest wait status of its nodes: any exit code beats a signal, and a
+// signalled end is exit code 0 with the signal (sacct's "0:15"; a node
+// reports 128+signal).
 func tallyReports(rec *store.StepRecord) {
 	st := &rec.Step
 	st.ExitCode, st.Signal, st.CPUTimeUsec, st.PeakMemBytes = 0, 0, 0, 0
+	best := 0
 	for _, r := range rec.Reports {
-		if r.ExitCode > st.ExitCode || (st.ExitCode == 0 && st.Signal == 0 && r.Signal != 0) {
-			st.ExitCode, st.Signal = r.ExitCode, r.Signal
+		code, raw := r.ExitCode, r.ExitCode<<8
+		if r.Signal != 0 {
+			code, raw = 0, r.Signal
+		}
+		if raw > best {
+			st.ExitCode, st.Signal, best = code, r.Signal, raw
 		}
 		st.CPUTimeUsec += r.CPUTimeUsec
 		st.PeakMemBytes = max(st.PeakMemBytes, r.PeakMemBytes)

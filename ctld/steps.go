@@ -19,8 +19,8 @@ import (
 // ctld checks that the caller may act on the job, lays the tasks out over
 // the allocation (package steplayout), commits the step and signs a
 // credential that lets srun launch it on the nodes. Nodes report each
-// node's end; the step ends once all of them have. A job's end ends its
-// running steps in the same commit (queue.commit).
+// node's end; the step ends once all of them have, also after its job's
+// end (stepcommit.go).
 
 // stepCredentialLifetime bounds how long srun has to send a granted
 // step's launches to its nodes.
@@ -51,7 +51,9 @@ func (s *Server) createStep(caller peer, jobID uint64, req api.StepRequest) (api
 	}
 	held := make(map[string]int)
 	for _, st := range j.steps.running {
-		steplayout.Hold(held, st.Layout, st.Overlap)
+		if st.JobEnd == nil { // not one of an earlier run, being killed
+			steplayout.Hold(held, st.Layout, st.Overlap)
+		}
 	}
 	l, err := steplayout.Place(stepAlloc(j, s.nodes), held, req)
 	if err != nil {
@@ -153,12 +155,13 @@ type stepUpdates struct {
 	at   map[[2]uint64]int // job and step ID -> index in recs
 }
 
-// report applies a node's EventStepEnded. Delivery is at least once: an
-// end for a step that ended, of a job that is not running, from a node
-// not in the step or one that reported already changes nothing. The
-// caller holds Server.mu for writing.
+// report applies a node's EventStepEnded, to a step of a running job or
+// one waiting for its nodes after its job's end. Delivery is at least
+// once: an end for a step that ended, from a node not in the step or one
+// that reported already changes nothing. The caller holds Server.mu for
+// writing.
 func (u *stepUpdates) report(j *job, ev api.JobEvent, now time.Time) {
-	if j == nil || j.state() != api.StateRunning {
+	if j == nil {
 		return
 	}
 	k := [2]uint64{ev.JobID, uint64(int64(ev.StepID))}
@@ -306,34 +309,44 @@ const (
 	stepLaunchGrace   = time.Minute
 )
 
-// sweepCandidate is one node's silent part of a step.
+// sweepCandidate is one node's silent part of a step; jobEnd: of a step
+// waiting for its nodes after its job's end (then that part ended with
+// the job).
 type sweepCandidate struct {
-	job  uint64
-	step int
+	job    uint64
+	step   int
+	jobEnd *store.StepJobEnd
 }
 
-// run asks, in the background, every up node that owes a report on a
-// step granted before the cutoff whether it knows the step.
+// run ends the waiting steps past their bound (expire), then asks, in
+// the background, every up node that owes a report on a step granted
+// before the cutoff, or on a step whose job ended stepEndAsk ago, whether
+// it knows the step.
 func (w stepSweep) run(now time.Time) {
 	s := w.srv
+	w.expire(now)
 	cutoff := now.Add(-stepCredentialLifetime - stepLaunchGrace)
 	byNode := make(map[string][]sweepCandidate)
 	clients := make(map[string]*api.NodeClient)
+	add := func(rec *store.StepRecord) {
+		for _, node := range silentNodes(rec) {
+			if c := s.nodes.client(node); c != nil && s.nodes.isUp(node) {
+				byNode[node] = append(byNode[node], sweepCandidate{job: rec.Step.JobID, step: rec.Step.StepID, jobEnd: rec.JobEnd})
+				clients[node] = c
+			}
+		}
+	}
 	s.mu.RLock()
 	for _, j := range s.q.unfinished() {
-		for id, rec := range j.steps.running {
-			if rec.Step.Start.After(cutoff) {
-				continue
+		for _, rec := range j.steps.running {
+			if !rec.Step.Start.After(cutoff) && rec.JobEnd == nil {
+				add(rec)
 			}
-			for _, n := range rec.Layout {
-				c := s.nodes.client(n.Node)
-				if c == nil || !s.nodes.isUp(n.Node) ||
-					slices.ContainsFunc(rec.Reports, func(r store.StepNodeEnd) bool { return r.Node == n.Node }) {
-					continue
-				}
-				byNode[n.Node] = append(byNode[n.Node], sweepCandidate{job: rec.Step.JobID, step: id})
-				clients[n.Node] = c
-			}
+		}
+	}
+	for rec := range s.q.waitingSteps() {
+		if now.Sub(rec.JobEnd.At) >= stepEndAsk {
+			add(rec)
 		}
 	}
 	s.bg.Add(len(byNode))
@@ -358,10 +371,15 @@ func (w stepSweep) ask(node string, client *api.NodeClient, cands []sweepCandida
 	}
 	var evs []api.JobEvent
 	for _, c := range cands {
-		if !slices.ContainsFunc(known, func(n api.NodeStep) bool { return n.JobID == c.job && n.StepID == c.step }) {
-			evs = append(evs, api.JobEvent{JobID: c.job, StepID: c.step, Node: node, Kind: api.EventStepEnded,
-				Time: time.Now(), State: api.StateFailed, Message: "never started on the node: srun did not launch it there"})
+		if slices.ContainsFunc(known, func(n api.NodeStep) bool { return n.JobID == c.job && n.StepID == c.step }) {
+			continue
 		}
+		at, st, why := time.Now(), api.StateFailed, "never started on the node: srun did not launch it there"
+		if c.jobEnd != nil {
+			at, st, why = c.jobEnd.At, api.StateCancelled, "not running on the node after its job ended"
+		}
+		evs = append(evs, api.JobEvent{JobID: c.job, StepID: c.step, Node: node, Kind: api.EventStepEnded,
+			Time: at, State: st, Message: why})
 	}
 	if len(evs) == 0 {
 		return
@@ -370,5 +388,5 @@ func (w stepSweep) ask(node string, client *api.NodeClient, cands []sweepCandida
 		s.log.Printf("steps: recording %d steps that never started on %s: %v", len(evs), node, err)
 		return
 	}
-	s.log.Printf("steps: %d steps never started on %s; their parts there are over", len(evs), node)
+	s.log.Printf("steps: %d steps not running on %s; their parts there are over", len(evs), node)
 }

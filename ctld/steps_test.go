@@ -190,9 +190,22 @@ func TestStepEndsWhenEveryNodeReported(t *testing.T) {
 	}
 }
 
+// stepKilled reports that a step's tasks on node f were killed with
+// their job's container (SIGTERM), as noded reports it: CANCELLED.
+func (f *fakeNode) stepKilled(id uint64, step int) {
+	f.t.Helper()
+	ev := api.JobEvent{JobID: id, StepID: step, Node: f.name, Kind: api.EventStepEnded, Time: time.Now(),
+		State: api.StateCancelled, ExitCode: 143, Signal: 15}
+	if err := f.ctld().Do(context.Background(), http.MethodPost, "/v1/node/events", api.EventsRequest{Events: []api.JobEvent{ev}}, nil); err != nil {
+		f.t.Fatalf("step end from %s: %v", f.name, err)
+	}
+}
+
 // Running steps, their held CPUs and the step sequence survive a restart
-// of the controller; the job's end then ends its running step in the
-// same commit.
+// of the controller. The job's end leaves its running steps RUNNING,
+// marked with the job's end in the same commit, and that too survives a
+// restart; they end when their node reports, CANCELLED 0:15 for tasks
+// killed with the job, as Slurm's sacct shows them.
 func TestStepsSurviveARestartAndEndWithTheirJob(t *testing.T) {
 	tc, nodes, id := stepCluster(t, 1)
 	mustStep(t, tc, uidOwner, id, api.StepRequest{Ntasks: 1, Exact: true})
@@ -210,13 +223,31 @@ func TestStepsSurviveARestartAndEndWithTheirJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	tc.waitJob(id, "completed", inState(api.StateCompleted))
-	for _, st := range stepsOf(t, tc, id) {
-		want := api.StateCancelled
-		if st.StepID == 1 {
-			want = api.StateCompleted
+	waiting := func(when string) {
+		t.Helper()
+		for _, st := range stepsOf(t, tc, id) {
+			if want := st.StepID != 1; (st.State == api.StateRunning) != want {
+				t.Fatalf("%s: step %d is %s; waiting for its node: %v", when, st.StepID, st.State, want)
+			}
 		}
-		if st.State != want || st.End == nil {
-			t.Errorf("step %d after its job ended: %s, want %s", st.StepID, st.State, want)
+		running, err := tc.srv.q.store.RunningSteps()
+		if err != nil || len(running) != 2 || running[0].JobEnd == nil || running[0].JobEnd.State != api.StateCompleted {
+			t.Fatalf("%s: stored running steps %+v, %v; want steps 0 and 2 marked with the job's end", when, running, err)
+		}
+	}
+	waiting("after the job's end")
+	tc.Restart()
+	nodes[0].register()
+	waiting("after a restart")
+	nodes[0].stepKilled(id, 0)
+	nodes[0].stepKilled(id, 2)
+	for _, st := range stepsOf(t, tc, id) {
+		want, sig := api.StateCancelled, 15
+		if st.StepID == 1 {
+			want, sig = api.StateCompleted, 0
+		}
+		if st.State != want || st.End == nil || st.ExitCode != 0 || st.Signal != sig {
+			t.Errorf("step %d after its node reported: %s %d:%d, want %s 0:%d", st.StepID, st.State, st.ExitCode, st.Signal, want, sig)
 		}
 	}
 	// Accounting lists the steps under their job, after its batch and
@@ -321,4 +352,83 @@ func TestStepNeverLaunchedIsSwept(t *testing.T) {
 	nodes[0].set(func(f *fakeNode) { f.steps = nil })
 	stepSweep{tc.srv}.run(time.Now())
 	waitFor(t, "the step ended", func() bool { return stepOf(t, tc, id, 0).State == api.StateFailed })
+}
+
+// backdateJobEnd moves the job's end of step 0 of job id, waiting for
+// its nodes, back by d, as if that much time had passed.
+func backdateJobEnd(tc *testCluster, id uint64, d time.Duration) {
+	tc.srv.mu.Lock()
+	defer tc.srv.mu.Unlock()
+	rec := *tc.srv.q.job(id).steps.running[0]
+	end := *rec.JobEnd
+	end.At = end.At.Add(-d)
+	rec.JobEnd = &end
+	tc.srv.q.job(id).steps.running[0] = &rec
+}
+
+// A step waiting for its nodes after its job's end ends NODE_FAIL when a
+// node that has not reported is lost (here set DOWN).
+func TestStepWaitingAfterItsJobEndsNodeFailWithALostNode(t *testing.T) {
+	tc, nodes, id := stepCluster(t, 2)
+	mustStep(t, tc, uidOwner, id, api.StepRequest{})
+	if err := nodes[0].end(id, api.StateCompleted, 0); err != nil {
+		t.Fatal(err)
+	}
+	tc.waitJob(id, "completed", inState(api.StateCompleted))
+	nodes[0].stepKilled(id, 0)
+	if st := stepOf(t, tc, id, 0); st.State != api.StateRunning {
+		t.Fatalf("step with one node of two reported after its job's end: %+v", st)
+	}
+	if code, body := callAs(t, tc, 0, http.MethodPost, "/v1/nodes/down", api.DownRequest{Nodes: []string{nodes[1].name}, Reason: "test"}); code != http.StatusOK {
+		t.Fatalf("down: %d %s", code, body)
+	}
+	if st := stepOf(t, tc, id, 0); st.State != api.StateNodeFail || st.End == nil {
+		t.Fatalf("step after its silent node was lost: %+v", st)
+	}
+	if j := tc.job(id); j.State != api.StateCompleted {
+		t.Fatalf("the job's own end changed to %s", j.State)
+	}
+}
+
+// The sweep asks a node that has not reported a step stepEndAsk after
+// its job's end whether it knows the step: one that does not has its
+// part counted over (CANCELLED, at the job's end); past stepEndWait the
+// step ends whatever its nodes say, its silent node counted CANCELLED.
+func TestStepWaitingAfterItsJobIsSwept(t *testing.T) {
+	tc, nodes, id := stepCluster(t, 2)
+	mustStep(t, tc, uidOwner, id, api.StepRequest{})
+	nodes[0].set(func(f *fakeNode) { f.steps = []api.NodeStep{{JobID: id, StepID: 0}} })
+	if err := nodes[0].end(id, api.StateCompleted, 0); err != nil {
+		t.Fatal(err)
+	}
+	tc.waitJob(id, "completed", inState(api.StateCompleted))
+	stepSweep{tc.srv}.run(time.Now()) // too early: nobody is asked
+	for _, f := range nodes {
+		f.mu.Lock()
+		asked := f.stepLists
+		f.mu.Unlock()
+		if asked != 0 {
+			t.Fatalf("node %s asked about a step right after its job's end", f.name)
+		}
+	}
+	backdateJobEnd(tc, id, stepEndAsk)
+	stepSweep{tc.srv}.run(time.Now())
+	waitFor(t, "the second node's part recorded", func() bool {
+		tc.srv.mu.RLock()
+		defer tc.srv.mu.RUnlock()
+		r := tc.srv.q.job(id).steps.running[0]
+		return r != nil && len(r.Reports) == 1 && r.Reports[0].Node == nodes[1].name && r.Reports[0].State == api.StateCancelled
+	})
+	backdateJobEnd(tc, id, stepEndWait)
+	stepSweep{tc.srv}.run(time.Now())
+	st := stepOf(t, tc, id, 0)
+	tc.srv.mu.RLock()
+	end := tc.srv.q.closing
+	tc.srv.mu.RUnlock()
+	if st.State != api.StateCancelled || st.End == nil || !st.End.Before(time.Now().Add(-stepEndWait)) || len(end) != 0 {
+		t.Fatalf("step past the bound: %+v (closing %v), want CANCELLED at its job's end", st, end)
+	}
+	if l := tc.logs.String(); !strings.Contains(l, "did not report within") {
+		t.Fatalf("the log does not say why the step ended:\n%s", l)
+	}
 }

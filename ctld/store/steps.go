@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/corral-hpc/corral/api"
 	bolt "go.etcd.io/bbolt"
@@ -18,10 +19,11 @@ import (
 // holds (a pipeline engine starts one per task, thousands per job).
 //
 // A step's record is written in the same transaction as its job's when
-// both change together (Update.Steps): a job's end and the end of its
-// running steps are one commit, so after a crash the two never disagree
-// (no step RUNNING in a job that ended). It costs nothing extra: bbolt
-// commits any number of buckets with the same two fsyncs.
+// both change together (Update.Steps): a job's end and what it does to
+// its running steps (ends them, or marks them JobEnd: waiting for their
+// nodes' reports) are one commit, so after a crash the two never
+// disagree. It costs nothing extra: bbolt commits any number of buckets
+// with the same two fsyncs.
 //
 // Both buckets are created by the first step, so stores written before
 // steps existed open as they are.
@@ -48,6 +50,17 @@ type StepRecord struct {
 	Reports []StepNodeEnd `json:"reports,omitempty"`
 	// CancelRequested: the step was cancelled; it ends CANCELLED.
 	CancelRequested bool `json:"cancel_requested,omitempty"`
+	// JobEnd is set when the step's job stopped running while the step
+	// still ran: the step stays RUNNING (and indexed) until its nodes
+	// have reported, a node is lost, or the controller's bounded wait
+	// after JobEnd.At passes.
+	JobEnd *StepJobEnd `json:"job_end,omitempty"`
+}
+
+// StepJobEnd is how and when a step's job ended while the step ran.
+type StepJobEnd struct {
+	State api.JobState `json:"state"`
+	At    time.Time    `json:"at"`
 }
 
 // StepNodeEnd is one node's report of a step's end.
