@@ -1,0 +1,173 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+)
+
+// How a step ends when its job ends under it (issue 13; docs/steps.md, "A
+// step when its job ends"): with its own state, as Slurm 22.05 records
+// it, not its job's.
+
+// waitStepsEnded waits until every step of job id has ended and returns
+// them.
+func (c *Cluster) waitStepsEnded(id uint64, timeout time.Duration) []api.Step {
+	c.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		var steps []api.Step
+		if err := c.Client.Do(context.Background(), http.MethodGet, fmt.Sprintf("/v1/jobs/%d/steps", id), nil, &steps); err != nil {
+			c.t.Fatal(err)
+		}
+		if len(steps) > 0 && !slices.ContainsFunc(steps, func(s api.Step) bool { return !s.State.Terminal() }) {
+			return steps
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("steps of job %d not all ended within %s: %+v", id, timeout, steps)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// sleepsRunning counts the processes on this host that run `sleep N`
+// (exec'ed by a task: nothing else on the host runs that).
+func sleepsRunning(t *testing.T, n int) int {
+	t.Helper()
+	want := []byte(fmt.Sprintf("sleep\x00%d\x00", n))
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	count := 0
+	for _, p := range procs {
+		if b, err := os.ReadFile(p); err == nil && bytes.Equal(b, want) {
+			count++
+		}
+	}
+	return count
+}
+
+// waitNoSleeps waits until no process runs `sleep N`.
+func waitNoSleeps(t *testing.T, n int, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for sleepsRunning(t, n) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("tasks running `sleep %d` are still there %s later", n, timeout)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// A batch script that exits 0 while a 2-node step it started in the
+// background still runs: the job ends COMPLETED, the step's tasks on
+// both nodes are killed, and the step is recorded CANCELLED 0:15, as
+// Slurm's sacct shows it; the steps that ended before keep their own
+// ends (COMPLETED 0:0, FAILED 3:0).
+func TestStepRunningWhenItsScriptExits(t *testing.T) {
+	c := StartCluster(t, ClusterOpts{Nodes: []NodeOpts{{Name: "n1", CPUs: 2, Mem: "1G"}, {Name: "n2", CPUs: 2, Mem: "1G"}}})
+	c.endJobsAtCleanup()
+	dir := jobDir(t)
+	bin := slurmBin(t, dir)
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	const task = 3137 // its tasks run `sleep 3137`
+	script := fmt.Sprintf(`srun -N1 -n1 true
+srun -N1 -n1 sh -c 'exit 3'
+srun -N2 -n2 sh -c 'echo $SLURM_PROCID >> up; exec sleep %d' &
+until [ "$(cat up 2>/dev/null | wc -l)" -ge 2 ]; do sleep 0.1; done
+exit 0`, task)
+	id := c.Submit(dir, "-N2", "--ntasks-per-node=1", "-o", "out", "--wrap", script)
+	if j := c.WaitEnded(id, 90*time.Second); j.State != api.StateCompleted {
+		b, _ := os.ReadFile(filepath.Join(dir, "out"))
+		t.Fatalf("job ended %s (%s); output %q", j.State, j.Message, b)
+	}
+	steps := c.waitStepsEnded(id, 30*time.Second)
+	waitNoSleeps(t, task, 10*time.Second)
+	if len(steps) != 3 || steps[2].End == nil || steps[2].State != api.StateCancelled || steps[2].ExitCode != 0 || steps[2].Signal != int(syscall.SIGTERM) {
+		t.Fatalf("steps after the script's exit: %+v; want step 2 CANCELLED 0:15", steps)
+	}
+	job := fmt.Sprint(id)
+	r := c.slurmCmd(bin, dir, "sacct", "-j", job, "-P", "-n", "-o", "JobID,State,ExitCode")
+	want := job + "|COMPLETED|0:0\n" +
+		job + ".batch|COMPLETED|0:0\n" +
+		job + ".extern|COMPLETED|0:0\n" +
+		job + ".0|COMPLETED|0:0\n" +
+		job + ".1|FAILED|3:0\n" +
+		job + ".2|CANCELLED|0:15\n"
+	if r.Code != 0 || r.Stdout != want {
+		t.Errorf("sacct -j %s: exit %d\n%s\nwant\n%s\nstderr %q", job, r.Code, r.Stdout, want, r.Stderr)
+	}
+}
+
+// A job that hits its time limit during a step ends TIMEOUT; its step,
+// whose tasks its end killed, is CANCELLED 0:15: Slurm 22.05 records a
+// step TIMEOUT only for the step's own time limit (srun -t).
+func TestStepDuringAJobTimeout(t *testing.T) {
+	c := StartCluster(t, ClusterOpts{})
+	c.endJobsAtCleanup()
+	dir := jobDir(t)
+	t.Setenv("PATH", slurmBin(t, dir)+":"+os.Getenv("PATH"))
+	const task = 3141
+	id := c.Submit(dir, "-t", "0:03", "-o", "out", "--wrap", fmt.Sprintf("srun -n1 sh -c 'exec sleep %d'", task))
+	if j := c.WaitEnded(id, 60*time.Second); j.State != api.StateTimeout {
+		t.Fatalf("job ended %s (%s), want TIMEOUT", j.State, j.Message)
+	}
+	steps := c.waitStepsEnded(id, 30*time.Second)
+	waitNoSleeps(t, task, 10*time.Second)
+	if len(steps) != 1 || steps[0].State != api.StateCancelled || steps[0].ExitCode != 0 || steps[0].Signal != int(syscall.SIGTERM) || steps[0].End == nil {
+		t.Fatalf("step of the timed-out job: %+v; want CANCELLED 0:15", steps)
+	}
+	r := c.Corral("acct", "-j", fmt.Sprint(id), "--json")
+	var recs []api.AcctRecord
+	if r.Code != 0 || json.Unmarshal([]byte(r.Stdout), &recs) != nil || len(recs) != 1 || recs[0].State != api.StateTimeout ||
+		!slices.ContainsFunc(recs[0].Steps, func(s api.Step) bool {
+			return s.StepID == 0 && s.State == api.StateCancelled && s.ExitCode == 0 && s.Signal == int(syscall.SIGTERM)
+		}) {
+		t.Fatalf("corral acct --json: exit %d, want the job TIMEOUT and step 0 CANCELLED 0:15\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+}
+
+// Issue 13, acceptance 7: a node lost while a 2-node step runs (its
+// noded stopped past the node timeout) ends the job and the step
+// NODE_FAIL, and the step's task on the other node is killed; the lost
+// node's own task goes when the node returns.
+func TestStepOfALostNodeEndsNodeFailEverywhere(t *testing.T) {
+	c := StartCluster(t, ClusterOpts{Nodes: []NodeOpts{{Name: "n1", CPUs: 2, Mem: "1G"}, {Name: "n2", CPUs: 2, Mem: "1G"}}})
+	dir := jobDir(t)
+	t.Setenv("PATH", slurmBin(t, dir)+":"+os.Getenv("PATH"))
+	const task = 4170 // node i's task runs `sleep 4170+i`
+	script := fmt.Sprintf(`srun -N2 -n2 sh -c 'echo $SLURM_NODEID >> up; exec sleep $((%d + SLURM_NODEID))'`, task)
+	id := c.Submit(dir, "-N2", "--ntasks-per-node=1", "--no-requeue", "-o", "out", "--wrap", script)
+	nodes := c.WaitState(id, api.StateRunning, 60*time.Second).Nodes
+	waitFile(t, filepath.Join(dir, "up"), "1", 30*time.Second)
+	waitFile(t, filepath.Join(dir, "up"), "0", 30*time.Second)
+	lost := c.nodes[slices.Index([]string{"n1", "n2"}, nodes[1])] // not the batch node
+	if err := lost.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	c.endJobsAtCleanup()
+	t.Cleanup(func() { _ = lost.Process.Signal(syscall.SIGCONT) })
+	if j := c.WaitEnded(id, 30*time.Second); j.State != api.StateNodeFail {
+		t.Fatalf("job ended %s (%s), want NODE_FAIL", j.State, j.Message)
+	}
+	steps := c.waitStepsEnded(id, 10*time.Second)
+	if len(steps) != 1 || steps[0].State != api.StateNodeFail {
+		t.Fatalf("step of the lost node: %+v, want NODE_FAIL", steps)
+	}
+	waitNoSleeps(t, task, 20*time.Second) // the task on the node still up
+	if err := lost.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	waitNoSleeps(t, task+1, 30*time.Second) // the lost node's, once it is back
+	if st := c.waitStepsEnded(id, time.Second); st[0].State != api.StateNodeFail {
+		t.Fatalf("the step's record changed to %s when its leftover ended", st[0].State)
+	}
+}
