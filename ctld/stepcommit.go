@@ -218,12 +218,15 @@ func stepAfterReport(rec *store.StepRecord, r store.StepNodeEnd, at time.Time) *
 
 // stepVerdict is the state of a step every node of which reported, its
 // reports tallied: CANCELLED when it was cancelled (scancel JOB.STEP);
-// NODE_FAIL when a node was lost; FAILED when a node's own verdict is
-// FAILED (a task failed, or could not start); CANCELLED when a node's
-// tasks were killed with their job (its script ended, its time limit, a
-// cancel: the node says CANCELLED), as Slurm records a step its job's end
-// killed; else FAILED for a non-zero exit code or a signal, COMPLETED
-// when every task exited 0.
+// NODE_FAIL when a node was lost; FAILED when a node's tasks failed with
+// an exit code or could not start (the node says FAILED, with no
+// signal); CANCELLED when the step's highest status is a signal or a node
+// says its tasks were killed with their job (its script ended, its time
+// limit, a cancel); FAILED for another exit code; else COMPLETED. As
+// Slurm's accounting (as_mysql_step_complete) keeps a step's state: a
+// signal is CANCELLED whoever sent it, which also keeps a step whose
+// tasks the job's end killed from depending on how soon its node saw the
+// container go.
 func stepVerdict(rec *store.StepRecord) api.JobState {
 	said := func(st api.JobState) bool {
 		return slices.ContainsFunc(rec.Reports, func(e store.StepNodeEnd) bool { return e.State == st })
@@ -233,11 +236,11 @@ func stepVerdict(rec *store.StepRecord) api.JobState {
 		return api.StateCancelled
 	case said(api.StateNodeFail) || slices.ContainsFunc(rec.Reports, func(e store.StepNodeEnd) bool { return e.Lost }):
 		return api.StateNodeFail
-	case said(api.StateFailed):
+	case slices.ContainsFunc(rec.Reports, func(e store.StepNodeEnd) bool { return e.State == api.StateFailed && e.Signal == 0 }):
 		return api.StateFailed
-	case said(api.StateCancelled):
+	case rec.Step.Signal != 0 || said(api.StateCancelled):
 		return api.StateCancelled
-	case rec.Step.ExitCode != 0 || rec.Step.Signal != 0:
+	case rec.Step.ExitCode != 0:
 		return api.StateFailed
 	}
 	return api.StateCompleted

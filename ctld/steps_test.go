@@ -321,6 +321,19 @@ func TestStepCancel(t *testing.T) {
 	}
 }
 
+// noneAsked fails when a node was asked which steps it knows.
+func noneAsked(t *testing.T, nodes []*fakeNode, what string) {
+	t.Helper()
+	for _, f := range nodes {
+		f.mu.Lock()
+		asked := f.stepLists
+		f.mu.Unlock()
+		if asked != 0 {
+			t.Fatalf("node %s asked about %s", f.name, what)
+		}
+	}
+}
+
 // A step srun never launched on a node (its credential expired unused)
 // has that part ended by the sweep, once the node does not list it; a
 // node that lists the step keeps it.
@@ -329,14 +342,7 @@ func TestStepNeverLaunchedIsSwept(t *testing.T) {
 	mustStep(t, tc, uidOwner, id, api.StepRequest{})
 	nodes[0].set(func(f *fakeNode) { f.steps = []api.NodeStep{{JobID: id, StepID: 0}} })
 	stepSweep{tc.srv}.run(time.Now()) // too young: no node is asked (and no goroutine started)
-	for _, f := range nodes {
-		f.mu.Lock()
-		asked := f.stepLists
-		f.mu.Unlock()
-		if asked != 0 {
-			t.Fatalf("node %s asked about a step that may still be launched", f.name)
-		}
-	}
+	noneAsked(t, nodes, "a step that may still be launched")
 	tc.srv.mu.Lock()
 	rec := *tc.srv.q.job(id).steps.running[0]
 	rec.Step.Start = rec.Step.Start.Add(-stepCredentialLifetime - stepLaunchGrace - time.Second)
@@ -403,14 +409,7 @@ func TestStepWaitingAfterItsJobIsSwept(t *testing.T) {
 	}
 	tc.waitJob(id, "completed", inState(api.StateCompleted))
 	stepSweep{tc.srv}.run(time.Now()) // too early: nobody is asked
-	for _, f := range nodes {
-		f.mu.Lock()
-		asked := f.stepLists
-		f.mu.Unlock()
-		if asked != 0 {
-			t.Fatalf("node %s asked about a step right after its job's end", f.name)
-		}
-	}
+	noneAsked(t, nodes, "a step right after its job's end")
 	backdateJobEnd(tc, id, stepEndAsk)
 	stepSweep{tc.srv}.run(time.Now())
 	waitFor(t, "the second node's part recorded", func() bool {

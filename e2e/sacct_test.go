@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -14,11 +13,7 @@ import (
 // with its own state, exit code and node count, as Slurm's sacct lists
 // them; -X lists the job alone; -j JOB.STEP picks one step.
 func TestSacctStepLines(t *testing.T) {
-	c := StartCluster(t, ClusterOpts{Nodes: []NodeOpts{{Name: "n1", CPUs: 2, Mem: "1G"}, {Name: "n2", CPUs: 2, Mem: "1G"}}})
-	c.endJobsAtCleanup()
-	dir := jobDir(t)
-	bin := slurmBin(t, dir)
-	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	c, dir, bin := twoNodesWithSlurmNames(t)
 	id := c.Submit(dir, "-N2", "--ntasks-per-node=1", "-o", "out", "--wrap", "srun true\nsrun -n1 sh -c 'exit 3'\ntrue")
 	if j := c.WaitEnded(id, 60*time.Second); j.State != api.StateCompleted {
 		t.Fatalf("job ended %s (%s)", j.State, j.Message)

@@ -20,6 +20,19 @@ import (
 // step when its job ends"): with its own state, as Slurm 22.05 records
 // it, not its job's.
 
+// twoNodesWithSlurmNames starts a cluster of two nodes whose jobs end at
+// cleanup, and puts the Slurm names (srun, sacct, ...) first on PATH, for
+// the jobs' scripts too; it returns the cluster, a job directory and the
+// names' directory.
+func twoNodesWithSlurmNames(t *testing.T) (*Cluster, string, string) {
+	c := StartCluster(t, ClusterOpts{Nodes: []NodeOpts{{Name: "n1", CPUs: 2, Mem: "1G"}, {Name: "n2", CPUs: 2, Mem: "1G"}}})
+	c.endJobsAtCleanup()
+	dir := jobDir(t)
+	bin := slurmBin(t, dir)
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	return c, dir, bin
+}
+
 // waitStepsEnded waits until every step of job id has ended and returns
 // them.
 func (c *Cluster) waitStepsEnded(id uint64, timeout time.Duration) []api.Step {
@@ -73,11 +86,7 @@ func waitNoSleeps(t *testing.T, n int, timeout time.Duration) {
 // Slurm's sacct shows it; the steps that ended before keep their own
 // ends (COMPLETED 0:0, FAILED 3:0).
 func TestStepRunningWhenItsScriptExits(t *testing.T) {
-	c := StartCluster(t, ClusterOpts{Nodes: []NodeOpts{{Name: "n1", CPUs: 2, Mem: "1G"}, {Name: "n2", CPUs: 2, Mem: "1G"}}})
-	c.endJobsAtCleanup()
-	dir := jobDir(t)
-	bin := slurmBin(t, dir)
-	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	c, dir, bin := twoNodesWithSlurmNames(t)
 	const task = 3137 // its tasks run `sleep 3137`
 	script := fmt.Sprintf(`srun -N1 -n1 true
 srun -N1 -n1 sh -c 'exit 3'
