@@ -17,6 +17,16 @@ import (
 // the same) and returns its output lines (stdout and stderr together).
 func mustRunShell(t *testing.T, name string, uid int, script string) []string {
 	t.Helper()
+	text, _ := mustRunShellSpec(t, name, uid, script, nil)
+	return strings.Split(strings.TrimSpace(text), "\n")
+}
+
+// mustRunShellSpec is mustRunShell with edit (if set) applied to the
+// container's spec first; it returns the output as it is and the job's
+// work directory (a new one per call, writable, the job's cwd), and
+// checks that nothing of the container is left behind.
+func mustRunShellSpec(t *testing.T, name string, uid int, script string, edit func(*container.Spec)) (out, work string) {
+	t.Helper()
 	containertest.MustRoot(t)
 	h, err := cgroup.Detect()
 	if err != nil {
@@ -26,7 +36,7 @@ func mustRunShell(t *testing.T, name string, uid int, script string) []string {
 		t.Fatal(err)
 	}
 	state := containertest.MustStateDir(t)
-	work := containertest.MustUserDir(t, uid, uid)
+	work = containertest.MustUserDir(t, uid, uid)
 	p, err := h.Job(name, uint64(os.Getpid()))
 	if err != nil {
 		t.Fatal(err)
@@ -36,8 +46,8 @@ func mustRunShell(t *testing.T, name string, uid int, script string) []string {
 		t.Fatal(err)
 	}
 	outPath := filepath.Join(state, "out")
-	out := containertest.MustOutputFile(t, outPath, uid)
-	c, err := container.Start(&container.Spec{
+	f := containertest.MustOutputFile(t, outPath, uid)
+	spec := &container.Spec{
 		ID: name, StateRoot: filepath.Join(state, "runc"), Rootfs: rootfs,
 		Binds:      []container.Bind{{Source: work, Dest: work, Writable: true}},
 		CgroupPath: p.Path,
@@ -45,8 +55,12 @@ func mustRunShell(t *testing.T, name string, uid int, script string) []string {
 		Args:       []string{"/bin/sh", "-c", script},
 		Env:        []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"},
 		Cwd:        work, UID: uid, GID: uid,
-		Stdout: out, Stderr: out,
-	})
+		Stdout: f, Stderr: f,
+	}
+	if edit != nil {
+		edit(spec)
+	}
+	c, err := container.Start(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,8 +70,11 @@ func mustRunShell(t *testing.T, name string, uid int, script string) []string {
 	if err := c.Destroy(); err != nil {
 		t.Fatal(err)
 	}
+	if leaks := containertest.Leaks(p.Dirs, []string{state, work}, cgroup.JobName(name, uint64(os.Getpid()))); len(leaks) > 0 {
+		t.Errorf("left behind: %v", leaks)
+	}
 	text, _ := os.ReadFile(outPath)
-	return strings.Split(strings.TrimSpace(string(text)), "\n")
+	return string(text), work
 }
 
 // statusScript prints the confinement fields of /proc/self/status, then

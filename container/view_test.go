@@ -3,12 +3,10 @@ package container_test
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
-	"github.com/corral-hpc/corral/cgroup"
 	"github.com/corral-hpc/corral/container"
 	"github.com/corral-hpc/corral/container/containertest"
 	"golang.org/x/sys/unix"
@@ -21,14 +19,6 @@ import (
 // top-level entries, and the same read-only places.
 func TestViewSameAsRunc(t *testing.T) {
 	containertest.MustRoot(t)
-	h, err := cgroup.Detect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Prepare(cgroup.LeafName("vtest")); err != nil {
-		t.Fatal(err)
-	}
-	work := containertest.MustUserDir(t, containertest.Nobody, containertest.Nobody)
 	hideDir, err := os.MkdirTemp("/var/tmp", "corral-hide-")
 	if err != nil {
 		t.Fatal(err)
@@ -49,56 +39,22 @@ func TestViewSameAsRunc(t *testing.T) {
 for f in /* /.[!.]*; do printf '%s ' "$f"; stat -c '%F %a %u' "$f"; done; echo ==
 for d in / /usr /etc /var /var/tmp "$SUB" /tmp "$WORK" /dev/shm /home /root; do touch "$d/.w" 2>/dev/null && echo "$d rw" || echo "$d ro"; done`
 	run := func(byRunc bool) string {
-		state := containertest.MustStateDir(t)
-		p, err := h.Job("vtest", uint64(os.Getpid()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		rootfs := filepath.Join(state, "rootfs")
-		if err := os.Mkdir(rootfs, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		outPath := filepath.Join(state, "out")
-		out := containertest.MustOutputFile(t, outPath, containertest.Nobody)
-		spec := &container.Spec{
-			ID: "vtest", StateRoot: filepath.Join(state, "runc"), Rootfs: rootfs,
-			Binds:      []container.Bind{{Source: work, Dest: work, Writable: true}},
-			Hide:       []string{hideDir},
-			CgroupPath: p.Path,
-			Resources:  h.Resources(cgroup.Limits{Cpuset: "0", CPUs: 1, MemBytes: 128 << 20, MaxPids: 64}),
-			Args:       []string{"/bin/sh", "-c", script},
-			Env:        []string{"PATH=/usr/bin:/bin", "WORK=" + work, "SUB=" + sub},
-			Cwd:        work, UID: containertest.Nobody, GID: containertest.Nobody,
-			Stdout: out, Stderr: out,
-		}
-		if byRunc {
-			container.BindViewByRunc(spec)
-		}
-		c, err := container.Start(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st, err := c.Wait(); err != nil || !st.Success() {
-			t.Errorf("wait: %v %v", st, err)
-		}
-		if err := c.Destroy(); err != nil {
-			t.Fatal(err)
-		}
-		if leaks := containertest.Leaks(p.Dirs, []string{state, work}, cgroup.JobName("vtest", uint64(os.Getpid()))); len(leaks) > 0 {
-			t.Errorf("left behind: %v", leaks)
-		}
-		text, err := os.ReadFile(outPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return normalizeMountinfo(t, string(text))
+		text, work := mustRunShellSpec(t, "vtest", containertest.Nobody, script, func(s *container.Spec) {
+			s.Hide = []string{hideDir}
+			s.Env = append(s.Env, "WORK="+s.Cwd, "SUB="+sub)
+			if byRunc {
+				container.BindViewByRunc(s)
+			}
+		})
+		// Each run has a work directory of its own.
+		return strings.ReplaceAll(normalizeMountinfo(t, text), work, "$WORK")
 	}
 	mine, runcs := run(false), run(true)
 	if mine != runcs {
 		a, b := strings.Split(mine, "\n"), strings.Split(runcs, "\n")
 		t.Errorf("the job's view differs from runc's:\n%s", lineDiff(a, b))
 	}
-	for _, want := range []string{"\n/usr on ", "\n/usr ro\n", "\n" + sub + " ro\n", "\n" + work + " rw\n"} {
+	for _, want := range []string{"\n/usr on ", "\n/usr ro\n", "\n" + sub + " ro\n", "\n$WORK rw\n"} {
 		if !strings.Contains(mine, want) {
 			t.Errorf("the job's view has no %q:\n%s", want, mine)
 		}
