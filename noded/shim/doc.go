@@ -40,7 +40,9 @@
 //	result.json  Result, written last and atomically
 //	shim.log     the shim's own stdout and stderr
 //	script       the job script (mode 0755, owned by the user), bound at /.corral/script
-//	rootfs/      the container's root: a small tmpfs of mount points over the host view
+//	rootfs/      the container's root: an image's overlay, or an empty directory here and,
+//	             in the container's mount namespace only, a small tmpfs of mount points
+//	             over the host view
 //	steps/<id>/  a step's step.json, runner.pid and result.json (StepJob)
 //
 // rootfs/ is gone before result.json appears; script is deleted just
