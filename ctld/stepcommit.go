@@ -217,16 +217,15 @@ func stepAfterReport(rec *store.StepRecord, r store.StepNodeEnd, at time.Time) *
 }
 
 // stepVerdict is the state of a step every node of which reported, its
-// reports tallied: CANCELLED when it was cancelled (scancel JOB.STEP);
-// NODE_FAIL when a node was lost; FAILED when a node's tasks failed with
-// an exit code or could not start (the node says FAILED, with no
-// signal); CANCELLED when the step's highest status is a signal or a node
-// says its tasks were killed with their job (its script ended, its time
-// limit, a cancel); FAILED for another exit code; else COMPLETED. As
-// Slurm's accounting (as_mysql_step_complete) keeps a step's state: a
-// signal is CANCELLED whoever sent it, which also keeps a step whose
-// tasks the job's end killed from depending on how soon its node saw the
-// container go.
+// reports tallied. As Slurm's accounting (as_mysql_step_complete) keeps
+// a step's state, by its highest wait status: an exit code is FAILED, a
+// signal CANCELLED whoever sent it (so a step its job's end killed does
+// not depend on how soon its node saw the container go), 0 COMPLETED.
+// Before that: CANCELLED when the step was cancelled (scancel JOB.STEP),
+// NODE_FAIL when a node was lost; after it, with every task at 0, FAILED
+// when a node says so (tasks that could not start) and CANCELLED when a
+// node says its tasks were stopped (by their job's end, or counted over
+// by ctld).
 func stepVerdict(rec *store.StepRecord) api.JobState {
 	said := func(st api.JobState) bool {
 		return slices.ContainsFunc(rec.Reports, func(e store.StepNodeEnd) bool { return e.State == st })
@@ -236,12 +235,10 @@ func stepVerdict(rec *store.StepRecord) api.JobState {
 		return api.StateCancelled
 	case said(api.StateNodeFail) || slices.ContainsFunc(rec.Reports, func(e store.StepNodeEnd) bool { return e.Lost }):
 		return api.StateNodeFail
-	case slices.ContainsFunc(rec.Reports, func(e store.StepNodeEnd) bool { return e.State == api.StateFailed && e.Signal == 0 }):
+	case rec.Step.ExitCode != 0 || (said(api.StateFailed) && rec.Step.Signal == 0):
 		return api.StateFailed
 	case rec.Step.Signal != 0 || said(api.StateCancelled):
 		return api.StateCancelled
-	case rec.Step.ExitCode != 0:
-		return api.StateFailed
 	}
 	return api.StateCompleted
 }

@@ -180,3 +180,47 @@ func TestStepOfALostNodeEndsNodeFailEverywhere(t *testing.T) {
 		t.Fatalf("the step's record changed to %s when its leftover ended", st[0].State)
 	}
 }
+
+// Issue 13, acceptance 7 with the job ending meanwhile: noded of the
+// step's second node is killed (-9) while a 2-node step runs, and the
+// batch script exits. The step stays RUNNING while that node is silent
+// (its task runs on under its runner); once noded is back the leftover
+// is stopped, its end is reported, and the step ends CANCELLED by its
+// signal, not NODE_FAIL: the node was never lost.
+func TestStepEndsAfterANodedKill9AndItsJobsEnd(t *testing.T) {
+	c, dir, _ := twoNodesWithSlurmNames(t)
+	const task = 4270 // node i's task runs `sleep 4270+i`
+	script := fmt.Sprintf(`srun -N2 -n2 sh -c 'echo $SLURM_NODEID >> up; exec sleep $((%d + SLURM_NODEID))' &
+until [ -e go ]; do sleep 0.1; done
+exit 0`, task)
+	id := c.Submit(dir, "-N2", "--ntasks-per-node=1", "-o", "out", "--wrap", script)
+	nodes := c.WaitState(id, api.StateRunning, 60*time.Second).Nodes
+	waitFile(t, filepath.Join(dir, "up"), "0", 30*time.Second)
+	waitFile(t, filepath.Join(dir, "up"), "1", 30*time.Second)
+	second := slices.Index([]string{"n1", "n2"}, nodes[1])
+	c.killNode(second)
+	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if j := c.WaitEnded(id, 30*time.Second); j.State != api.StateCompleted {
+		t.Fatalf("job ended %s (%s), want COMPLETED", j.State, j.Message)
+	}
+	var steps []api.Step
+	if err := c.Client.Do(context.Background(), http.MethodGet, fmt.Sprintf("/v1/jobs/%d/steps", id), nil, &steps); err != nil {
+		t.Fatal(err)
+	}
+	if len(steps) != 1 || steps[0].State != api.StateRunning {
+		t.Fatalf("step while its second node's noded is down after the job's end: %+v, want RUNNING", steps)
+	}
+	if n := sleepsRunning(t, task+1); n != 1 {
+		t.Fatalf("%d tasks run on the node whose noded was killed, want 1 (it outlives noded)", n)
+	}
+	c.StartNode(NodeOpts{Name: nodes[1], CPUs: 2, Mem: "1G"})
+	c.WaitNodesUp(2, 15*time.Second)
+	steps = c.waitStepsEnded(id, 60*time.Second)
+	waitNoSleeps(t, task, 10*time.Second)
+	waitNoSleeps(t, task+1, 10*time.Second)
+	if st := steps[0]; st.State != api.StateCancelled || st.ExitCode != 0 || st.Signal == 0 || st.End == nil {
+		t.Fatalf("step after the noded restart: %+v, want CANCELLED 0:SIGNAL", st)
+	}
+}
