@@ -11,7 +11,11 @@ package container
 // CPU each, some twenty per job (docs/benchmarks.md); here each is three
 // system calls on a tmpfs only this process can reach. And the host's own
 // mount namespace never holds a job's root: nothing is left to unmount
-// when a shim dies.
+// when a shim dies. The price: should the lookup of a top-level entry hang
+// (a file system mounted right there that does not answer), it hangs in
+// this process, where Spec.Stop has no init to kill, and Start gives up
+// after stopGrace (errStuck) instead of at once; the job's own binds (work
+// directory, home, --mount) are still runc's, in its killable init.
 
 import (
 	"errors"
