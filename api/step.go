@@ -24,8 +24,8 @@ import (
 //     the node plane; the credential, not the cluster signature,
 //     authorizes it, because srun does not hold the cluster key).
 //  3. noded checks the credential, starts one step runner per step
-//     (corral-shim step), which execs the node's tasks into the job's
-//     running container and connects back to srun's port, speaking package
+//     (corral-shim step), which starts the node's tasks in the job's
+//     running container (the container's corral-init forks them) and connects back to srun's port, speaking package
 //     stepio: output and exits one way, input, signals and window sizes
 //     the other.
 //  4. When the node's tasks have ended the runner writes the step's result

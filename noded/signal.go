@@ -59,7 +59,7 @@ func (d *Daemon) deliverSignal(req api.NodeSignalRequest) (int, int, error) {
 		if st == nil || st.proc == nil && runnerPid(st) != st.pid {
 			return 0, http.StatusNotFound, fmt.Errorf("step %d.%d does not run on this node", req.JobID, *req.Step)
 		}
-		n, err := shim.SignalStep("/proc", st.pid, sig)
+		n, err := shim.SignalStep("/proc", st.dir, st.pid, sig)
 		return n, http.StatusInternalServerError, err
 	}
 	d.mu.Unlock()
@@ -74,6 +74,6 @@ func (d *Daemon) deliverSignal(req api.NodeSignalRequest) (int, int, error) {
 	if err != nil {
 		return 0, http.StatusInternalServerError, fmt.Errorf("job %d: %w", req.JobID, err)
 	}
-	n, err := shim.SignalJob("/proc", init, sig, req.Scope)
+	n, err := shim.SignalJob("/proc", j.dir, init, sig, req.Scope)
 	return n, http.StatusInternalServerError, err
 }

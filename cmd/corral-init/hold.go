@@ -14,28 +14,30 @@ import (
 
 // hold is --hold: no script, only PID 1's duties (forwarding signals,
 // reaping orphans) until an ending signal, then a wait for the rest of
-// the namespace. The steps' tasks are not corral-init's children (they
-// enter the namespace from the host), but whatever they leave behind is
-// re-parented here.
-func hold(report *os.File) int {
+// the namespace. Steps' tasks are corral-init's children when sp started
+// them, and whatever any task leaves behind is re-parented here.
+func hold(report *os.File, sp *spawner) int {
 	sigs := make(chan os.Signal, 32)
 	var forwarded []os.Signal
 	for _, s := range initproto.ForwardedSignals {
 		forwarded = append(forwarded, syscall.Signal(s))
 	}
 	signal.Notify(sigs, append(forwarded, syscall.SIGCHLD)...)
+	// Only now: a task that ended before SIGCHLD was caught would not be
+	// reaped until the next one.
+	sp.start()
 	if report != nil {
 		_, _ = fmt.Fprintln(report, initproto.Ready)
 	}
 	for s := range sigs {
 		switch s {
 		case syscall.SIGCHLD:
-			reapOrphans()
+			reapOrphans(sp)
 		case syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP:
 			if os.Getpid() == 1 {
 				_ = syscall.Kill(-1, s.(syscall.Signal))
 				for othersLeft() {
-					reapOrphans()
+					reapOrphans(sp)
 					time.Sleep(20 * time.Millisecond)
 				}
 			}
@@ -49,17 +51,20 @@ func hold(report *os.File) int {
 	return 0 // not reached: sigs is never closed
 }
 
-// reapOrphans collects every child that has ended, without blocking.
-func reapOrphans() {
+// reapOrphans collects every child that has ended, without blocking,
+// and tells the runners of spawned tasks how theirs ended.
+func reapOrphans(sp *spawner) {
 	for {
 		var ws syscall.WaitStatus
-		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		var ru syscall.Rusage
+		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, &ru)
 		if errors.Is(err, syscall.EINTR) {
 			continue
 		}
 		if err != nil || pid <= 0 {
 			return
 		}
+		sp.ended(pid, ws, &ru)
 	}
 }
 

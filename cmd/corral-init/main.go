@@ -14,7 +14,10 @@
 // until SIGTERM, SIGINT or SIGHUP (a job's extern role: steps exec into
 // the container).
 //
-// Usage: corral-init [--stdio-fds] SCRIPT [ARG...] | --hold. A script
+// With --spawn-fds it also starts step tasks on request
+// (initproto.SpawnArg), in both roles.
+//
+// Usage: corral-init [--stdio-fds] [--spawn-fds] SCRIPT [ARG...] | --hold. A script
 // without a #! line runs with /bin/sh. Build it static: CGO_ENABLED=0 go build ./cmd/corral-init.
 package main
 
@@ -42,9 +45,14 @@ func run(args []string) int {
 			return finish(reportFile(), initproto.Report{ExitCode: 127, Error: err.Error()})
 		}
 	}
+	var sp *spawner
+	if len(args) > 0 && args[0] == initproto.SpawnArg {
+		args = args[1:]
+		sp = newSpawner() // its fds close-on-exec before any fork
+	}
 	report := reportFile()
 	if len(args) == 1 && args[0] == initproto.HoldArg {
-		return hold(report)
+		return hold(report, sp)
 	}
 	if len(args) == 0 {
 		fmt.Fprintln(os.Stderr, "usage: corral-init [--stdio-fds] SCRIPT [ARG...]")
@@ -80,7 +88,8 @@ func run(args []string) int {
 	}
 
 	ended := make(chan syscall.WaitStatus, 1)
-	go reap(pid, ended)
+	go reap(pid, sp, ended)
+	sp.start() // now that tasks are reaped
 	for {
 		select {
 		case s := <-sigs:
@@ -121,12 +130,14 @@ func forward(script int, s syscall.Signal) {
 	_ = syscall.Kill(script, s)
 }
 
-// reap waits for every child (orphans re-parent to PID 1) and reports the
-// script's own status.
-func reap(script int, ended chan<- syscall.WaitStatus) {
+// reap waits for every child (orphans re-parent to PID 1), tells the
+// runners of spawned tasks how theirs ended, and reports the script's
+// own status.
+func reap(script int, sp *spawner, ended chan<- syscall.WaitStatus) {
 	for {
 		var ws syscall.WaitStatus
-		pid, err := syscall.Wait4(-1, &ws, 0, nil)
+		var ru syscall.Rusage
+		pid, err := syscall.Wait4(-1, &ws, 0, &ru)
 		if errors.Is(err, syscall.EINTR) {
 			continue
 		}
@@ -140,6 +151,7 @@ func reap(script int, ended chan<- syscall.WaitStatus) {
 			ended <- ws
 			return
 		}
+		sp.ended(pid, ws, &ru)
 	}
 }
 

@@ -3,7 +3,8 @@
 // restart) and it creates the job's container, enforces its time limit
 // and cancel, and writes its result (package noded/shim). It is also a
 // job step's runner on a node (`corral-shim step <jobdir> <stepid>`),
-// which execs the step's tasks into the job's running container.
+// which starts the step's tasks in the job's running container (its
+// corral-init forks them; libcontainer's exec where it cannot).
 //
 // libcontainer re-executes this same binary as `corral-shim init` inside
 // every new container, so every job starts it twice. It is a binary of its

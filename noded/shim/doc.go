@@ -15,16 +15,17 @@
 // script: the container, its cgroup, /tmp, /dev/shm, mounts and GPUs are
 // set up exactly as for batch, with corral-init holding it (--hold) until
 // the job is cancelled or reaches its time limit, so that the job's steps
-// can exec into it. An extern node opens no output files (the batch node
+// can run in it. An extern node opens no output files (the batch node
 // writes the job's) and reports its end like any job (CANCELLED when
 // cancelled; ctld ignores extern ends it asked for).
 //
 // `corral-shim step <jobdir> <stepid>` is a step's runner on this node:
 // it reads launch.json and steps/<stepid>/step.json (StepJob), connects
 // to srun, waits for the job's container if it is still starting (the
-// started file, by inotify: noded starts runners without waiting), execs
-// one process per rank into the job's running container (the job's user,
-// namespaces and cgroup, no new privileges), relays the tasks' I/O,
+// started file, by inotify: noded starts runners without waiting), starts
+// one process per rank in the job's running container (the job's user,
+// namespaces and cgroup, no new privileges: corral-init forks each on the
+// runner's request over the spawn socket, container/initproto), relays the tasks' I/O,
 // signals and exits to srun (package stepio), and writes the
 // step's result.json (StepResult). noded starts it detached, with the
 // same status pipe on fd 4 ("started <time>", then EndedLine); SIGTERM

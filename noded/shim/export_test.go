@@ -18,8 +18,8 @@ func toProcs(ps []Proc) []proc {
 	return in
 }
 
-func SignalTargets(ps []Proc, init int, scope api.SignalScope) []int {
-	return signalTargets(toProcs(ps), init, scope)
+func SignalTargets(ps []Proc, init int, tasks []int, scope api.SignalScope) []int {
+	return signalTargets(toProcs(ps), init, tasks, scope)
 }
 
 func Descendants(ps []Proc, root int) []int { return descendants(toProcs(ps), root) }
@@ -30,3 +30,7 @@ func ParseStat(pid int, line string) (Proc, bool) {
 }
 
 var LimitExtension = limitExtension
+
+// ExecTasksOnly makes this process's step runner start tasks by
+// libcontainer's exec, as for a corral-init without a spawn socket.
+func ExecTasksOnly() { execOnly = true }

@@ -58,7 +58,7 @@ func TestExternHoldsUntilCancelled(t *testing.T) {
 	srun.writer(t)
 	got := srun.collect(t, nil)
 	cmd.Wait()
-	if g := got[0]; g == nil || g.out != "/.corral/init --stdio-fds --hold \n" || g.exit == nil || g.exit.Code != 0 {
+	if g := got[0]; g == nil || g.out != "/.corral/init --stdio-fds --spawn-fds --hold \n" || g.exit == nil || g.exit.Code != 0 {
 		t.Errorf("step in the extern container: %+v, want corral-init --hold as its PID 1", g)
 	}
 	if r := end(); r.State != api.StateCancelled || r.Message != "" {
@@ -66,9 +66,9 @@ func TestExternHoldsUntilCancelled(t *testing.T) {
 	}
 }
 
-// TestSignalReachesSteps: --signal without B: reaches a step's task,
-// which entered the job's container from the host (it is not corral-init's
-// descendant), here on an extern node, which has no script at all.
+// TestSignalReachesSteps: --signal without B: reaches a step's task
+// (corral-init's child, known by the step's tasks file), here on an
+// extern node, which has no script at all.
 func TestSignalReachesSteps(t *testing.T) {
 	tj, end := startExtern(t, func(j *shim.Job) {
 		j.Launch.TimeLimit = 10

@@ -71,12 +71,15 @@ func TestEnvironmentExport(t *testing.T) {
 func TestSignalTargets(t *testing.T) {
 	// 100 is corral-init; 101 the script (oldest child); 102 an orphan it
 	// adopted; 103 and 104 the script's children, 105 a grandchild; 106
-	// a step's task (in the job's PID namespace, its parent the runner
-	// outside), 107 its child; 200 is not in the job.
+	// a step's task libcontainer execed (in the job's PID namespace, its
+	// parent the runner outside), 107 its child; 108 a step's task
+	// corral-init spawned (an older one than the script: an extern
+	// node's, say), 109 its child; 200 is not in the job.
 	const jobNS = "pid:[4026532001]"
 	procs := []shim.Proc{{PID: 100, PPID: 50, Start: 1, NS: jobNS}, {PID: 101, PPID: 100, Start: 5, NS: jobNS}, {PID: 102, PPID: 100, Start: 9, NS: jobNS},
 		{PID: 103, PPID: 101, Start: 6, NS: jobNS}, {PID: 104, PPID: 101, Start: 7, NS: jobNS}, {PID: 105, PPID: 103, Start: 8, NS: jobNS},
 		{PID: 106, PPID: 60, Start: 10, NS: jobNS}, {PID: 107, PPID: 106, Start: 11, NS: jobNS},
+		{PID: 108, PPID: 100, Start: 4, NS: jobNS}, {PID: 109, PPID: 108, Start: 12, NS: jobNS},
 		{PID: 60, PPID: 1, Start: 3, NS: "pid:[4026531836]"}, {PID: 200, PPID: 1, Start: 2, NS: "pid:[4026531836]"}}
 	for _, tt := range []struct {
 		scope api.SignalScope
@@ -84,9 +87,9 @@ func TestSignalTargets(t *testing.T) {
 	}{
 		{api.SignalBatch, []int{101}},                    // -b, B:: the script alone
 		{api.SignalFull, []int{101, 102, 103, 104, 105}}, // -f: the script's tree (init's), orphans included
-		{api.SignalSteps, []int{106, 107}},               // default: the steps, not the script's tree
+		{api.SignalSteps, []int{106, 107, 108, 109}},     // default: the steps, not the script's tree
 	} {
-		got := shim.SignalTargets(procs, 100, tt.scope)
+		got := shim.SignalTargets(procs, 100, []int{108}, tt.scope)
 		slices.Sort(got)
 		if !slices.Equal(got, tt.want) {
 			t.Errorf("%s signals %v, want %v", tt.scope, got, tt.want)
@@ -96,7 +99,7 @@ func TestSignalTargets(t *testing.T) {
 		t.Errorf("the step whose runner is 60: %v, want its task 106 and the task's child 107", got)
 	}
 	for _, scope := range []api.SignalScope{api.SignalBatch, api.SignalFull, api.SignalSteps} {
-		if got := shim.SignalTargets(procs, 300, scope); got != nil {
+		if got := shim.SignalTargets(procs, 300, nil, scope); got != nil {
 			t.Errorf("no such init, %s: %v", scope, got)
 		}
 	}

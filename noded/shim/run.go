@@ -115,9 +115,9 @@ func run(dir string, job *Job, ctl Controls) (res *Result, cleanup func(), err e
 			}
 		}
 	}
-	args := append([]string{initproto.InitPath, initproto.StdioArg, initproto.ScriptPath}, l.Args...)
+	args := append([]string{initproto.InitPath, initproto.StdioArg, initproto.SpawnArg, initproto.ScriptPath}, l.Args...)
 	if l.Role == api.RoleExtern {
-		args = []string{initproto.InitPath, initproto.StdioArg, initproto.HoldArg}
+		args = []string{initproto.InitPath, initproto.StdioArg, initproto.SpawnArg, initproto.HoldArg}
 	} else if err := writeOwned(script, []byte(l.Script), 0o755, id); err != nil {
 		return &Result{}, cleanup, fmt.Errorf("writing the script: %w", err)
 	}
@@ -141,6 +141,11 @@ func run(dir string, job *Job, ctl Controls) (res *Result, cleanup func(), err e
 		return &Result{}, cleanup, err
 	}
 	defer reportR.Close()
+	spawn, err := spawnPair() // stepspawn.go
+	if err != nil {
+		return &Result{}, cleanup, err
+	}
+	defer closeFiles(spawn)
 	spec := &container.Spec{
 		ID:         ContainerID(l.JobID),
 		StateRoot:  job.RuncRoot,
@@ -161,7 +166,7 @@ func run(dir string, job *Job, ctl Controls) (res *Result, cleanup func(), err e
 		GID:        int(l.GID),
 		Umask:      &umask,
 		Groups:     intGroups(l.Groups),
-		ExtraFiles: []*os.File{reportW, stdio.in, stdio.out, stdio.err}, // not Stdout etc.: runc chowns those (initproto.StdioArg)
+		ExtraFiles: []*os.File{reportW, stdio.in, stdio.out, stdio.err, spawn[0], spawn[1]}, // not Stdout etc.: runc chowns those (initproto.StdioArg); the spawn socket (SpawnArg)
 	}
 	setup, endWatch := watchSetup(job, ctl)
 	spec.Stop = setup.c
@@ -284,7 +289,7 @@ func supervise(c *container.Container, dir string, job *Job, ctl Controls, ready
 		case <-warn:
 			warn = nil
 			sig := job.Launch.Signal
-			n, err := SignalJob("/proc", c.Pid(), syscall.Signal(sig.Signal), warningScope(sig))
+			n, err := SignalJob("/proc", dir, c.Pid(), syscall.Signal(sig.Signal), warningScope(sig))
 			if err != nil || n == 0 {
 				log.Printf("job %d: --signal %d reached %d processes (%s): %v", job.Launch.JobID, sig.Signal, n, warningScope(sig), err)
 			}

@@ -29,9 +29,16 @@ var (
 // that run it as noded does.
 const asShim = "CORRAL_SHIM_TEST_AS_MAIN"
 
+// execTasks makes such a runner start its tasks by libcontainer's exec,
+// as for a container whose corral-init has no spawn socket.
+const execTasks = "CORRAL_SHIM_TEST_EXEC_TASKS"
+
 func TestMain(m *testing.M) {
 	containertest.DispatchInit()
 	if os.Getenv(asShim) == "1" {
+		if os.Getenv(execTasks) == "1" {
+			shim.ExecTasksOnly()
+		}
 		os.Exit(shim.Main(os.Args[1:]))
 	}
 	code := func() int {

@@ -48,26 +48,62 @@ type proc struct {
 }
 
 // SignalJob sends sig to the processes of scope in the job whose
-// corral-init has host PID init, and returns how many it signalled.
-// None is not an error: a job without steps has nothing for SignalSteps,
-// as in Slurm.
-func SignalJob(procRoot string, init int, sig syscall.Signal, scope api.SignalScope) (int, error) {
+// corral-init has host PID init and whose directory is jobDir, and
+// returns how many it signalled. None is not an error: a job without
+// steps has nothing for SignalSteps, as in Slurm.
+func SignalJob(procRoot, jobDir string, init int, sig syscall.Signal, scope api.SignalScope) (int, error) {
 	procs, err := listProcs(procRoot)
 	if err != nil {
 		return 0, err
 	}
-	return killAll(signalTargets(procs, init, scope), sig)
+	files, _ := filepath.Glob(filepath.Join(jobDir, StepsDir, "*", TaskPidsFile))
+	return killAll(signalTargets(procs, init, taskRoots(procs, files...), scope), sig)
 }
 
-// SignalStep sends sig to the processes a step's runner (host PID runner)
-// started on this node: its tasks and their descendants, as Slurm
-// signals a step's processes. The runner itself is not signalled.
-func SignalStep(procRoot string, runner int, sig syscall.Signal) (int, error) {
+// SignalStep sends sig to the processes of the step whose directory is
+// stepDir and whose runner has host PID runner: its tasks and their
+// descendants, as Slurm signals a step's processes. The tasks are those
+// of its tasks file (corral-init's children) and the runner's
+// descendants (tasks execed by libcontainer); the runner itself is not
+// signalled.
+func SignalStep(procRoot, stepDir string, runner int, sig syscall.Signal) (int, error) {
 	procs, err := listProcs(procRoot)
 	if err != nil {
 		return 0, err
 	}
-	return killAll(descendants(procs, runner), sig)
+	pids := descendants(procs, runner)
+	for _, root := range taskRoots(procs, filepath.Join(stepDir, TaskPidsFile)) {
+		pids = append(pids, treeOf(procs, root)...)
+	}
+	return killAll(pids, sig)
+}
+
+// taskRoots are the tasks of the steps' tasks files (writeTaskPids) that
+// still run: the PID's process started when the file says, so a PID
+// reused since is not taken for a task.
+func taskRoots(procs []proc, files ...string) []int {
+	started := make(map[int]uint64, len(procs))
+	for _, p := range procs {
+		started[p.pid] = p.start
+	}
+	var out []int
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			var rank, pid int
+			var start uint64
+			if _, err := fmt.Sscan(line, &rank, &pid, &start); err != nil {
+				continue
+			}
+			if at, alive := started[pid]; alive && at == start {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
 }
 
 func killAll(pids []int, sig syscall.Signal) (int, error) {
@@ -86,25 +122,44 @@ func killAll(pids []int, sig syscall.Signal) (int, error) {
 }
 
 // signalTargets picks the processes of scope in the job whose corral-init
-// is init. The batch script is init's oldest child (orphans that init
-// adopts are younger); the script's tree is every descendant of init
-// (orphans included: in Slurm they stay in the script's process group).
-// Steps' tasks enter the job's PID namespace from the host, so they are
-// the namespace's processes outside init's tree.
-func signalTargets(procs []proc, init int, scope api.SignalScope) []int {
+// is init; tasks are the steps' tasks that corral-init started (its
+// children, from the steps' tasks files). The batch script is init's
+// oldest child that is no task (orphans that init adopts are younger);
+// the script's tree is every other descendant of init (orphans included:
+// in Slurm they stay in the script's process group). The steps are the
+// tasks' trees and the namespace's processes outside init's tree (tasks
+// libcontainer execed enter the namespace from the host).
+func signalTargets(procs []proc, init int, tasks []int, scope api.SignalScope) []int {
 	initNS := ""
 	for _, p := range procs {
 		if p.pid == init {
 			initNS = p.ns
 		}
 	}
-	tree := descendants(procs, init)
+	if initNS == "" {
+		return nil
+	}
+	var steps []int
+	for _, p := range procs {
+		if p.pid == init || p.ns != initNS {
+			continue
+		}
+		if slices.Contains(tasks, p.pid) {
+			steps = append(steps, treeOf(procs, p.pid)...)
+		}
+	}
+	var tree []int // init's, less the tasks'
+	for _, pid := range descendants(procs, init) {
+		if !slices.Contains(steps, pid) {
+			tree = append(tree, pid)
+		}
+	}
 	switch scope {
 	case api.SignalBatch:
 		script := -1
 		var oldest uint64
 		for _, p := range procs {
-			if p.ppid == init && (script < 0 || p.start < oldest) {
+			if p.ppid == init && !slices.Contains(steps, p.pid) && (script < 0 || p.start < oldest) {
 				script, oldest = p.pid, p.start
 			}
 		}
@@ -115,16 +170,12 @@ func signalTargets(procs []proc, init int, scope api.SignalScope) []int {
 	case api.SignalFull:
 		return tree
 	case api.SignalSteps:
-		if initNS == "" {
-			return nil
-		}
-		var out []int
 		for _, p := range procs {
-			if p.ns == initNS && p.pid != init && !slices.Contains(tree, p.pid) {
-				out = append(out, p.pid)
+			if p.ns == initNS && p.pid != init && !slices.Contains(tree, p.pid) && !slices.Contains(steps, p.pid) {
+				steps = append(steps, p.pid)
 			}
 		}
-		return out
+		return steps
 	}
 	return nil
 }

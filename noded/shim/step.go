@@ -8,8 +8,8 @@ import (
 )
 
 // A job step on this node (`corral-shim step <jobdir> <stepid>`): noded
-// writes step.json and starts the runner, which execs the node's tasks
-// into the job's running container and relays their I/O to srun.
+// writes step.json and starts the runner, which starts the node's tasks
+// in the job's running container (stepspawn.go) and relays their I/O to srun.
 //
 // Step directory (<jobdir>/steps/<stepid>/):
 //

@@ -152,14 +152,14 @@ func mustStep(t testing.TB, tj *testJob, stepID int, ranks []int, argv []string,
 
 // startRunner runs `corral-shim step` (this test binary as corral-shim)
 // as noded does, with a status pipe on fd 4; status yields its lines.
-func startRunner(t *testing.T, jobDir string, stepID int) (cmd *exec.Cmd, status *bufio.Scanner) {
+func startRunner(t *testing.T, jobDir string, stepID int, env ...string) (cmd *exec.Cmd, status *bufio.Scanner) {
 	t.Helper()
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd = exec.Command(os.Args[0], shim.StepArg, jobDir, strconv.Itoa(stepID))
-	cmd.Env = append(os.Environ(), asShim+"=1")
+	cmd.Env = append(append(os.Environ(), asShim+"=1"), env...)
 	cmd.ExtraFiles = []*os.File{nil, w}
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}

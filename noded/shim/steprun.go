@@ -77,16 +77,15 @@ func RunStep(jobDir string, stepID int, ctl StepControls) *StepResult {
 		all.Add(1)
 		go func() {
 			defer all.Done()
-			st, ps := waitTask(rl, t)
+			x := waitTask(rl, t)
+			st := exitStatusOf(x.status)
 			rl.send(stepio.ExitFrame(uint32(t.rank), st))
 			mu.Lock()
 			defer mu.Unlock()
 			res.Tasks[i] = TaskResult{Rank: t.rank, ExitCode: st.Code, Signal: st.Signal}
-			if ps != nil {
-				if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-					res.CPUTimeUsec += tvUsec(ru.Utime) + tvUsec(ru.Stime)
-					res.PeakMemBytes = max(res.PeakMemBytes, ru.Maxrss<<10)
-				}
+			if x.usage {
+				res.CPUTimeUsec += x.cpuUsec
+				res.PeakMemBytes = max(res.PeakMemBytes, x.maxRSSKiB<<10)
 			}
 		}()
 	}
@@ -100,20 +99,21 @@ func RunStep(jobDir string, stepID int, ctl StepControls) *StepResult {
 // waitTask relays the task's output until it ends and reaps it. Its
 // output may outlive it (a background process holding the pipe) by at
 // most outputGrace; then it is no longer read.
-func waitTask(rl *relay, t *task) (stepio.ExitStatus, *os.ProcessState) {
+func waitTask(rl *relay, t *task) taskExit {
 	var copies sync.WaitGroup
-	outs := []*os.File{t.p.Stdout, t.p.Stderr}
+	f := t.p.files()
+	outs := []*os.File{f.stdout, f.stderr}
 	kinds := []stepio.Kind{stepio.Stdout, stepio.Stderr}
 	if t.pty {
-		outs, kinds = []*os.File{t.p.Console}, []stepio.Kind{stepio.Stdout}
+		outs, kinds = []*os.File{f.console}, []stepio.Kind{stepio.Stdout}
 	}
 	for i, f := range outs {
 		copies.Add(1)
 		go rl.copyOutput(f, kinds[i], t.rank, &copies)
 	}
-	ps, err := t.p.Wait()
+	x, err := t.p.Wait()
 	t.ended.Store(true)
-	if err != nil && ps == nil {
+	if err != nil {
 		log.Printf("task %d: %v", t.rank, err)
 	}
 	copied := make(chan struct{})
@@ -130,7 +130,8 @@ func waitTask(rl *relay, t *task) (stepio.ExitStatus, *os.ProcessState) {
 		f.Close()
 	}
 	t.closeStdin()
-	return exitStatusOf(ps), ps
+	t.p.Close()
+	return x
 }
 
 // watchCancel stops the tasks when cancel closes: SIGTERM, then after
