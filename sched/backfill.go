@@ -99,6 +99,17 @@ type Backfill struct {
 	// turn as the older ones start, so no job waits without bound (EASY's
 	// guarantee for its head job). 0 reserves for every guarded job.
 	GuardReserve int
+	// GuardWindow, if set, reserves for a guarded job beyond the
+	// oldest of its partition only if it can start within the window;
+	// the others are planned as any job, by priority, each reserved when
+	// it is the oldest or can start soon (guard.go). In overload almost
+	// every job is guarded, and reserving for all of them is
+	// conservative backfilling. 0 reserves for every guarded job.
+	GuardWindow time.Duration
+	// Pack, if set, starts EASY's backfill candidates by set instead of
+	// one by one: among the first Pack candidates that fit now, the set
+	// that uses the most CPUs (pack.go), then the rest greedily.
+	Pack int
 }
 
 var _ Planner = Backfill{}
@@ -163,8 +174,8 @@ func (b Backfill) Plan(s Snapshot) Plan {
 		isGuarded := make([]bool, len(jobs))
 		for _, i := range guarded {
 			isGuarded[i] = true
-			out[i].reason = "" // planned even beyond Depth
 		}
+		b.planGuarded(p, guarded, reqs, out, isGuarded)
 		top := make(map[*partState]bool) // partitions whose top job is seen
 		for _, i := range plannable {
 			if r := &reqs[i]; !top[r.part] {
@@ -172,12 +183,6 @@ func (b Backfill) Plan(s Snapshot) Plan {
 			}
 		}
 		plannable = slices.DeleteFunc(plannable, func(i int) bool { return isGuarded[i] })
-		for _, i := range guarded {
-			if p.mayStart(&reqs[i], &out[i]) && !startNow(p, &reqs[i], &out[i]) {
-				planOne(p, &reqs[i], 0, &out[i])
-			}
-			p.started(&reqs[i], &out[i])
-		}
 	}
 	switch b.Mode {
 	case EASY:
@@ -354,8 +359,11 @@ func (b Backfill) planEASY(p *profile, plannable []int, reqs []request, out []ou
 	case LargestSlowdown:
 		sort.SliceStable(order, func(a, c int) bool { return reqs[order[a]].slowdown(now) > reqs[order[c]].slowdown(now) })
 	}
+	if b.Pack > 0 {
+		packStart(p, order, reqs, out, b.Pack)
+	}
 	for _, i := range order {
-		if p.mayStart(&reqs[i], &out[i]) && startNow(p, &reqs[i], &out[i]) {
+		if !out[i].planned && p.mayStart(&reqs[i], &out[i]) && startNow(p, &reqs[i], &out[i]) {
 			p.started(&reqs[i], &out[i])
 		}
 	}

@@ -191,7 +191,7 @@ func couldEverRun(s Snapshot, j Pending) bool {
 
 func TestPropertyNoOvercommitAndEveryJobPlanned(t *testing.T) {
 	forEachRandomSnapshot(t, 60, allModes, func(t *testing.T, s Snapshot, mode Mode) {
-		for _, pl := range []Backfill{{Mode: mode}, guarded(mode)} {
+		for _, pl := range []Backfill{{Mode: mode}, guarded(mode), packed(mode)} {
 			everyJobPlanned(t, s, pl)
 		}
 	})
@@ -201,6 +201,13 @@ func TestPropertyNoOvercommitAndEveryJobPlanned(t *testing.T) {
 // enough to take some of the random snapshots' jobs.
 func guarded(mode Mode) Backfill {
 	return Backfill{Mode: mode, Order: SmallestArea, GuardAfter: time.Minute}
+}
+
+// packed is guarded with set selection and a guard window.
+func packed(mode Mode) Backfill {
+	pl := guarded(mode)
+	pl.Pack, pl.GuardWindow = 8, 10*time.Minute
+	return pl
 }
 
 func everyJobPlanned(t *testing.T, s Snapshot, pl Backfill) {
@@ -243,7 +250,7 @@ func everyJobPlanned(t *testing.T, s Snapshot, pl Backfill) {
 
 func TestPropertyDeterministic(t *testing.T) {
 	forEachRandomSnapshot(t, 30, allModes, func(t *testing.T, s Snapshot, mode Mode) {
-		for _, pl := range []Backfill{{Mode: mode}, guarded(mode)} {
+		for _, pl := range []Backfill{{Mode: mode}, guarded(mode), packed(mode)} {
 			a := pl.Plan(s)
 			// The same input again, with the pending list in another order.
 			s2 := s
@@ -267,54 +274,59 @@ func TestPropertyDeterministic(t *testing.T) {
 func TestPropertyBackfillDelaysNoReservation(t *testing.T) {
 	// fcfs never backfills, so it has nothing to check here.
 	forEachRandomSnapshot(t, 40, []Mode{Conservative, EASY}, func(t *testing.T, s Snapshot, mode Mode) {
-		pl := Backfill{Mode: mode}
-		with := pl.Plan(s)
-		order := SortByPriority(s.Pending)
-		rank := map[uint64]int{}
-		for i, j := range order {
-			rank[j.ID] = i
-		}
-		started := map[uint64]bool{}
-		for _, st := range with.Starts {
-			started[st.JobID] = true
-		}
-		for _, st := range with.Starts {
-			backfilled := false
-			for _, e := range with.Pending {
-				if rank[e.JobID] < rank[st.JobID] && e.Reason != api.ReasonJobHeld && !e.Start.IsZero() {
-					backfilled = true
-				}
-			}
-			if !backfilled {
-				continue
-			}
-			s2 := s
-			s2.Pending = nil
-			for _, j := range s.Pending {
-				if j.ID != st.JobID {
-					s2.Pending = append(s2.Pending, j)
-				}
-			}
-			without := pl.Plan(s2)
-			wo := map[uint64]Estimate{}
-			for _, e := range without.Pending {
-				wo[e.JobID] = e
-			}
-			for _, e := range with.Pending {
-				if rank[e.JobID] > rank[st.JobID] || e.Start.IsZero() {
-					continue
-				}
-				if mode == EASY && e.Reason != api.ReasonResources {
-					continue
-				}
-				o := wo[e.JobID]
-				if !o.Start.Equal(e.Start) || !reflect.DeepEqual(o.Nodes, e.Nodes) {
-					t.Fatalf("backfilling job %d moved job %d from %v%v to %v%v",
-						st.JobID, e.JobID, o.Start.Sub(T0), o.Nodes, e.Start.Sub(T0), e.Nodes)
-				}
-			}
+		for _, pl := range []Backfill{{Mode: mode}, {Mode: mode, Pack: 8}} {
+			backfillDelaysNoReservation(t, s, mode, pl)
 		}
 	})
+}
+
+func backfillDelaysNoReservation(t *testing.T, s Snapshot, mode Mode, pl Backfill) {
+	with := pl.Plan(s)
+	order := SortByPriority(s.Pending)
+	rank := map[uint64]int{}
+	for i, j := range order {
+		rank[j.ID] = i
+	}
+	started := map[uint64]bool{}
+	for _, st := range with.Starts {
+		started[st.JobID] = true
+	}
+	for _, st := range with.Starts {
+		backfilled := false
+		for _, e := range with.Pending {
+			if rank[e.JobID] < rank[st.JobID] && e.Reason != api.ReasonJobHeld && !e.Start.IsZero() {
+				backfilled = true
+			}
+		}
+		if !backfilled {
+			continue
+		}
+		s2 := s
+		s2.Pending = nil
+		for _, j := range s.Pending {
+			if j.ID != st.JobID {
+				s2.Pending = append(s2.Pending, j)
+			}
+		}
+		without := pl.Plan(s2)
+		wo := map[uint64]Estimate{}
+		for _, e := range without.Pending {
+			wo[e.JobID] = e
+		}
+		for _, e := range with.Pending {
+			if rank[e.JobID] > rank[st.JobID] || e.Start.IsZero() {
+				continue
+			}
+			if mode == EASY && e.Reason != api.ReasonResources {
+				continue
+			}
+			o := wo[e.JobID]
+			if !o.Start.Equal(e.Start) || !reflect.DeepEqual(o.Nodes, e.Nodes) {
+				t.Fatalf("backfilling job %d moved job %d from %v%v to %v%v",
+					st.JobID, e.JobID, o.Start.Sub(T0), o.Nodes, e.Start.Sub(T0), e.Nodes)
+			}
+		}
+	}
 }
 
 // In conservative mode every estimate is the earliest start the profile

@@ -24,7 +24,7 @@ import (
 // guard=DURATION (BackfillGuardAfter); predict (expected run times order
 // backfill); fairshare (the stock multifactor priority instead of FCFS);
 // maxage=DURATION; guardk=N (GuardReserve); size=N (the size weight);
-// favorsmall.
+// favorsmall; gwindow=DURATION (GuardWindow); pack=N (Pack).
 //
 // A trace is an SWF file or synth:JOBS:PROCS:LOAD:SEED (synthTrace's
 // workload). CORRAL_SHAKE=N replays N shaken copies of each trace (60 s
@@ -139,6 +139,10 @@ func ablationSetup(name string) (setup, error) {
 			size, err = strconv.ParseInt(val, 10, 64)
 		case "favorsmall":
 			favorSmall = true
+		case "gwindow":
+			b.GuardWindow, err = time.ParseDuration(val)
+		case "pack":
+			b.Pack, err = strconv.Atoi(val)
 		default:
 			err = fmt.Errorf("unknown choice %q", f)
 		}

@@ -1,0 +1,96 @@
+package sched
+
+// Backfill set selection (Backfill.Pack), after Shmueli and Feitelson's
+// LOS: instead of starting EASY's candidates greedily in their order,
+// choose among the first few that fit now the set that uses the most
+// processors now, by a 0/1 knapsack over their CPUs, start that set, and
+// only then fill what is left greedily. Greedy order leaves holes a
+// combination of later candidates would fill; in overload those holes
+// are the utilization, and so the backlog's drain time, that smaller
+// waits have cost.
+
+// packScale bounds the knapsack's capacity: wider partitions count CPUs
+// in units of capacity/packScale, which may make the chosen set a little
+// worse, never wrong (every start is still checked on the timeline).
+const packScale = 4096
+
+// packStart starts, among the first n candidates of order that fit now
+// on their own, the set with the most CPUs that fits the free CPUs of
+// their partition now; ties go to sets of earlier candidates. Each start
+// is placed and checked as any other, so a set member that the
+// reservations or the other members leave no room for does not start.
+func packStart(p *profile, order []int, reqs []request, out []outcome, n int) {
+	byPart := make(map[*partState][]int)
+	var parts []*partState
+	for _, i := range order {
+		r := &reqs[i]
+		if len(byPart[r.part]) >= n || out[i].planned || out[i].reason != "" || r.need.CPUs <= 0 || r.dur == never {
+			continue
+		}
+		if t, _ := p.earliest(r, 0, 1); t != 0 {
+			continue
+		}
+		if byPart[r.part] == nil {
+			parts = append(parts, r.part)
+		}
+		byPart[r.part] = append(byPart[r.part], i)
+	}
+	for _, part := range parts {
+		items := byPart[part]
+		if len(items) < 2 {
+			continue // one candidate: greedy is the same
+		}
+		free := 0
+		for _, ns := range part.ix.nodes {
+			free += ns.tl.freeAt(0).CPUs
+		}
+		weights := make([]int, len(items))
+		for k, i := range items {
+			weights[k] = reqs[i].count * reqs[i].need.CPUs
+		}
+		for _, k := range knapsack(weights, free) {
+			i := items[k]
+			if p.mayStart(&reqs[i], &out[i]) && startNow(p, &reqs[i], &out[i]) {
+				p.started(&reqs[i], &out[i])
+			}
+		}
+	}
+}
+
+// knapsack returns, in increasing order, the indexes of a subset of
+// weights with the largest sum not over capacity, taking an earlier item
+// whenever a set with it is as good as one without. Capacities over
+// packScale are scaled down, rounding weights up, so that a chosen set
+// never exceeds the true capacity.
+func knapsack(weights []int, capacity int) []int {
+	if capacity <= 0 {
+		return nil
+	}
+	unit := 1
+	if capacity > packScale {
+		unit = (capacity + packScale - 1) / packScale
+	}
+	c := capacity / unit
+	best := make([]int, c+1) // best[x]: the largest sum within x
+	take := make([][]bool, len(weights))
+	// Items are visited last to first so that the walk back from the
+	// full capacity meets them first to last and prefers earlier ones.
+	for k := len(weights) - 1; k >= 0; k-- {
+		w := (weights[k] + unit - 1) / unit
+		take[k] = make([]bool, c+1)
+		for x := c; x >= w; x-- {
+			if v := best[x-w] + w; v >= best[x] && w > 0 {
+				best[x], take[k][x] = v, true
+			}
+		}
+	}
+	var chosen []int
+	x := c
+	for k := range weights {
+		if take[k][x] {
+			chosen = append(chosen, k)
+			x -= (weights[k] + unit - 1) / unit
+		}
+	}
+	return chosen
+}
