@@ -29,4 +29,7 @@
 // search index of lower bounds per partition (index.go) so that finding a
 // job's earliest start does not look at every node; placement ranks the
 // nodes that can start a job with small Nomad-style iterators (iter.go).
+// The guard (guard.go) plans the jobs that have waited past a bound
+// first, with reservations; set selection (pack.go) starts EASY's
+// candidates by the set that fills the free CPUs best.
 package sched
