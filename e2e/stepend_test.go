@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -80,39 +81,42 @@ func waitNoSleeps(t *testing.T, n int, timeout time.Duration) {
 	}
 }
 
-// A batch script that exits 0 while a 2-node step it started in the
-// background still runs: the job ends COMPLETED, the step's tasks on
-// both nodes are killed, and the step is recorded CANCELLED 0:15, as
-// Slurm's sacct shows it; the steps that ended before keep their own
-// ends (COMPLETED 0:0, FAILED 3:0).
+// A batch script that exits 0 while steps it started in the background
+// still run: the job ends COMPLETED, the steps' tasks on both nodes are
+// killed, and sacct shows each step's own end as Slurm's does: the 2-node
+// step the job's end killed CANCELLED 0:15, the one whose task 0 exited 3
+// before the other task was killed FAILED 3:0; the steps that ended
+// before keep theirs (COMPLETED 0:0, FAILED 3:0).
 func TestStepRunningWhenItsScriptExits(t *testing.T) {
 	c, dir, bin := twoNodesWithSlurmNames(t)
-	const task = 3137 // its tasks run `sleep 3137`
+	const task = 3137 // the tasks run `sleep 3137` (step "killed") and `sleep 3138` (step "failfirst")
 	script := fmt.Sprintf(`srun -N1 -n1 true
 srun -N1 -n1 sh -c 'exit 3'
-srun -N2 -n2 sh -c 'echo $SLURM_PROCID >> up; exec sleep %d' &
-until [ "$(cat up 2>/dev/null | wc -l)" -ge 2 ]; do sleep 0.1; done
-exit 0`, task)
-	id := c.Submit(dir, "-N2", "--ntasks-per-node=1", "-o", "out", "--wrap", script)
+srun -J killed -N2 -n2 --overlap sh -c 'echo $SLURM_PROCID >> up; exec sleep %d' &
+srun -J failfirst -N1 -n2 --overlap sh -c 'if [ $SLURM_PROCID = 0 ]; then exit 3; fi; echo x >> up; exec sleep %d' &
+until [ "$(cat up 2>/dev/null | wc -l)" -ge 3 ]; do sleep 0.1; done
+exit 0`, task, task+1)
+	id := c.Submit(dir, "-N2", "--ntasks-per-node=2", "-o", "out", "--wrap", script)
 	if j := c.WaitEnded(id, 90*time.Second); j.State != api.StateCompleted {
 		b, _ := os.ReadFile(filepath.Join(dir, "out"))
 		t.Fatalf("job ended %s (%s); output %q", j.State, j.Message, b)
 	}
 	steps := c.waitStepsEnded(id, 30*time.Second)
 	waitNoSleeps(t, task, 10*time.Second)
-	if len(steps) != 3 || steps[2].End == nil || steps[2].State != api.StateCancelled || steps[2].ExitCode != 0 || steps[2].Signal != int(syscall.SIGTERM) {
-		t.Fatalf("steps after the script's exit: %+v; want step 2 CANCELLED 0:15", steps)
+	waitNoSleeps(t, task+1, 10*time.Second)
+	i := slices.IndexFunc(steps, func(s api.Step) bool { return s.Name == "killed" })
+	if len(steps) != 4 || i < 0 || steps[i].End == nil || steps[i].State != api.StateCancelled || steps[i].ExitCode != 0 || steps[i].Signal != int(syscall.SIGTERM) {
+		t.Fatalf("steps after the script's exit: %+v; want step \"killed\" CANCELLED 0:15", steps)
 	}
-	job := fmt.Sprint(id)
-	r := c.slurmCmd(bin, dir, "sacct", "-j", job, "-P", "-n", "-o", "JobID,State,ExitCode")
-	want := job + "|COMPLETED|0:0\n" +
-		job + ".batch|COMPLETED|0:0\n" +
-		job + ".extern|COMPLETED|0:0\n" +
-		job + ".0|COMPLETED|0:0\n" +
-		job + ".1|FAILED|3:0\n" +
-		job + ".2|CANCELLED|0:15\n"
-	if r.Code != 0 || r.Stdout != want {
-		t.Errorf("sacct -j %s: exit %d\n%s\nwant\n%s\nstderr %q", job, r.Code, r.Stdout, want, r.Stderr)
+	// The two background steps get their IDs in the order their sruns
+	// reach the controller: compare sacct's lines by step name.
+	r := c.slurmCmd(bin, dir, "sacct", "-j", fmt.Sprint(id), "-P", "-n", "-o", "JobName,State,ExitCode")
+	got := strings.Split(strings.TrimSpace(r.Stdout), "\n")
+	slices.Sort(got)
+	want := []string{"batch|COMPLETED|0:0", "extern|COMPLETED|0:0", "failfirst|FAILED|3:0", "killed|CANCELLED|0:15",
+		"sh|FAILED|3:0", "true|COMPLETED|0:0", "wrap|COMPLETED|0:0"}
+	if r.Code != 0 || !slices.Equal(got, want) {
+		t.Errorf("sacct -j %d: exit %d\n%s\nwant (sorted) %q\nstderr %q", id, r.Code, r.Stdout, want, r.Stderr)
 	}
 }
 

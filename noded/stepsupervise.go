@@ -126,12 +126,35 @@ func (d *Daemon) reportStep(st *step, res *shim.StepResult, end time.Time) {
 	case res.ExitCode != 0 || res.Signal != 0 || res.Message != "":
 		state = api.StateFailed
 	}
+	code, sig := nodeStatus(res)
 	d.put(api.JobEvent{JobID: st.job, StepID: st.id, Node: d.cfg.Name, Kind: api.EventStepEnded, Time: end,
-		State: state, ExitCode: res.ExitCode, Signal: res.Signal, CPUTimeUsec: res.CPUTimeUsec,
+		State: state, ExitCode: code, Signal: sig, CPUTimeUsec: res.CPUTimeUsec,
 		PeakMemBytes: res.PeakMemBytes, Message: res.Message})
 	if err := os.WriteFile(filepath.Join(st.dir, reportedFile), nil, 0o600); err != nil {
 		d.log.Printf("%s: %v", st, err)
 	}
+}
+
+// nodeStatus is the exit code and signal the node reports for a step, as
+// Slurm's slurmstepd sends its node's: the highest wait status among the
+// tasks and the runner's own result (an MPI abort's code), so that any
+// exit code beats a signal. A task that exited 3 before its job's end
+// killed the other (143, signal 15) makes the step FAILED 3:0 in ctld,
+// as in Slurm, where the result's "highest exit code" would say 143.
+func nodeStatus(res *shim.StepResult) (code, sig int) {
+	raw := func(c, s int) int {
+		if s != 0 {
+			return s
+		}
+		return c << 8
+	}
+	code, sig = res.ExitCode, res.Signal
+	for _, t := range res.Tasks {
+		if raw(t.ExitCode, t.Signal) > raw(code, sig) {
+			code, sig = t.ExitCode, t.Signal
+		}
+	}
+	return code, sig
 }
 
 // containerEndWait bounds how long after a step's end its SIGKILL waits
