@@ -249,9 +249,13 @@ func exitOf(t *taskIO) any {
 
 // startJob starts a batch job running script and returns once it wrote
 // $CORRAL_SUBMIT_DIR/ready; end cancels it and checks it left nothing.
-func startJob(t testing.TB, script string) (tj *testJob, end func() *shim.Result) {
+func startJob(t testing.TB, script string, edit ...func(*shim.Job)) (tj *testJob, end func() *shim.Result) {
 	t.Helper()
-	tj = mustJob(t, script, nil)
+	tj = mustJob(t, script, func(j *shim.Job) {
+		for _, e := range edit {
+			e(j)
+		}
+	})
 	_, end = tj.start(t)
 	ready := filepath.Join(tj.work, "ready")
 	if !containertest.Eventually(30*time.Second, func() bool { _, err := os.Stat(ready); return err == nil }) {
