@@ -110,6 +110,12 @@ type Backfill struct {
 	// one by one: among the first Pack candidates that fit now, the set
 	// that uses the most CPUs (pack.go), then the rest greedily.
 	Pack int
+	// GuardFairStart, if set, also guards a job once it has waited this
+	// share of the wait its fair start promised (FairStart, fairstart.go),
+	// and at least GuardFairMin; GuardAfter, if set, stays the longest a
+	// job waits unguarded. The plan returns the fair starts it computes.
+	GuardFairStart float64
+	GuardFairMin   time.Duration
 }
 
 var _ Planner = Backfill{}
@@ -168,8 +174,18 @@ func (b Backfill) Plan(s Snapshot) Plan {
 	// EASY's one reservation per partition is a guarded job's when that
 	// is also the partition's top job.
 	reserved := make(map[*partState]bool)
-	if b.GuardAfter > 0 && b.Mode != FCFS {
-		guarded := eligibleBy(append(plannable[:len(plannable):len(plannable)], deep...), reqs, s.Now.Add(-b.GuardAfter))
+	var fair []FairStart
+	if (b.GuardAfter > 0 || b.UsesFairStarts()) && b.Mode != FCFS {
+		admitted := append(plannable[:len(plannable):len(plannable)], deep...)
+		var byID map[uint64]time.Time
+		if b.UsesFairStarts() {
+			fair = fairStarts(s, admitted, reqs)
+			byID = make(map[uint64]time.Time, len(fair))
+			for _, f := range fair {
+				byID[f.JobID] = f.At
+			}
+		}
+		guarded := b.guardedBy(admitted, reqs, s.Now, byID)
 		guarded = firstPerPartition(guarded, reqs, b.GuardReserve)
 		isGuarded := make([]bool, len(jobs))
 		for _, i := range guarded {
@@ -198,16 +214,9 @@ func (b Backfill) Plan(s Snapshot) Plan {
 			p.started(&reqs[i], &out[i])
 		}
 	}
-	return assemble(s.Now, jobs, out, b.StartsOnly)
-}
-
-// eligibleBy picks, among jobs (indexes in priority order), those
-// eligible at the time by at the latest, oldest first; ties keep priority
-// order.
-func eligibleBy(jobs []int, reqs []request, by time.Time) []int {
-	out := slices.DeleteFunc(slices.Clone(jobs), func(i int) bool { return reqs[i].eligible().After(by) })
-	slices.SortStableFunc(out, func(a, b int) int { return reqs[a].eligible().Compare(reqs[b].eligible()) })
-	return out
+	plan := assemble(s.Now, jobs, out, b.StartsOnly)
+	plan.FairStarts = fair
+	return plan
 }
 
 // firstPerPartition keeps the first n jobs of each partition, all if n

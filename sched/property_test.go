@@ -191,7 +191,7 @@ func couldEverRun(s Snapshot, j Pending) bool {
 
 func TestPropertyNoOvercommitAndEveryJobPlanned(t *testing.T) {
 	forEachRandomSnapshot(t, 60, allModes, func(t *testing.T, s Snapshot, mode Mode) {
-		for _, pl := range []Backfill{{Mode: mode}, guarded(mode), packed(mode)} {
+		for _, pl := range []Backfill{{Mode: mode}, guarded(mode), packed(mode), fairGuarded(mode)} {
 			everyJobPlanned(t, s, pl)
 		}
 	})
@@ -208,6 +208,12 @@ func packed(mode Mode) Backfill {
 	pl := guarded(mode)
 	pl.Pack, pl.GuardWindow = 8, 10*time.Minute
 	return pl
+}
+
+// fairGuarded guards from half the wait to each job's fair start, which
+// takes the random snapshots' jobs whose fair start is near.
+func fairGuarded(mode Mode) Backfill {
+	return Backfill{Mode: mode, Order: SmallestArea, GuardFairStart: 0.5}
 }
 
 func everyJobPlanned(t *testing.T, s Snapshot, pl Backfill) {
@@ -250,7 +256,7 @@ func everyJobPlanned(t *testing.T, s Snapshot, pl Backfill) {
 
 func TestPropertyDeterministic(t *testing.T) {
 	forEachRandomSnapshot(t, 30, allModes, func(t *testing.T, s Snapshot, mode Mode) {
-		for _, pl := range []Backfill{{Mode: mode}, guarded(mode), packed(mode)} {
+		for _, pl := range []Backfill{{Mode: mode}, guarded(mode), packed(mode), fairGuarded(mode)} {
 			a := pl.Plan(s)
 			// The same input again, with the pending list in another order.
 			s2 := s

@@ -92,6 +92,9 @@ type Pending struct {
 	// dependency, a requeue); zero means Submit. Backfill.GuardOldest
 	// protects the job eligible longest.
 	Eligible time.Time
+	// FairStart is the job's fair start as a plan returned it
+	// (Plan.FairStarts); zero until one has.
+	FairStart time.Time
 	// Blocked, if set, keeps the job from being considered at all and is
 	// reported as its reason (JobHeld, Dependency, BeginTime, PolicyLimit...).
 	Blocked api.Reason
@@ -193,6 +196,9 @@ type Estimate struct {
 type Plan struct {
 	Starts  []Start
 	Pending []Estimate
+	// FairStarts are the fair starts computed for jobs that had none
+	// (Backfill.GuardFairStart), for the caller to keep.
+	FairStarts []FairStart
 }
 
 // Planner turns snapshots into plans.

@@ -24,7 +24,9 @@ import (
 // guard=DURATION (BackfillGuardAfter); predict (expected run times order
 // backfill); fairshare (the stock multifactor priority instead of FCFS);
 // maxage=DURATION; guardk=N (GuardReserve); size=N (the size weight);
-// favorsmall; gwindow=DURATION (GuardWindow); pack=N (Pack).
+// favorsmall; gwindow=DURATION (GuardWindow); pack=N (Pack); fair=SHARE
+// and fairmin=DURATION (GuardFairStart and GuardFairMin: guarded after
+// that share of the wait to the fair start).
 //
 // A trace is an SWF file or synth:JOBS:PROCS:LOAD:SEED (synthTrace's
 // workload). CORRAL_SHAKE=N replays N shaken copies of each trace (60 s
@@ -133,6 +135,10 @@ func ablationSetup(name string) (setup, error) {
 			s.priority = priority.DefaultConfig()
 		case "maxage":
 			maxAge, err = time.ParseDuration(val)
+		case "fair":
+			b.GuardFairStart, err = strconv.ParseFloat(val, 64)
+		case "fairmin":
+			b.GuardFairMin, err = time.ParseDuration(val)
 		case "guardk":
 			b.GuardReserve, err = strconv.Atoi(val)
 		case "size":

@@ -159,6 +159,9 @@ type simJob struct {
 	pos       int       // index in the trace, the tie-breaker
 	charge    int64     // usage is charged up to here
 	groups    groups.Job
+	// fair is the job's fair start as the planner computed it
+	// (sched.FairStart); zero until then.
+	fair time.Time
 }
 
 // Run replays the trace in virtual time: no sleeping, no daemons. The
@@ -413,7 +416,7 @@ func (r *replay) schedule(now int64) {
 			r.fs, r.fsAt = r.calc.Fairshares(r.ledger, at(now), r.pjobs), now
 		}
 	}
-	if narrowest > r.procs-r.busy {
+	if narrowest > r.procs-r.busy && !r.needsFairStarts() {
 		return // no plan can start a job that does not fit the free processors
 	}
 	s.Now, s.Running, s.Pending = at(now), s.Running[:0], s.Pending[:0]
@@ -436,6 +439,7 @@ func (r *replay) schedule(now int64) {
 			Expected:  time.Duration(j.expect) * time.Second,
 			Priority:  r.calc.Priority(r.pjobs[i], r.fs, prioAt, cluster).Priority,
 			Submit:    j.submitted,
+			FairStart: j.fair,
 			Groups:    g.Pending(j.groups),
 		})
 	}
@@ -445,6 +449,9 @@ func (r *replay) schedule(now int64) {
 		}
 	}
 	plan := r.pol.planner.Plan(*s)
+	for _, f := range plan.FairStarts {
+		r.pending[r.index[f.JobID]].fair = f.At
+	}
 	if len(plan.Starts) == 0 {
 		return
 	}
@@ -468,6 +475,21 @@ func (r *replay) schedule(now int64) {
 		}
 	}
 	r.pending = kept
+}
+
+// needsFairStarts reports whether the planner computes fair starts and a
+// pending job has none yet: it gets one in the plan that first sees it,
+// even when nothing can start then.
+func (r *replay) needsFairStarts() bool {
+	if b, ok := r.pol.planner.(interface{ UsesFairStarts() bool }); !ok || !b.UsesFairStarts() {
+		return false
+	}
+	for _, j := range r.pending {
+		if j.fair.IsZero() {
+			return true
+		}
+	}
+	return false
 }
 
 // endHeap orders running jobs by end, then trace position.

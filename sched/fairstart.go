@@ -1,0 +1,102 @@
+package sched
+
+import (
+	"cmp"
+	"slices"
+	"time"
+)
+
+// FairStart is a job's fair start time (Sabin et al.): when it would
+// start if jobs ran in the order they became eligible, each with a
+// reservation no later job could delay (conservative backfilling in
+// eligibility order), running jobs holding their resources until their
+// time limits. The planner computes it once, in the first plan that sees
+// the job eligible (Pending.FairStart zero), and returns it in
+// Plan.FairStarts; the caller keeps it and passes it back with every
+// later snapshot, so it stays what it was when the job's wait began.
+type FairStart struct {
+	JobID uint64
+	At    time.Time
+}
+
+// UsesFairStarts reports whether the planner guards by fair starts, so
+// that the caller must keep the ones its plans return.
+func (b Backfill) UsesFairStarts() bool { return b.GuardFairStart > 0 && b.Mode != FCFS }
+
+// fairStarts computes the fair start of every job among jobs (indexes
+// into reqs of admitted jobs) that has none yet: one conservative pass
+// over them in eligibility order, on a profile of its own, that stops
+// after the last job without one. A job that fits nowhere on the up
+// nodes gets none and is tried again next plan.
+func fairStarts(s Snapshot, jobs []int, reqs []request) []FairStart {
+	order := slices.Clone(jobs)
+	slices.SortFunc(order, func(a, b int) int {
+		x, y := &reqs[a], &reqs[b]
+		if c := x.eligible().Compare(y.eligible()); c != 0 {
+			return c
+		}
+		if c := x.Submit.Compare(y.Submit); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.ID, y.ID)
+	})
+	last := -1
+	for k, i := range order {
+		if reqs[i].FairStart.IsZero() {
+			last = k
+		}
+	}
+	if last < 0 {
+		return nil
+	}
+	p := newProfile(s)
+	var out []FairStart
+	for _, i := range order[:last+1] {
+		r := reqs[i] // the same job, planned on this pass's own profile
+		r.part = p.parts[r.Partition]
+		t, nodes := p.earliest(&r, 0, never)
+		if t == never {
+			continue
+		}
+		p.place(&r, t, nodes)
+		if r.FairStart.IsZero() {
+			out = append(out, FairStart{JobID: r.ID, At: s.Now.Add(time.Duration(t))})
+		}
+	}
+	return out
+}
+
+// guardedAt is when the job is guarded: once it has waited GuardAfter,
+// or GuardFairStart of the wait its fair start promised (at least
+// GuardFairMin), whichever comes first; the zero time for never.
+func (b Backfill) guardedAt(r *request, fair time.Time) time.Time {
+	from := r.eligible()
+	var at time.Time
+	if b.GuardAfter > 0 {
+		at = from.Add(b.GuardAfter)
+	}
+	if b.UsesFairStarts() && !fair.IsZero() {
+		share := time.Duration(b.GuardFairStart * float64(max(fair.Sub(from), 0)))
+		f := from.Add(max(share, b.GuardFairMin))
+		if at.IsZero() || f.Before(at) {
+			at = f
+		}
+	}
+	return at
+}
+
+// guardedBy picks, among jobs (indexes in priority order), those guarded
+// by now, oldest first; ties keep priority order. fair holds the fair
+// starts this plan computed, for jobs whose snapshot had none.
+func (b Backfill) guardedBy(jobs []int, reqs []request, now time.Time, fair map[uint64]time.Time) []int {
+	out := slices.DeleteFunc(slices.Clone(jobs), func(i int) bool {
+		f := reqs[i].FairStart
+		if f.IsZero() {
+			f = fair[reqs[i].ID]
+		}
+		at := b.guardedAt(&reqs[i], f)
+		return at.IsZero() || at.After(now)
+	})
+	slices.SortStableFunc(out, func(a, b int) int { return reqs[a].eligible().Compare(reqs[b].eligible()) })
+	return out
+}
