@@ -31,5 +31,7 @@
 // nodes that can start a job with small Nomad-style iterators (iter.go).
 // The guard (guard.go) plans the jobs that have waited past a bound
 // first, with reservations; set selection (pack.go) starts EASY's
-// candidates by the set that fills the free CPUs best.
+// candidates by the set that fills the free CPUs best. A job's fair start
+// (fairstart.go), computed once and kept by the caller, can bring its
+// guard forward.
 package sched
