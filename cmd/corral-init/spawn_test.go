@@ -159,6 +159,19 @@ func TestSpawn(t *testing.T) {
 		t.Errorf("after the end: %v, want the reply socket closed", err)
 	}
 
+	// A runner gone before its task ends costs corral-init nothing.
+	reply, st, got = spawnReq(t, ch, initproto.SpawnRequest{Argv: []string{"/bin/sh", "-c", "sleep 0.2"}}, null, null, null)
+	if st.Error != "" {
+		t.Fatal(st.Error)
+	}
+	initproto.CloseAll(got)
+	syscall.Close(reply)
+	reply, st, got = spawnReq(t, ch, initproto.SpawnRequest{Argv: []string{"/bin/sh", "-c", "sleep 0.5"}}, null, null, null)
+	initproto.CloseAll(got)
+	if _, err := initproto.RecvMsg(reply, &e, 0); st.Error != "" || err != nil || !syscall.WaitStatus(e.Status).Exited() {
+		t.Errorf("a task after one whose runner left: %+v, %v, ended %+v", st, err, e)
+	}
+
 	_, st, got = spawnReq(t, ch, initproto.SpawnRequest{Argv: []string{"no-such-command"}, Env: []string{"PATH=/bin"}}, null, null, null)
 	if !strings.Contains(st.Error, `"no-such-command": executable file not found in $PATH`) || len(got) != 0 {
 		t.Errorf("a missing command: %+v, %d files", st, len(got))

@@ -83,7 +83,7 @@ type SpawnEnded struct {
 const maxSpawnMsg = 4096
 
 // SendMsg sends v as JSON in one message on the socket fd, with files
-// as SCM_RIGHTS.
+// as SCM_RIGHTS. A peer gone is EPIPE, never SIGPIPE.
 func SendMsg(fd int, v any, files ...int) error {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -94,7 +94,7 @@ func SendMsg(fd int, v any, files ...int) error {
 		oob = syscall.UnixRights(files...)
 	}
 	for {
-		err = syscall.Sendmsg(fd, b, oob, nil, 0)
+		err = syscall.Sendmsg(fd, b, oob, nil, syscall.MSG_NOSIGNAL)
 		if !errors.Is(err, syscall.EINTR) {
 			return err
 		}
