@@ -85,6 +85,12 @@ func (s *spawner) spawn(files []int) {
 	if err == nil {
 		argv0, err = lookPath(req.Argv, req.Env)
 	}
+	if err == nil && req.Cwd != "" {
+		// The child's chdir failing would read as the command missing.
+		if cerr := syscall.Access(req.Cwd, 1); cerr != nil {
+			err = fmt.Errorf("cannot enter the working directory %s: %w", req.Cwd, cerr)
+		}
+	}
 	if err != nil {
 		_ = initproto.SendMsg(reply, initproto.SpawnStarted{Error: err.Error()})
 		syscall.Close(reply)

@@ -118,8 +118,9 @@ func sendReq(t *testing.T, ch *os.File, req initproto.SpawnRequest, files ...*os
 // TestSpawn: a task corral-init spawns runs the request's command (found
 // on the request's PATH) with its environment, directory and files; the
 // runner gets its PID and a pidfd, then its exit status and resource
-// usage once it is reaped. A command that cannot run, or a request with
-// the wrong number of files, starts nothing and says why.
+// usage once it is reaped. A command that cannot run, a working
+// directory that cannot be entered, or a request with the wrong number
+// of files, starts nothing and says why.
 func TestSpawn(t *testing.T) {
 	ch := holdSpawning(t, nil)
 	dir := t.TempDir()
@@ -175,6 +176,10 @@ func TestSpawn(t *testing.T) {
 	_, st, got = spawnReq(t, ch, initproto.SpawnRequest{Argv: []string{"no-such-command"}, Env: []string{"PATH=/bin"}}, null, null, null)
 	if !strings.Contains(st.Error, `"no-such-command": executable file not found in $PATH`) || len(got) != 0 {
 		t.Errorf("a missing command: %+v, %d files", st, len(got))
+	}
+	_, st, _ = spawnReq(t, ch, initproto.SpawnRequest{Argv: []string{"/bin/true"}, Cwd: "/nonexistent"}, null, null, null)
+	if !strings.Contains(st.Error, "cannot enter the working directory /nonexistent") {
+		t.Errorf("a missing working directory: %+v", st)
 	}
 	_, st, _ = spawnReq(t, ch, initproto.SpawnRequest{Argv: []string{"/bin/true"}}, null)
 	if !strings.Contains(st.Error, "1 files came with the request, want 3") {

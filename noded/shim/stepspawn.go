@@ -134,7 +134,7 @@ func (sp *initSpawner) spawn(s *container.ExecSpec) (_ *spawned, retErr error) {
 		send = append(send, int(f.Fd()))
 	}
 	if err := initproto.SendMsg(int(sp.ch.Fd()), struct{}{}, send...); err != nil {
-		return nil, fmt.Errorf("asking corral-init for the task: %w", err)
+		return nil, fmt.Errorf("asking corral-init for the task: %w", spawnGone(err))
 	}
 	theirReply.Close()
 	closeFiles(child)
@@ -212,7 +212,7 @@ func (sp *initSpawner) hostPid(pidfd *os.File) (int, error) {
 }
 
 func spawnGone(err error) error {
-	if errors.Is(err, initproto.ErrClosed) {
+	if errors.Is(err, initproto.ErrClosed) || errors.Is(err, unix.EPIPE) || errors.Is(err, unix.ECONNREFUSED) {
 		return fmt.Errorf("%w: corral-init is gone", container.ErrNotRunning)
 	}
 	return err
