@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -28,6 +29,9 @@ type fakeStepNode struct {
 	play  func(t *testing.T, n *fakeStepNode, l api.StepLaunch)
 	// refuse, if set, is the error the node answers a launch with.
 	refuse string
+	// restarted: the grant has the address of the node's previous noded,
+	// where nothing listens; GET /v1/nodes has the current one.
+	restarted bool
 
 	mu       sync.Mutex
 	launches []api.StepLaunch
@@ -54,6 +58,7 @@ type fakeStepCluster struct {
 	pending   int
 	released  []api.AllocationRequest
 	waits     []int // WaitReadyMs of each look before the grant
+	cancels   []api.StepCancelRequest
 }
 
 func newFakeStepCluster(t *testing.T, nodes ...*fakeStepNode) *fakeStepCluster {
@@ -86,7 +91,11 @@ func newFakeStepCluster(t *testing.T, nodes ...*fakeStepNode) *fakeStepCluster {
 			reply(w, 200, map[string]string{})
 		}))
 		t.Cleanup(n.srv.Close)
-		fc.grant.Layout = append(fc.grant.Layout, api.StepNode{Node: n.name, Addr: n.srv.URL, Ranks: n.ranks, CPUs: len(n.ranks)})
+		addr := n.srv.URL
+		if n.restarted {
+			addr = deadAddr(t)
+		}
+		fc.grant.Layout = append(fc.grant.Layout, api.StepNode{Node: n.name, Addr: addr, Ranks: n.ranks, CPUs: len(n.ranks)})
 		tasks += len(n.ranks)
 	}
 	fc.grant.Step = api.Step{JobID: 5, StepID: 2, State: api.StateRunning, Tasks: tasks}
@@ -120,6 +129,21 @@ func newFakeStepCluster(t *testing.T, nodes ...*fakeStepNode) *fakeStepCluster {
 		st.State = cmp.Or(fc.ended, api.StateRunning)
 		reply(w, 200, []api.Step{st})
 	})
+	mux.HandleFunc("GET /v1/nodes", func(w http.ResponseWriter, r *http.Request) {
+		var out []api.Node
+		for _, n := range fc.nodes {
+			out = append(out, api.Node{Name: n.name, Addr: strings.TrimPrefix(n.srv.URL, "http://"), State: api.NodeAllocated})
+		}
+		reply(w, 200, out)
+	})
+	mux.HandleFunc("POST /v1/steps/cancel", func(w http.ResponseWriter, r *http.Request) {
+		var req api.StepCancelRequest
+		json.NewDecoder(r.Body).Decode(&req)
+		fc.mu.Lock()
+		defer fc.mu.Unlock()
+		fc.cancels = append(fc.cancels, req)
+		reply(w, 200, fc.grant.Step)
+	})
 	mux.HandleFunc("POST /v1/jobs", func(w http.ResponseWriter, r *http.Request) {
 		var req api.SubmitRequest
 		json.NewDecoder(r.Body).Decode(&req)
@@ -152,6 +176,16 @@ func newFakeStepCluster(t *testing.T, nodes ...*fakeStepNode) *fakeStepCluster {
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	return fc
+}
+
+// deadAddr is a node plane URL where nothing listens.
+func deadAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return "http://" + ln.Addr().String()
 }
 
 // srun runs srun against the fake with stdin and the given environment

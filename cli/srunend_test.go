@@ -87,6 +87,37 @@ func TestSrunLaunchRefused(t *testing.T) {
 	if code != 137 || !strings.Contains(stderr, want) {
 		t.Errorf("exit %d, stderr:\n%s", code, stderr)
 	}
+	// n2 will never report the step: srun has ctld end it, rather than
+	// leave it RUNNING until ctld's sweep.
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	if len(fc.cancels) != 1 || fc.cancels[0] != (api.StepCancelRequest{JobID: 5, StepID: 2}) {
+		t.Errorf("srun asked ctld to cancel %+v, want step 5.2 once", fc.cancels)
+	}
+}
+
+// TestSrunLaunchAfterNodedRestart: a step granted while n2's noded
+// restarted has n2's old address, where nothing listens any more; srun
+// launches there once ctld has the new one, and the step runs as any
+// other, with nothing said and nothing cancelled.
+func TestSrunLaunchAfterNodedRestart(t *testing.T) {
+	n1, n2 := twoNodes(splitLinesPlayer(func(int) int { return 0 }))
+	n2.restarted = true
+	fc := newFakeStepCluster(t, n1, n2)
+	code, stdout, stderr := fc.srun(t, "", inJob, "-l", "-i", "none", "work")
+	if code != 0 || stderr != "" {
+		t.Errorf("exit %d, stderr %q; want 0 and nothing", code, stderr)
+	}
+	if !strings.Contains(stdout, "2: rank 2 says hi\n") || !strings.Contains(stdout, "3: rank 3 says hi\n") {
+		t.Errorf("stdout %q lacks n2's tasks", stdout)
+	}
+	n2.mu.Lock()
+	defer n2.mu.Unlock()
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	if len(n2.launches) != 1 || len(fc.cancels) != 0 {
+		t.Errorf("n2 got %d launches and ctld %d cancels, want 1 and 0", len(n2.launches), len(fc.cancels))
+	}
 }
 
 // TestSrunDoubleInterrupt: the first Ctrl-C is forwarded with Slurm's

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"os/user"
+	"sync"
 	"syscall"
 	"time"
 
@@ -64,6 +65,8 @@ type stepSession struct {
 	cl         *api.Client      // made on first use
 	asking     bool             // a step state request is under way
 	pmi        *srunPMI         // --mpi=pmi2: the fences' hub (srunpmi.go)
+	bg         sync.WaitGroup   // requests to ctld that run waits for before it returns
+	cancelErr  error            // cancelStep's, read after bg.Wait
 }
 
 // stepNode is one node of the step.
@@ -209,6 +212,10 @@ func (s *stepSession) run(ctx context.Context) int {
 	for _, st := range s.ends {
 		ends = append(ends, st)
 	}
+	s.bg.Wait()
+	if s.cancelErr != nil && s.cfg.verbose > 0 { // ended already (its other nodes reported) is no news
+		fmt.Fprintf(s.env.stderr, "srun: cancelling StepId=%d.%d: %s\n", s.jobID, s.stepID, oneLine(s.cancelErr.Error()))
+	}
 	code := s.pmiExitCode(foldExitCodes(ends))
 	if err := s.out.close(); err != nil {
 		fmt.Fprintf(s.env.stderr, "srun: error: %v\n", err)
@@ -234,10 +241,10 @@ func (s *stepSession) send(e stepEvent) {
 	}
 }
 
+// launchOn launches the step on n; a node whose noded is restarting is
+// tried again where ctld then has it (stepclient.Launch).
 func (s *stepSession) launchOn(ctx context.Context, n *stepNode) {
-	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
-	defer cancel()
-	if err := api.LaunchStep(rctx, n.Addr, s.grant.CAPEM, &s.launch); err != nil {
+	if err := stepclient.Launch(ctx, s.env.client(), n.StepNode, s.grant.CAPEM, &s.launch); err != nil {
 		s.send(stepEvent{kind: evLaunchFailed, node: n, err: err})
 		return
 	}
@@ -332,6 +339,7 @@ func (s *stepSession) handle(e stepEvent) {
 		fmt.Fprintf(s.env.stderr, "srun: error: Task launch for StepId=%d.%d failed on node %s: %s\n", s.jobID, s.stepID, n.Node, oneLine(e.err.Error()))
 		s.lose(n)
 		s.terminate()
+		s.cancelStep()
 	case evConnectTimeout:
 		if n.conn != nil || n.finished {
 			return
@@ -419,6 +427,19 @@ func (s *stepSession) askStepState(ctx context.Context) {
 		}
 		s.send(e)
 	}()
+}
+
+// cancelStep asks ctld, in the background, to end the step once a
+// node's launch failed: that node will never report its part, so the
+// step would stay RUNNING until ctld's sweep. ctld asks the step's
+// nodes, and records as over the parts that never started.
+func (s *stepSession) cancelStep() {
+	cl := s.env.client()
+	s.bg.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+		defer cancel()
+		_, s.cancelErr = cl.CancelStep(ctx, s.jobID, s.stepID)
+	})
 }
 
 // lose ends a node whose tasks srun will hear no more of: those that had

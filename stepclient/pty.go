@@ -122,10 +122,7 @@ func (p *PTY) connect(ctx context.Context) error {
 	}()
 	launch := api.StepLaunch{Credential: p.grant.Credential, Argv: p.req.Argv, Env: p.req.Env, Cwd: p.req.Cwd,
 		IOAddr: ln.Addr().String(), IOToken: ln.Token, Pty: true}
-	lctx, cancel := context.WithTimeout(ctx, requestTimeout)
-	err = api.LaunchStep(lctx, node.Addr, p.grant.CAPEM, &launch)
-	cancel()
-	if err != nil {
+	if err := Launch(ctx, p.cl, node, p.grant.CAPEM, &launch); err != nil {
 		return fmt.Errorf("starting the terminal's step %d.%d on node %s: %w", p.JobID, p.StepID, node.Node, err)
 	}
 	select {
