@@ -192,9 +192,13 @@ func (b Backfill) Plan(s Snapshot) Plan {
 			isGuarded[i] = true
 		}
 		b.planGuarded(p, guarded, reqs, out, isGuarded)
+		// The reservation is taken if the partition's top job still
+		// waiting is guarded; a guarded top job that starts now passes it
+		// on to the next, as EASY's head does.
 		top := make(map[*partState]bool) // partitions whose top job is seen
 		for _, i := range plannable {
-			if r := &reqs[i]; !top[r.part] {
+			o := &out[i]
+			if r := &reqs[i]; !top[r.part] && o.reason == "" && !(o.planned && o.start == 0) {
 				top[r.part], reserved[r.part] = true, isGuarded[i]
 			}
 		}

@@ -219,3 +219,24 @@ func TestGuardReserveCapsTheGuardedJobs(t *testing.T) {
 	one.MustWait(2, api.ReasonResources, 2*time.Hour)
 	one.MustWait(3, api.ReasonPriority, 3*time.Hour)
 }
+
+// When the top job is guarded and starts now, EASY's reservation goes to
+// the next job, as it would have without the guard: job 1 (guarded, top)
+// starts on two of the four free CPUs, job 2 (the whole node) is reserved
+// at 1h, and job 3, which fits now but would hold two CPUs past 1h, must
+// not start.
+func TestGuardedTopJobStartingPassesTheReservationOn(t *testing.T) {
+	h := NewHarness(t, MakeNode("n1").CPUs(6).Obj()).
+		Running(MakeRunning(100).On("n1", 2).Ends(time.Hour).Obj()).
+		Pending(
+			MakeJob(1).CPUs(2).Time(time.Hour).Prio(100).Submitted(T0.Add(-10*time.Hour)).Obj(),
+			MakeJob(2).CPUs(6).Time(time.Hour).Prio(50).Submitted(T0).Obj(),
+			MakeJob(3).CPUs(2).Time(3*time.Hour).Prio(1).Submitted(T0).Obj(),
+		)
+	for _, b := range []Backfill{{Mode: EASY}, {Mode: EASY, GuardAfter: 5 * time.Hour}} {
+		v := h.Plan(b)
+		v.MustStart(1, "n1")
+		v.MustNotStart(3)
+		v.MustWait(2, api.ReasonResources, time.Hour)
+	}
+}
