@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/corral-hpc/corral/api"
@@ -48,6 +49,7 @@ func readFence(t *testing.T, rc *runnerConn) (int, map[string]string) {
 // answers every node with all the puts.
 func TestSrunPMIFences(t *testing.T) {
 	got := map[string][]map[string]string{}
+	var gotMu sync.Mutex // both nodes' players write got
 	play := func(t *testing.T, n *fakeStepNode, l api.StepLaunch) {
 		rc := dial(t, l, l.IOToken, n.name)
 		if rc == nil {
@@ -72,9 +74,9 @@ func TestSrunPMIFences(t *testing.T) {
 			if s != seq {
 				t.Errorf("%s: answer for fence %d, want %d", n.name, s, seq)
 			}
-			n.mu.Lock()
+			gotMu.Lock()
 			got[n.name] = append(got[n.name], kvs)
-			n.mu.Unlock()
+			gotMu.Unlock()
 		}
 		rc.endAll(t, n, stepio.ExitStatus{})
 	}
