@@ -106,6 +106,11 @@ type Backfill struct {
 	// every job is guarded, and reserving for all of them is
 	// conservative backfilling. 0 reserves for every guarded job.
 	GuardWindow time.Duration
+	// GuardOverlap, if set, also reserves for a guarded job beyond the
+	// oldest if it can start before the oldest's reservation ends, so
+	// that the machine drains for it while the oldest runs, as behind
+	// stacked reservations (guard.go).
+	GuardOverlap bool
 	// Pack, if set, starts EASY's backfill candidates by set instead of
 	// one by one: among the first Pack candidates that fit now, the set
 	// that uses the most CPUs (pack.go), then the rest greedily.

@@ -203,10 +203,10 @@ func guarded(mode Mode) Backfill {
 	return Backfill{Mode: mode, Order: SmallestArea, GuardAfter: time.Minute}
 }
 
-// packed is guarded with set selection and a guard window.
+// packed is guarded with set selection, a guard window and overlap.
 func packed(mode Mode) Backfill {
 	pl := guarded(mode)
-	pl.Pack, pl.GuardWindow = 8, 10*time.Minute
+	pl.Pack, pl.GuardWindow, pl.GuardOverlap = 8, 10*time.Minute, true
 	return pl
 }
 

@@ -24,7 +24,8 @@ import (
 // guard=DURATION (BackfillGuardAfter); predict (expected run times order
 // backfill); fairshare (the stock multifactor priority instead of FCFS);
 // maxage=DURATION; guardk=N (GuardReserve); size=N (the size weight);
-// favorsmall; gwindow=DURATION (GuardWindow); pack=N (Pack); fair=SHARE
+// favorsmall; gwindow=DURATION (GuardWindow); goverlap (GuardOverlap);
+// pack=N (Pack); fair=SHARE
 // and fairmin=DURATION (GuardFairStart and GuardFairMin: guarded after
 // that share of the wait to the fair start).
 //
@@ -145,6 +146,8 @@ func ablationSetup(name string) (setup, error) {
 			size, err = strconv.ParseInt(val, 10, 64)
 		case "favorsmall":
 			favorSmall = true
+		case "goverlap":
+			b.GuardOverlap = true
 		case "gwindow":
 			b.GuardWindow, err = time.ParseDuration(val)
 		case "pack":
