@@ -3,7 +3,9 @@
 # start a single-host corral cluster on the real GPUs, run a 0.5-fGPU job
 # and a whole-GPU job, and print what each sees from inside: its corral and
 # CUDA variables, nvidia-smi, and a CUDA memory query (cuMemGetInfo through
-# libcuda, with python3). No GPU is mocked here: NVML reads the real ones.
+# libcuda, with python3); then the same from a step started in a running
+# half-GPU job (srun --overlap, seed 003's terminal). No GPU is mocked
+# here: NVML reads the real ones.
 #
 #   make build && sudo scripts/gpu-check.sh [--fgpu-per-gpu N] [--keep]
 #
@@ -11,7 +13,8 @@
 # asks for N/2 fGPU, half a card whatever N is (the issue's "0.5-fGPU job"
 # with the default). --keep leaves the state directory for a look at the
 # daemons' logs.
-# Exit status: 0 when both jobs ran and completed, 1 otherwise.
+# Exit status: 0 when both jobs completed and the step saw its job's GPU,
+# 1 otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=$PWD/bin
@@ -135,7 +138,31 @@ half=$(awk -v p="$per" 'BEGIN { printf "%.2f", p / 2 }')
 run_job half-gpu --fgpu "$half"
 run_job whole-gpu --gpus 1
 
-step "Nodes after both jobs (fGPU back to 0)"
+# Seed 003: a terminal into a running session runs nvidia-smi there. The
+# step is started inside the job's container as any srun --overlap step
+# (corral-init forks it), so it must see the job's device and limits.
+step "A step in a running half-GPU job: corral srun --jobid J --overlap probe.sh"
+sid=$("$BIN/corral" submit --parsable -J session -c 1 --mem 1G -t 5 --fgpu "$half" --wrap 'sleep 300') || ok=1
+for _ in $(seq 1 600); do
+  state=$("$BIN/corral" show job "$sid" | grep -o 'JobState=[A-Z_]*' | cut -d= -f2)
+  [ "$state" = PENDING ] || break
+  sleep 0.5
+done
+if [ "$state" = RUNNING ]; then
+  out=$("$BIN/corral" srun --jobid "$sid" --overlap "$work/probe.sh" 2>&1) || ok=1
+  echo "$out"
+  echo "$out" | grep -q '^CORRAL_FGPU=' || { echo "gpu-check: the step did not see the job's fGPU"; ok=1; }
+else
+  echo "gpu-check: the session job is $state, not RUNNING"
+  ok=1
+fi
+"$BIN/corral" cancel "$sid" >/dev/null 2>&1 || true
+for _ in $(seq 1 100); do
+  "$BIN/corral" show job "$sid" | grep -q 'JobState=CANCELLED' && break
+  sleep 0.2
+done
+
+step "Nodes after the jobs (fGPU back to 0)"
 "$BIN/corral" nodes
-if [ $ok -eq 0 ]; then echo "gpu-check: both jobs completed"; else echo "gpu-check: a job did not complete (see above)"; fi
+if [ $ok -eq 0 ]; then echo "gpu-check: both jobs completed and the step saw the session's GPU"; else echo "gpu-check: a job or the step failed (see above)"; fi
 exit $ok
