@@ -89,8 +89,8 @@ type Pending struct {
 	Priority int64
 	Submit   time.Time
 	// Eligible is when the job's wait began (a release, a satisfied
-	// dependency, a requeue); zero means Submit. Backfill.GuardOldest
-	// protects the job eligible longest.
+	// dependency, a requeue); zero means Submit. Backfill.GuardAfter
+	// counts a job's wait from it.
 	Eligible time.Time
 	// FairStart is the job's fair start as a plan returned it
 	// (Plan.FairStarts); zero until one has.
