@@ -1,6 +1,8 @@
 package sched
 
 import (
+	"cmp"
+	"slices"
 	"sort"
 
 	"github.com/corral-hpc/corral/gpu"
@@ -65,13 +67,17 @@ func newProfile(s Snapshot) *profile {
 		p.nodes = append(p.nodes, ns)
 	}
 	// Running jobs: free now is capacity minus every allocation; each
-	// allocation comes back at its job's expected end.
+	// allocation comes back at its job's expected end. The trace
+	// simulator plans with thousands of running jobs on one node at every
+	// event, so releases go into one flat slice sorted once (by node, then
+	// time) and usage into a slice by node position, not per-node maps.
 	type release struct {
+		pos int // the node's position in s.Nodes
 		at  int64
 		res Resources
 	}
-	releases := make(map[*nodeState][]release)
-	used := make(map[*nodeState]Resources)
+	releases := make([]release, 0, len(s.Running))
+	used := make([]Resources, len(s.Nodes))
 	holds := make(map[*nodeState]map[int][]devHold)
 	for _, r := range s.Running {
 		end := int64(never)
@@ -85,7 +91,7 @@ func newProfile(s Snapshot) *profile {
 			if ns == nil {
 				continue
 			}
-			used[ns] = used[ns].Add(a.Resources)
+			used[ns.pos] = used[ns.pos].Add(a.Resources)
 			if p.sharing {
 				ns.occ.add(0, end, r.UID, r.Sharing)
 			}
@@ -96,19 +102,29 @@ func newProfile(s Snapshot) *profile {
 				holds[ns][sh.Device] = append(holds[ns][sh.Device], devHold{end: end, share: sh, uid: r.UID})
 			}
 			if end != never {
-				releases[ns] = append(releases[ns], release{end, a.Resources})
+				releases = append(releases, release{ns.pos, end, a.Resources})
 			}
 		}
 	}
-	for _, ns := range p.nodes {
-		free := ns.capacity.Sub(used[ns])
+	// Releases at one time sum to the same free amount in any order, so
+	// an unstable sort is enough, and none when the caller listed the
+	// running jobs by end already (the trace simulator does).
+	byNodeThenTime := func(a, b release) int {
+		return cmp.Or(cmp.Compare(a.pos, b.pos), cmp.Compare(a.at, b.at))
+	}
+	if !slices.IsSortedFunc(releases, byNodeThenTime) {
+		slices.SortFunc(releases, byNodeThenTime)
+	}
+	for _, ns := range p.nodes { // in position order, as releases
+		free := ns.capacity.Sub(used[ns.pos])
 		ns.tl = newTimeline(free)
-		rel := releases[ns]
-		sort.Slice(rel, func(a, b int) bool { return rel[a].at < rel[b].at })
-		for _, r := range rel {
-			free = free.Add(r.res)
-			ns.tl.appendSegment(r.at, free)
+		k := 0
+		for k < len(releases) && releases[k].pos == ns.pos {
+			free = free.Add(releases[k].res)
+			ns.tl.appendSegment(releases[k].at, free)
+			k++
 		}
+		releases = releases[k:]
 		ns.initBounds()
 		if n := s.Nodes[ns.pos]; len(n.GPUs) > 0 {
 			ns.gpus = newNodeGPUs(n, holds[ns])

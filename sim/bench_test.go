@@ -85,3 +85,49 @@ func BenchmarkReplay100k(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReplaySWF replays the first 100,000 jobs of the SWF file named by
+// CORRAL_BENCH_SWF (an archive log too big to ship, e.g. CEA-Curie) under
+// the policy named by CORRAL_BENCH_POLICY (default: every policy), with the
+// EASY reference for unfair starts replayed once, outside the timing. Run:
+//
+//	CORRAL_BENCH_SWF=/path/to/log.swf go test ./sim -run '^$' -bench BenchmarkReplaySWF -benchtime 1x
+func BenchmarkReplaySWF(b *testing.B) {
+	path := os.Getenv("CORRAL_BENCH_SWF")
+	if path == "" {
+		b.Skip("CORRAL_BENCH_SWF is unset: set it to an SWF file to replay")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tr, err := ParseSWF(f)
+	f.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	const maxJobs = 100_000
+	ref, err := Run(tr, Config{Policy: ReferencePolicy, MaxJobs: maxJobs})
+	if err != nil {
+		b.Fatal(err)
+	}
+	policies := Policies
+	if p := os.Getenv("CORRAL_BENCH_POLICY"); p != "" {
+		pol, err := ParsePolicy(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		policies = []Policy{pol}
+	}
+	for _, p := range policies {
+		b.Run("policy="+string(p), func(b *testing.B) {
+			cpu := cpuTime()
+			for i := 0; i < b.N; i++ {
+				if _, err := Run(tr, Config{Policy: p, Reference: ref.Records, MaxJobs: maxJobs}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric((cpuTime()-cpu).Seconds()/float64(b.N), "cpu_s/op")
+		})
+	}
+}

@@ -141,15 +141,19 @@ func Compute(recs []Record, procs int) Metrics {
 	m.MaxWait = waits[len(waits)-1]
 	m.MedianBSLD, m.P95BSLD, m.P99BSLD = percentile(bslds, 0.5), percentile(bslds, 0.95), percentile(bslds, 0.99)
 	m.MaxBSLD = bslds[len(bslds)-1]
-	var s, s2 float64
 	for _, u := range perUser {
 		u.MeanBSLD /= float64(u.Jobs)
-		s += u.MeanBSLD
-		s2 += u.MeanBSLD * u.MeanBSLD
 		m.WorstUserBSLD = max(m.WorstUserBSLD, u.MeanBSLD)
 		m.PerUser = append(m.PerUser, *u)
 	}
 	sort.Slice(m.PerUser, func(a, b int) bool { return m.PerUser[a].User < m.PerUser[b].User })
+	// Summed in user order, not map order: floating-point sums depend on
+	// order, and the same replay must give the same index to the last bit.
+	var s, s2 float64
+	for _, u := range m.PerUser {
+		s += u.MeanBSLD
+		s2 += u.MeanBSLD * u.MeanBSLD
+	}
 	m.Users = len(perUser)
 	m.Fairness = s * s / (float64(len(perUser)) * s2)
 	return m

@@ -1,8 +1,10 @@
 package sim
 
 import (
+	"cmp"
 	"container/heap"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -274,8 +276,13 @@ type replay struct {
 
 	pending []*simJob
 	running endHeap
-	busy    int // processors the running jobs hold
-	done    []Record
+	// byEnd holds the running jobs by planned end (Start+Requested),
+	// then trace position: the snapshot lists them in that order, so the
+	// planner's profile, rebuilt at every event from thousands of running
+	// jobs on a large machine, finds its releases already sorted.
+	byEnd []*simJob
+	busy  int // processors the running jobs hold
+	done  []Record
 
 	fs   priority.Fairshares // recomputed every calcPeriod, as Slurm does
 	fsAt int64
@@ -311,6 +318,7 @@ func (r *replay) run(jobs []*simJob) error {
 		r.chargeUntil(now)
 		for len(r.running) > 0 && r.running[0].End == now {
 			j := heap.Pop(&r.running).(*simJob)
+			r.byEnd = slices.Delete(r.byEnd, r.endPos(j), r.endPos(j)+1)
 			r.busy -= j.Procs
 			r.done = append(r.done, j.Record)
 			h := append(r.history[j.user], j.run)
@@ -420,7 +428,7 @@ func (r *replay) schedule(now int64) {
 		return // no plan can start a job that does not fit the free processors
 	}
 	s.Now, s.Running, s.Pending = at(now), s.Running[:0], s.Pending[:0]
-	for _, j := range r.running {
+	for _, j := range r.byEnd {
 		s.Running = append(s.Running, sched.Running{ID: uint64(j.pos), End: at(j.Start + j.Requested),
 			Alloc: []sched.Allocation{{Node: node, Resources: sched.Resources{CPUs: j.Procs}}}})
 	}
@@ -444,7 +452,7 @@ func (r *replay) schedule(now int64) {
 		})
 	}
 	if s.GroupLimits = g.Limits(); s.GroupLimits != nil {
-		for i, j := range r.running {
+		for i, j := range r.byEnd {
 			s.Running[i].Groups = g.Running(j.groups)
 		}
 	}
@@ -466,6 +474,7 @@ func (r *replay) schedule(now int64) {
 		started[i] = true
 		j.Start, j.End, j.charge = now, now+j.run, now
 		heap.Push(&r.running, j)
+		r.byEnd = slices.Insert(r.byEnd, r.endPos(j), j)
 		r.busy += j.Procs
 	}
 	kept := r.pending[:0]
@@ -475,6 +484,14 @@ func (r *replay) schedule(now int64) {
 		}
 	}
 	r.pending = kept
+}
+
+// endPos is where j is or belongs in byEnd.
+func (r *replay) endPos(j *simJob) int {
+	i, _ := slices.BinarySearchFunc(r.byEnd, j, func(a, b *simJob) int {
+		return cmp.Or(cmp.Compare(a.Start+a.Requested, b.Start+b.Requested), cmp.Compare(a.pos, b.pos))
+	})
+	return i
 }
 
 // needsFairStarts reports whether the planner computes fair starts and a

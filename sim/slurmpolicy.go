@@ -166,7 +166,10 @@ func newCPUProfile(now int64, capacity int, running []sched.Running) *cpuProfile
 		free -= cpus
 		ends = append(ends, end{max(now, int64(r.End.Sub(epoch)/time.Second)), cpus})
 	}
-	slices.SortFunc(ends, func(a, b end) int { return cmp.Compare(a.at, b.at) })
+	byTime := func(a, b end) int { return cmp.Compare(a.at, b.at) }
+	if !slices.IsSortedFunc(ends, byTime) { // the replay lists them by end
+		slices.SortFunc(ends, byTime)
+	}
 	p := &cpuProfile{at: []int64{now}, free: []int{free}}
 	for _, e := range ends {
 		if last := len(p.at) - 1; p.at[last] == e.at {
