@@ -117,12 +117,16 @@ func newProfile(s Snapshot) *profile {
 	}
 	for _, ns := range p.nodes { // in position order, as releases
 		free := ns.capacity.Sub(used[ns.pos])
-		ns.tl = newTimeline(free)
 		k := 0
 		for k < len(releases) && releases[k].pos == ns.pos {
-			free = free.Add(releases[k].res)
-			ns.tl.appendSegment(releases[k].at, free)
 			k++
+		}
+		// One segment per release at most: allocated once, not grown.
+		ns.tl = timeline{at: make([]int64, 1, k+1), free: make([]Resources, 1, k+1)}
+		ns.tl.free[0] = free
+		for _, r := range releases[:k] {
+			free = free.Add(r.res)
+			ns.tl.appendSegment(r.at, free)
 		}
 		releases = releases[k:]
 		ns.initBounds()
