@@ -99,3 +99,20 @@ func TestRunReportsUnfairStarts(t *testing.T) {
 		t.Fatalf("a given reference gives %v, its own replay %v", shared.Metrics.UnfairStarts, cons.Metrics.UnfairStarts)
 	}
 }
+
+// Jain's index is the same to the last bit every time the same records are
+// measured: a floating-point sum over users in map order is not (it
+// differed in the last digits between two runs of one KTH replay).
+func TestFairnessIsBitForBitRepeatable(t *testing.T) {
+	var recs []Record
+	for u := int64(1); u <= 200; u++ {
+		// Slowdowns with many significant digits, so the order of the sum shows.
+		recs = append(recs, Record{ID: u, User: u, Procs: 1, Submit: 0, Start: u * 7919 % 1009, End: u*7919%1009 + 11 + u%13})
+	}
+	want := math.Float64bits(Compute(recs, 64).Fairness)
+	for i := 0; i < 50; i++ {
+		if got := math.Float64bits(Compute(recs, 64).Fairness); got != want {
+			t.Fatalf("run %d: Jain's index %v, first run %v", i, math.Float64frombits(got), math.Float64frombits(want))
+		}
+	}
+}
