@@ -2,6 +2,8 @@ package sched
 
 import (
 	"math/rand"
+	"reflect"
+	"slices"
 	"testing"
 	"time"
 )
@@ -132,5 +134,44 @@ func TestUpdateBoundsMatchesFreshBounds(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// The profile skips sorting releases when the running jobs come by end
+// (the trace simulator lists them so); in any other order, sorted, it is
+// the same profile: the same segments on every node.
+func TestProfileReleasesInAnyOrder(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	s := Snapshot{Now: now,
+		Nodes:      []Node{{Name: "a", Capacity: cpus(64), Up: true}, {Name: "b", Capacity: cpus(64), Up: true}},
+		Partitions: []Partition{{Name: "p", Nodes: []string{"a", "b"}}}}
+	// By end, two jobs ending together, one on both nodes, one overdue.
+	for i, r := range []struct {
+		end   int
+		nodes []string
+		cpus  int
+	}{{-5, []string{"a"}, 1}, {10, []string{"a"}, 2}, {10, []string{"b"}, 4}, {10, []string{"a"}, 8}, {30, []string{"a", "b"}, 16}, {45, []string{"b"}, 32}} {
+		run := Running{ID: uint64(i + 1), End: now.Add(time.Duration(r.end) * time.Second)}
+		for _, n := range r.nodes {
+			run.Alloc = append(run.Alloc, Allocation{Node: n, Resources: cpus(r.cpus)})
+		}
+		s.Running = append(s.Running, run)
+	}
+	segs := func(s Snapshot) [][]segment {
+		var out [][]segment
+		for _, ns := range newProfile(s).nodes {
+			out = append(out, ns.tl.segments())
+		}
+		return out
+	}
+	want := segs(s)
+	if len(want[0]) != 4 || len(want[1]) != 4 { // now, +1 ns (overdue), 10 s, 30 s on a; now, 10, 30, 45 s on b
+		t.Fatalf("profile by end: %v", want)
+	}
+	rev := s
+	rev.Running = slices.Clone(s.Running)
+	slices.Reverse(rev.Running)
+	if got := segs(rev); !reflect.DeepEqual(got, want) {
+		t.Errorf("running jobs in reverse: %v, by end: %v", got, want)
 	}
 }
