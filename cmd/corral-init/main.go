@@ -29,6 +29,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/corral-hpc/corral/container/initproto"
 )
@@ -95,8 +96,33 @@ func run(args []string) int {
 		case s := <-sigs:
 			forward(pid, s.(syscall.Signal))
 		case ws := <-ended:
+			endTasks(sp)
 			return finish(report, statusOf(ws))
 		}
+	}
+}
+
+// taskEndWait bounds how long step tasks still running when the script
+// ends have to end on SIGTERM before this process exits.
+const taskEndWait = 5 * time.Second
+
+// endTasks gives step tasks still running when the script ends SIGTERM and
+// a moment to end on it, as Slurm's steps get when their batch script
+// exits, before this process's exit has the kernel SIGKILL whatever is
+// left: without it a step ended by its job's time limit or its script's
+// exit read as killed (0:9) or as ended by SIGTERM (0:15) by chance. Their
+// runners learn how each ended.
+func endTasks(sp *spawner) {
+	if !sp.running() {
+		return
+	}
+	// The tasks alone, not every process: a background srun of the script
+	// would forward SIGTERM to its tasks on the other nodes, which the
+	// job's end stops through their own nodes.
+	sp.signal(syscall.SIGTERM)
+	for deadline := time.Now().Add(taskEndWait); sp.running() && time.Now().Before(deadline); {
+		reapOrphans(sp)
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

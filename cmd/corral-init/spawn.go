@@ -137,6 +137,27 @@ func (s *spawner) spawn(files []int) {
 }
 
 // ended tells a task's runner how it ended; false if pid is no task.
+// running reports whether a spawned task has not been reaped yet.
+func (s *spawner) running() bool {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.replies) > 0
+}
+
+// signal sends sig to every spawned task not yet reaped, and to the
+// process group each leads.
+func (s *spawner) signal(sig syscall.Signal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for pid := range s.replies {
+		_ = syscall.Kill(-pid, sig)
+		_ = syscall.Kill(pid, sig)
+	}
+}
+
 func (s *spawner) ended(pid int, ws syscall.WaitStatus, ru *syscall.Rusage) bool {
 	if s == nil {
 		return false

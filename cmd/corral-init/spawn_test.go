@@ -261,3 +261,64 @@ func TestSpawnBeforeReady(t *testing.T) {
 		t.Fatal("no end reported for a task spawned as corral-init started: it was never reaped")
 	}
 }
+
+// A step task still running when the batch script ends gets SIGTERM and
+// ends on it before corral-init exits, as Slurm's steps do when their
+// script exits: its runner learns it ended by SIGTERM. (In a container
+// corral-init's exit would otherwise have the kernel SIGKILL it; here,
+// outside a PID namespace, it would be left running with no end reported.)
+func TestScriptEndTerminatesSpawnedTasks(t *testing.T) {
+	dir := t.TempDir()
+	gate := dir + "/go"
+	script := dir + "/script"
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nwhile [ ! -e "+gate+" ]; do sleep 0.01; done\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_SEQPACKET|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, ch := os.NewFile(uintptr(fds[0]), "spawn"), os.NewFile(uintptr(fds[1]), "peer")
+	defer ch.Close()
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cmd := exec.Command(os.Args[0], initproto.StdioArg, initproto.SpawnArg, script)
+	cmd.Env = append(os.Environ(), actAsInit+"=1")
+	cmd.ExtraFiles = []*os.File{w, null, null, null, a, ch}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	a.Close()
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	if line, err := readLine(r); err != nil || line != initproto.Ready {
+		t.Fatalf("corral-init said %q (%v), want %q", line, err, initproto.Ready)
+	}
+	reply, st, got := spawnReq(t, ch, initproto.SpawnRequest{Argv: []string{"/bin/sleep", "30"}}, null, null, null)
+	initproto.CloseAll(got)
+	if st.Error != "" {
+		t.Fatal(st.Error)
+	}
+	if err := os.WriteFile(gate, nil, 0o644); err != nil { // the script ends
+		t.Fatal(err)
+	}
+	var e initproto.SpawnEnded
+	if _, err := initproto.RecvMsg(reply, &e, 0); err != nil {
+		t.Fatalf("no end reported for the task left running when the script ended: %v", err)
+	}
+	if ws := syscall.WaitStatus(e.Status); !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
+		t.Fatalf("the task ended with status %#x, want killed by SIGTERM", e.Status)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("corral-init after its script exited 0: %v", err)
+	}
+}
