@@ -167,13 +167,15 @@ const containerEndWait = 3 * time.Second
 // still reads as running, until the last of them is reaped: the runner can
 // report first. So a SIGKILL waits until containerEndWait after the
 // step's end (at) for the container to be gone: a step that ended while
-// noded was away waits no more, so recovering many does not add up.
-// Another signal was sent by someone, while the job ran or not.
+// noded was away waits no more, so recovering many does not add up. A
+// SIGTERM waits too: when the script ends, corral-init sends it to the
+// step tasks still running and exits once they have ended. Another
+// signal was sent by someone, while the job ran or not.
 func (d *Daemon) killedWithContainer(job uint64, sig int, at time.Time) bool {
 	if d.jobContainerGone(job) {
 		return true
 	}
-	if sig != int(syscall.SIGKILL) {
+	if sig != int(syscall.SIGKILL) && sig != int(syscall.SIGTERM) {
 		return false
 	}
 	for deadline := at.Add(containerEndWait); time.Now().Before(deadline); {
