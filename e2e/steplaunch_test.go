@@ -75,12 +75,16 @@ func TestSrunLaunchWaitsForARestartedNoded(t *testing.T) {
 
 // A step whose node never comes back fails once ctld has the node DOWN:
 // srun says so in one error and exits non-zero, and the step does not
-// stay RUNNING.
+// stay RUNNING. The node then returns, so that the job's container, which
+// outlives its noded, is stopped rather than left behind on the host.
 func TestSrunLaunchOnADeadNodeFails(t *testing.T) {
 	node := NodeOpts{Name: "n1", CPUs: 2, Mem: "2G"}
 	c := StartCluster(t, ClusterOpts{Nodes: []NodeOpts{node}})
 	c.endJobsAtCleanup()
-	job := runningJob(t, c)
+	const sleep = 4317 // the job's own, to find its leftovers by
+	dir := jobDir(t)
+	job := c.Submit(dir, "-c", "1", "--wrap", fmt.Sprintf("echo up > up; sleep %d", sleep))
+	waitFile(t, filepath.Join(dir, "up"), "up", 20*time.Second)
 
 	c.killNode(0)
 	srun, out, errb := srunAgainst(t, c, job, "echo", "launched")
@@ -106,4 +110,6 @@ func TestSrunLaunchOnADeadNodeFails(t *testing.T) {
 			t.Fatalf("the step of a failed launch is not ended in ctld: %+v", steps)
 		}
 	}
+	c.StartNode(node)
+	waitNoSleeps(t, sleep, 30*time.Second)
 }
