@@ -19,6 +19,16 @@ import (
 // with the test. before, if set, gets that end before corral-init starts.
 func holdSpawning(t *testing.T, before func(*os.File)) *os.File {
 	t.Helper()
+	ch, _ := startSpawning(t, before, initproto.HoldArg)
+	return ch
+}
+
+// startSpawning runs corral-init --stdio-fds --spawn-fds with args (a
+// script, or --hold) and returns the sending end of its spawn socket once
+// it is ready, and the process, which gets SIGTERM and is waited for when
+// the test ends. before, if set, gets that end before corral-init starts.
+func startSpawning(t *testing.T, before func(*os.File), args ...string) (*os.File, *exec.Cmd) {
+	t.Helper()
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_SEQPACKET|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +46,7 @@ func holdSpawning(t *testing.T, before func(*os.File)) *os.File {
 	if before != nil {
 		before(b)
 	}
-	cmd := exec.Command(os.Args[0], initproto.StdioArg, initproto.SpawnArg, initproto.HoldArg)
+	cmd := exec.Command(os.Args[0], append([]string{initproto.StdioArg, initproto.SpawnArg}, args...)...)
 	cmd.Env = append(os.Environ(), actAsInit+"=1")
 	cmd.ExtraFiles = []*os.File{w, null, null, null, a, b}
 	cmd.Stderr = os.Stderr
@@ -49,12 +59,14 @@ func holdSpawning(t *testing.T, before func(*os.File)) *os.File {
 		t.Fatalf("corral-init said %q (%v), want %q", line, err, initproto.Ready)
 	}
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			_ = cmd.Wait()
+		}
 		r.Close()
 		b.Close()
 	})
-	return b
+	return b, cmd
 }
 
 func readLine(f *os.File) (string, error) {
@@ -274,35 +286,12 @@ func TestScriptEndTerminatesSpawnedTasks(t *testing.T) {
 	if err := os.WriteFile(script, []byte("#!/bin/sh\nwhile [ ! -e "+gate+" ]; do sleep 0.01; done\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_SEQPACKET|syscall.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, ch := os.NewFile(uintptr(fds[0]), "spawn"), os.NewFile(uintptr(fds[1]), "peer")
-	defer ch.Close()
+	ch, cmd := startSpawning(t, nil, script)
 	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer null.Close()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	cmd := exec.Command(os.Args[0], initproto.StdioArg, initproto.SpawnArg, script)
-	cmd.Env = append(os.Environ(), actAsInit+"=1")
-	cmd.ExtraFiles = []*os.File{w, null, null, null, a, ch}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	a.Close()
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	if line, err := readLine(r); err != nil || line != initproto.Ready {
-		t.Fatalf("corral-init said %q (%v), want %q", line, err, initproto.Ready)
-	}
 	reply, st, got := spawnReq(t, ch, initproto.SpawnRequest{Argv: []string{"/bin/sleep", "30"}}, null, null, null)
 	initproto.CloseAll(got)
 	if st.Error != "" {
