@@ -224,8 +224,10 @@ func stepAfterReport(rec *store.StepRecord, r store.StepNodeEnd, at time.Time) *
 // Before that: CANCELLED when the step was cancelled (scancel JOB.STEP),
 // NODE_FAIL when a node was lost; after it, with every task at 0, FAILED
 // when a node says so (tasks that could not start) and CANCELLED when a
-// node says its tasks were stopped (by their job's end, or counted over
-// by ctld).
+// node says its tasks were stopped without a status of theirs (a runner
+// killed at its job's end, or a part counted over by ctld). Tasks that
+// caught their job's end's SIGTERM and exited 0 are COMPLETED, as in
+// Slurm: their nodes say so (noded's stepNodeState).
 func stepVerdict(rec *store.StepRecord) api.JobState {
 	said := func(st api.JobState) bool {
 		return slices.ContainsFunc(rec.Reports, func(e store.StepNodeEnd) bool { return e.State == st })

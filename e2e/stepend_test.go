@@ -228,3 +228,56 @@ exit 0`, task)
 		t.Fatalf("step after the noded restart: %+v, want CANCELLED 0:SIGNAL", st)
 	}
 }
+
+// A step whose tasks catch SIGTERM and exit 0 when their job's end
+// stops them ends COMPLETED 0:0, as in Slurm 22.05, whose accounting sees
+// only the status its nodes send; checked on the loopback Slurm
+// (scripts/slurm-up.sh, DebugFlags=Steps): `srun bash -c 'trap "exit 0"
+// TERM; sleep 100 & wait' &` in a script that exits, or in a job that
+// scancel JOB cancels, ends with REQUEST_STEP_COMPLETE rc=0, COMPLETED.
+// A cancel of the step itself (scancel JOB.STEP) ends it CANCELLED; Slurm
+// SIGKILLs its tasks (rc=9, 0:9) where corral sends SIGTERM first, which
+// the task catches (0:0).
+func TestStepThatCatchesItsJobsEnd(t *testing.T) {
+	c, dir, bin := twoNodesWithSlurmNames(t)
+	const task = 3160 // the tasks run `sleep 3160`
+	caught := fmt.Sprintf(`sh -c 'trap "exit 0" TERM; echo $SLURM_PROCID >> up; sleep %d & wait'`, task)
+	script := fmt.Sprintf(`srun -J cancelled -N1 -n1 --overlap %s &
+until [ "$(cat up 2>/dev/null | wc -l)" -ge 1 ]; do sleep 0.1; done
+scancel $SLURM_JOB_ID.0
+wait
+rm up
+srun -J caught -N2 -n2 --overlap %s &
+until [ "$(cat up 2>/dev/null | wc -l)" -ge 2 ]; do sleep 0.1; done
+exit 0`, caught, caught)
+	id := c.Submit(dir, "-N2", "--ntasks-per-node=1", "-o", "out", "--wrap", script)
+	if j := c.WaitEnded(id, 90*time.Second); j.State != api.StateCompleted {
+		b, _ := os.ReadFile(filepath.Join(dir, "out"))
+		t.Fatalf("job ended %s (%s); output %q", j.State, j.Message, b)
+	}
+	c.waitStepsEnded(id, 30*time.Second)
+	waitNoSleeps(t, task, 10*time.Second)
+	r := c.slurmCmd(bin, dir, "sacct", "-j", fmt.Sprint(id), "-P", "-n", "-o", "JobID,JobName,State,ExitCode")
+	want := fmt.Sprintf("%[1]d|wrap|COMPLETED|0:0\n%[1]d.batch|batch|COMPLETED|0:0\n%[1]d.extern|extern|COMPLETED|0:0\n"+
+		"%[1]d.0|cancelled|CANCELLED by 0|0:0\n%[1]d.1|caught|COMPLETED|0:0\n", id)
+	if r.Code != 0 || r.Stdout != want {
+		t.Errorf("sacct -j %d: exit %d\n%s\nwant\n%s\nstderr %q", id, r.Code, r.Stdout, want, r.Stderr)
+	}
+
+	// The job cancelled (scancel JOB) while such a step runs.
+	if err := os.Remove(filepath.Join(dir, "up")); err != nil {
+		t.Fatal(err)
+	}
+	id = c.Submit(dir, "-N1", "-o", "out2", "--wrap", fmt.Sprintf("srun -J caught -n1 %s; sleep 1000", caught))
+	waitFile(t, filepath.Join(dir, "up"), "0", 60*time.Second)
+	if r := c.slurmCmd(bin, dir, "scancel", fmt.Sprint(id)); r.Code != 0 {
+		t.Fatalf("scancel %d: exit %d %s", id, r.Code, r.Stderr)
+	}
+	if j := c.WaitEnded(id, 60*time.Second); j.State != api.StateCancelled {
+		t.Fatalf("cancelled job ended %s (%s)", j.State, j.Message)
+	}
+	if steps := c.waitStepsEnded(id, 30*time.Second); len(steps) != 1 || steps[0].State != api.StateCompleted || steps[0].ExitCode != 0 || steps[0].Signal != 0 {
+		t.Errorf("step that caught its cancelled job's SIGTERM: %+v, want COMPLETED 0:0", steps)
+	}
+	waitNoSleeps(t, task, 10*time.Second)
+}

@@ -405,13 +405,13 @@ func (d *Daemon) cancel(id uint64, why string) {
 	d.log.Printf("job %d: cancelling (%s)", id, why)
 }
 
-// markCancelled marks the job and its steps cancelled: the steps' tasks
-// die with the job's container, and end CANCELLED however the runner
-// saw them die. Called with d.mu held.
+// markCancelled marks the job cancelled and its steps stopped by its
+// end: their tasks die with the job's container (stepNodeState). Called
+// with d.mu held.
 func (j *job) markCancelled() {
 	j.cancelled = true
 	for _, st := range j.steps {
-		st.cancelled = true
+		st.stopped = true
 	}
 }
 

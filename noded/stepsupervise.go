@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/corral-hpc/corral/api"
-	"github.com/corral-hpc/corral/container"
 	"github.com/corral-hpc/corral/noded/shim"
 )
 
@@ -42,9 +41,12 @@ type step struct {
 	// reattached after a restart (signalled by pid, after checking that
 	// the pid is still that runner).
 	proc      *os.Process
-	ctl       *os.File      // the write end of its control pipe (nil when reattached)
-	cancelled bool          // by ctld or by its job's end: it ends CANCELLED
-	done      chan struct{} // closed once its end is queued and the runner gone
+	ctl       *os.File // the write end of its control pipe (nil when reattached)
+	cancelled bool     // by ctld (scancel JOB.STEP): it ends CANCELLED
+	// stopped: by its job's end; its state still comes from its tasks'
+	// statuses (stepNodeState).
+	stopped bool
+	done    chan struct{} // closed once its end is queued and the runner gone
 }
 
 func (st *step) String() string { return fmt.Sprintf("step %d.%d", st.job, st.id) }
@@ -115,17 +117,8 @@ func (d *Daemon) reportStep(st *step, res *shim.StepResult, end time.Time) {
 		end = time.Now()
 	}
 	d.mu.Lock()
-	cancelled := st.cancelled
+	state := stepNodeState(res, st.cancelled, st.stopped)
 	d.mu.Unlock()
-	state := api.StateCompleted
-	switch {
-	case cancelled, res.Signal != 0 && d.killedWithContainer(st.job, res.Signal, end):
-		// Killed with its job (cancelled, or its script ended first): in
-		// Slurm's words the step was cancelled, not failed.
-		state = api.StateCancelled
-	case res.ExitCode != 0 || res.Signal != 0 || res.Message != "":
-		state = api.StateFailed
-	}
 	code, sig := nodeStatus(res)
 	d.put(api.JobEvent{JobID: st.job, StepID: st.id, Node: d.cfg.Name, Kind: api.EventStepEnded, Time: end,
 		State: state, ExitCode: code, Signal: sig, CPUTimeUsec: res.CPUTimeUsec,
@@ -133,6 +126,30 @@ func (d *Daemon) reportStep(st *step, res *shim.StepResult, end time.Time) {
 	if err := os.WriteFile(filepath.Join(st.dir, reportedFile), nil, 0o600); err != nil {
 		d.log.Printf("%s: %v", st, err)
 	}
+}
+
+// stepNodeState is the state a node reports for its part of a step, as
+// Slurm 22.05's accounting derives a step's from the status its nodes
+// send, whoever stopped the tasks: an exit code is FAILED, a signal
+// CANCELLED (a segfault, or SIGTERM from the job's end alike), 0
+// COMPLETED, also for tasks that caught the job's end's SIGTERM and
+// exited 0 (Slurm too: the status is all it sees). So the state does not
+// depend on when the node learnt of its job's end, and no report waits
+// for the container to go. Before that: a step ctld cancelled is
+// CANCELLED (Slurm's scancel JOB.STEP SIGKILLs its tasks), and one its
+// job's end stopped without a result of its tasks (its runner killed, or
+// the job gone before they started) is CANCELLED too.
+func stepNodeState(res *shim.StepResult, cancelled, stopped bool) api.JobState {
+	code, sig := nodeStatus(res)
+	switch {
+	case cancelled, stopped && len(res.Tasks) == 0:
+		return api.StateCancelled
+	case sig != 0: // code is 128+sig then
+		return api.StateCancelled
+	case code != 0, res.Message != "":
+		return api.StateFailed
+	}
+	return api.StateCompleted
 }
 
 // nodeStatus is the exit code and signal the node reports for a step, as
@@ -155,43 +172,6 @@ func nodeStatus(res *shim.StepResult) (code, sig int) {
 		}
 	}
 	return code, sig
-}
-
-// containerEndWait bounds how long after a step's end its SIGKILL waits
-// to be explained by its job's end.
-const containerEndWait = 3 * time.Second
-
-// killedWithContainer tells whether a task's end by sig came from its job's
-// container going away. The kernel SIGKILLs a PID namespace's processes
-// when its init exits, but the init is still exiting, and the container
-// still reads as running, until the last of them is reaped: the runner can
-// report first. So a SIGKILL waits until containerEndWait after the
-// step's end (at) for the container to be gone: a step that ended while
-// noded was away waits no more, so recovering many does not add up. A
-// SIGTERM waits too: when the script ends, corral-init sends it to the
-// step tasks still running and exits once they have ended. Another
-// signal was sent by someone, while the job ran or not.
-func (d *Daemon) killedWithContainer(job uint64, sig int, at time.Time) bool {
-	if d.jobContainerGone(job) {
-		return true
-	}
-	if sig != int(syscall.SIGKILL) && sig != int(syscall.SIGTERM) {
-		return false
-	}
-	for deadline := at.Add(containerEndWait); time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-		if d.jobContainerGone(job) {
-			return true
-		}
-	}
-	return false
-}
-
-// jobContainerGone tells whether the job's container no longer runs (a
-// suspended job's, frozen, still does).
-func (d *Daemon) jobContainerGone(id uint64) bool {
-	_, err := container.CgroupDirs(d.runcRoot, shim.ContainerID(id))
-	return errors.Is(err, container.ErrNotRunning)
 }
 
 // stepGone forgets a step whose end is reported and whose runner is gone.
@@ -254,7 +234,7 @@ func (d *Daemon) endSteps(j *job) {
 	j.ending = true
 	steps := make([]*step, 0, len(j.steps))
 	for _, st := range j.steps {
-		st.cancelled = true
+		st.stopped = true
 		d.signalStep(st, syscall.SIGTERM)
 		steps = append(steps, st)
 	}
