@@ -46,6 +46,18 @@ func ReadUsage(mode Mode, dirs map[string]string) (Usage, error) {
 	return u, first
 }
 
+// ReadOOMKills reads how many processes the kernel's OOM killer killed in
+// a cgroup and below it (dirs keyed as ReadUsage's): v1's
+// memory.oom_control when the cgroup has a v1 memory controller (hybrid
+// too), else cgroup2's memory.events. A step's runner reads its job's
+// before and after the step, to tell an OOM-killed step.
+func ReadOOMKills(dirs map[string]string) (int64, error) {
+	if mem, ok := dirs["memory"]; ok {
+		return readKeyed(mem, "memory.oom_control", "oom_kill")
+	}
+	return readKeyed(dirs[""], "memory.events", "oom_kill")
+}
+
 // Applied is the set of limits a cgroup actually has. Unlimited values
 // ("max", or v1's huge page-aligned sentinel) read as -1.
 type Applied struct {

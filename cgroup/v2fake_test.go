@@ -137,6 +137,9 @@ func TestReadV2FakeTree(t *testing.T) {
 	if u != (Usage{PeakMemBytes: 1 << 20, CPUTimeUsec: 1234567, OOMKills: 1}) {
 		t.Errorf("usage = %+v", u)
 	}
+	if n, err := ReadOOMKills(dirs); n != 1 || err != nil {
+		t.Errorf("OOM kills = %d, %v; want 1 from memory.events", n, err)
+	}
 
 	// An older kernel: no memory.peak, no swap file, unlimited memory.
 	old := map[string]string{"": filepath.Join(root, "old")}
@@ -182,6 +185,10 @@ func TestReadV1FakeTree(t *testing.T) {
 	}
 	if u != (Usage{PeakMemBytes: 4096, CPUTimeUsec: 2500, OOMKills: 3}) {
 		t.Errorf("usage = %+v", u)
+	}
+	dirs[""] = filepath.Join(root, "unified") // hybrid: the v1 memory controller counts
+	if n, err := ReadOOMKills(dirs); n != 3 || err != nil {
+		t.Errorf("OOM kills = %d, %v; want 3 from memory.oom_control", n, err)
 	}
 }
 

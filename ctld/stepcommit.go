@@ -222,7 +222,9 @@ func stepAfterReport(rec *store.StepRecord, r store.StepNodeEnd, at time.Time) *
 // signal CANCELLED whoever sent it (so a step its job's end killed does
 // not depend on how soon its node saw the container go), 0 COMPLETED.
 // Before that: CANCELLED when the step was cancelled (scancel JOB.STEP),
-// NODE_FAIL when a node was lost; after it, with every task at 0, FAILED
+// NODE_FAIL when a node was lost, OUT_OF_MEMORY (0:125) when a node's
+// part had OOM kills and no node an exit code; after it, with every task
+// at 0, FAILED
 // when a node says so (tasks that could not start) and CANCELLED when a
 // node says its tasks were stopped without a status of theirs (a runner
 // killed at its job's end, or a part counted over by ctld). Tasks that
@@ -237,6 +239,8 @@ func stepVerdict(rec *store.StepRecord) api.JobState {
 		return api.StateCancelled
 	case said(api.StateNodeFail) || slices.ContainsFunc(rec.Reports, func(e store.StepNodeEnd) bool { return e.Lost }):
 		return api.StateNodeFail
+	case rec.Step.ExitCode == 0 && rec.Step.Signal == oomSignal && said(api.StateOutOfMemory):
+		return api.StateOutOfMemory
 	case rec.Step.ExitCode != 0 || (said(api.StateFailed) && rec.Step.Signal == 0):
 		return api.StateFailed
 	case rec.Step.Signal != 0 || said(api.StateCancelled):
@@ -245,22 +249,34 @@ func stepVerdict(rec *store.StepRecord) api.JobState {
 	return api.StateCompleted
 }
 
+// oomSignal is the "signal" of an OUT_OF_MEMORY step's exit code,
+// sacct's 0:125: Slurm's nodes send SIG_OOM (253) as the status of a
+// step with OOM kills, which reads as a wait status signalled by 125.
+const (
+	oomSignal = 125
+	oomStatus = 253
+)
+
 // tallyReports sums the nodes' reports into the step: CPU time summed,
 // the highest peak memory, and the exit code as Slurm keeps a step's, the
 // highest wait status of its nodes: any exit code beats a signal, and a
 // signalled end is exit code 0 with the signal (sacct's "0:15"; a node
-// reports 128+signal).
+// reports 128+signal). A node whose part had OOM kills counts Slurm's
+// SIG_OOM, which beats a signal but not an exit code.
 func tallyReports(rec *store.StepRecord) {
 	st := &rec.Step
 	st.ExitCode, st.Signal, st.CPUTimeUsec, st.PeakMemBytes = 0, 0, 0, 0
 	best := 0
 	for _, r := range rec.Reports {
-		code, raw := r.ExitCode, r.ExitCode<<8
-		if r.Signal != 0 {
-			code, raw = 0, r.Signal
+		code, sig, raw := r.ExitCode, 0, r.ExitCode<<8
+		switch {
+		case r.State == api.StateOutOfMemory:
+			code, sig, raw = 0, oomSignal, oomStatus
+		case r.Signal != 0:
+			code, sig, raw = 0, r.Signal, r.Signal
 		}
 		if raw > best {
-			st.ExitCode, st.Signal, best = code, r.Signal, raw
+			st.ExitCode, st.Signal, best = code, sig, raw
 		}
 		st.CPUTimeUsec += r.CPUTimeUsec
 		st.PeakMemBytes = max(st.PeakMemBytes, r.PeakMemBytes)

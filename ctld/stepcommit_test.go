@@ -39,6 +39,13 @@ func TestStepAfterReport(t *testing.T) {
 		{"tasks that could not start", two(nil), []store.StepNodeEnd{a, {Node: "b", State: api.StateFailed, Message: "no container"}}, api.StateFailed, 0, 0},
 		{"cancelled", two(func(r *store.StepRecord) { r.CancelRequested = true }), []store.StepNodeEnd{a, {Node: "b", ExitCode: 143}}, api.StateCancelled, 143, 0},
 		{"a lost node", two(nil), []store.StepNodeEnd{a, {Node: "b", Lost: true}}, api.StateNodeFail, 0, 0},
+		// Slurm 22.05 (loopback, task/cgroup, DebugFlags=Steps): a task
+		// OOM-killed in `srun -n1 python3 -c 'a = bytearray(400<<20)'` in
+		// a --mem=100M job: slurmstepd "Detected 1 oom-kill event(s) in
+		// StepId=5.0", REQUEST_STEP_COMPLETE rc=253: OUT_OF_MEMORY 0:125.
+		{"OOM kills on a node", two(nil), []store.StepNodeEnd{a, {Node: "b", State: api.StateOutOfMemory, ExitCode: 137, Signal: 9}}, api.StateOutOfMemory, 0, 125},
+		{"OOM kills beat a signal", two(nil), []store.StepNodeEnd{{Node: "a", State: api.StateCancelled, ExitCode: 143, Signal: 15}, {Node: "b", State: api.StateOutOfMemory, ExitCode: 137, Signal: 9}}, api.StateOutOfMemory, 0, 125},
+		{"an exit code beats OOM kills", two(nil), []store.StepNodeEnd{{Node: "a", State: api.StateFailed, ExitCode: 1}, {Node: "b", State: api.StateOutOfMemory, ExitCode: 137, Signal: 9}}, api.StateFailed, 1, 0},
 		{"the same node twice", two(nil), []store.StepNodeEnd{a, a}, "", 0, 0},
 		{"a node not in the step", two(nil), []store.StepNodeEnd{{Node: "c"}}, "", 0, 0},
 		{"an ended step", two(func(r *store.StepRecord) { r.Step.State = api.StateCompleted }), []store.StepNodeEnd{a}, "", 0, 0},

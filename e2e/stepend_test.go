@@ -281,3 +281,36 @@ exit 0`, caught, caught)
 	}
 	waitNoSleeps(t, task, 10*time.Second)
 }
+
+// A step whose task the OOM killer ended is OUT_OF_MEMORY 0:125 and srun
+// says so; its job, whose script goes on and exits 0, is COMPLETED.
+// Slurm 22.05 on the loopback cluster with task/cgroup (ConstrainRAMSpace)
+// shows the same for `srun -n1 python3 -c 'a = bytearray(400<<20)'` in a
+// --mem=100M job: srun "task 0: Out Of Memory", slurmstepd "Detected 1
+// oom-kill event(s) in StepId=5.0", REQUEST_STEP_COMPLETE rc=253
+// (SIG_OOM: OUT_OF_MEMORY 0:125 in sacct), the job COMPLETED 0:0.
+func TestStepOutOfMemory(t *testing.T) {
+	c := StartCluster(t, ClusterOpts{})
+	c.endJobsAtCleanup()
+	dir := jobDir(t)
+	bin := slurmBin(t, dir)
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	script := `srun -J hog -n1 sh -c 'head -c 600M /dev/zero | tail' 2> hog.err
+srun -J calm -n1 true
+exit 0`
+	id := c.Submit(dir, "--mem", "128M", "-o", "out", "--wrap", script)
+	if j := c.WaitEnded(id, 90*time.Second); j.State != api.StateCompleted {
+		b, _ := os.ReadFile(filepath.Join(dir, "out"))
+		t.Fatalf("job ended %s (%s), want COMPLETED; output %q", j.State, j.Message, b)
+	}
+	c.waitStepsEnded(id, 30*time.Second)
+	r := c.slurmCmd(bin, dir, "sacct", "-j", fmt.Sprint(id), "-P", "-n", "-o", "JobID,JobName,State,ExitCode")
+	want := fmt.Sprintf("%[1]d|wrap|COMPLETED|0:0\n%[1]d.batch|batch|COMPLETED|0:0\n%[1]d.extern|extern|COMPLETED|0:0\n"+
+		"%[1]d.0|hog|OUT_OF_MEMORY|0:125\n%[1]d.1|calm|COMPLETED|0:0\n", id)
+	if r.Code != 0 || r.Stdout != want {
+		t.Errorf("sacct -j %d: exit %d\n%s\nwant\n%s\nstderr %q", id, r.Code, r.Stdout, want, r.Stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "hog.err")); !strings.Contains(string(b), "Detected 1 oom-kill event(s) in StepId="+fmt.Sprint(id)+".0") {
+		t.Errorf("srun's stderr %q does not tell the OOM kill", b)
+	}
+}

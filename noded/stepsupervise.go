@@ -135,13 +135,17 @@ func (d *Daemon) reportStep(st *step, res *shim.StepResult, end time.Time) {
 // COMPLETED, also for tasks that caught the job's end's SIGTERM and
 // exited 0 (Slurm too: the status is all it sees). So the state does not
 // depend on when the node learnt of its job's end, and no report waits
-// for the container to go. Before that: a step ctld cancelled is
-// CANCELLED (Slurm's scancel JOB.STEP SIGKILLs its tasks), and one its
-// job's end stopped without a result of its tasks (its runner killed, or
-// the job gone before they started) is CANCELLED too.
+// for the container to go. Before that: a step with OOM kills is
+// OUT_OF_MEMORY (Slurm's slurmstepd sends SIG_OOM then, whatever the
+// statuses), a step ctld cancelled is CANCELLED (Slurm's scancel
+// JOB.STEP SIGKILLs its tasks), and one its job's end stopped without a
+// result of its tasks (its runner killed, or the job gone before they
+// started) is CANCELLED too.
 func stepNodeState(res *shim.StepResult, cancelled, stopped bool) api.JobState {
 	code, sig := nodeStatus(res)
 	switch {
+	case res.OOMKills > 0:
+		return api.StateOutOfMemory
 	case cancelled, stopped && len(res.Tasks) == 0:
 		return api.StateCancelled
 	case sig != 0: // code is 128+sig then

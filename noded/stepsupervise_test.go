@@ -61,6 +61,8 @@ func TestStepNodeState(t *testing.T) {
 		{"cancelled by ctld, tasks exited 0", ok, true, false, api.StateCancelled},
 		{"tasks that could not start", noResult, false, false, api.StateFailed},
 		{"a runner killed at its job's end without a result", noResult, false, true, api.StateCancelled},
+		{"a task OOM-killed", shim.StepResult{ExitCode: 137, Signal: 9, OOMKills: 1, Tasks: []shim.TaskResult{task(137, 9)}}, false, false, api.StateOutOfMemory},
+		{"a task OOM-killed, then the job's end", shim.StepResult{ExitCode: 137, Signal: 9, OOMKills: 1, Tasks: []shim.TaskResult{task(137, 9)}}, false, true, api.StateOutOfMemory},
 	} {
 		if got := stepNodeState(&tc.res, tc.cancelled, tc.stopped); got != tc.want {
 			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)

@@ -81,6 +81,9 @@ type Result struct {
 	PeakMemBytes int64        `json:"peak_mem_bytes"`
 	CPUTimeUsec  int64        `json:"cpu_time_usec"`
 	OOMKills     int64        `json:"oom_kills"`
+	// StepOOMKills are those of OOMKills that the job's steps counted as
+	// theirs (stepoom.go); only the others make the job OUT_OF_MEMORY.
+	StepOOMKills int64 `json:"step_oom_kills,omitempty"`
 	// Message says why a job failed outside its own code.
 	Message string `json:"message,omitempty"`
 	// Start is zero when the job's process never ran.

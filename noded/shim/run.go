@@ -209,6 +209,9 @@ func run(dir string, job *Job, ctl Controls) (res *Result, cleanup func(), err e
 	}
 	res.End = time.Now()
 	res.PeakMemBytes, res.CPUTimeUsec, res.OOMKills = usage.PeakMemBytes, usage.CPUTimeUsec, usage.OOMKills
+	if res.OOMKills > 0 {
+		res.StepOOMKills = stepsOOMKills(dir) // stepoom.go
+	}
 	res.ExitCode, res.Signal, res.Message = exitStatus(ps, report)
 	res.State = decide(why, res)
 	return res, cleanup, nil
@@ -326,7 +329,7 @@ func decide(why ending, r *Result) api.JobState {
 		return api.StateCancelled
 	case why == endTimeout:
 		return api.StateTimeout
-	case r.OOMKills > 0:
+	case r.OOMKills > r.StepOOMKills:
 		return api.StateOutOfMemory
 	case r.ExitCode == 0 && r.Signal == 0:
 		return api.StateCompleted

@@ -54,6 +54,9 @@ type StepResult struct {
 	CPUTimeUsec  int64        `json:"cpu_time_usec"`
 	PeakMemBytes int64        `json:"peak_mem_bytes"`
 	Tasks        []TaskResult `json:"tasks"`
+	// OOMKills are the job's OOM kills while the tasks ran that count as
+	// the step's (stepoom.go): the node's part ends OUT_OF_MEMORY.
+	OOMKills int64 `json:"oom_kills,omitempty"`
 	// Message says why the tasks could not start (or run).
 	Message string `json:"message,omitempty"`
 }

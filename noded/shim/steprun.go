@@ -55,6 +55,7 @@ func RunStep(jobDir string, stepID int, ctl StepControls) *StepResult {
 	if err != nil {
 		return rl.fail(s.Ranks, "%v", err)
 	}
+	oom := watchOOM(ctr) // stepoom.go
 	tasks, err := startTasks(ctr, job, s, pm)
 	if err != nil {
 		pm.close()
@@ -90,6 +91,10 @@ func RunStep(jobDir string, stepID int, ctl StepControls) *StepResult {
 		}()
 	}
 	all.Wait()
+	if res.OOMKills = oom.kills(res.Tasks); res.OOMKills > 0 {
+		rl.send(stepio.Frame{Kind: stepio.Stderr, Task: uint32(tasks[0].rank),
+			Payload: []byte(oomMessage(res.OOMKills, job.Launch.JobID, stepID, s.Node))})
+	}
 	rl.send(stepio.Frame{Kind: stepio.Done, Task: stepio.AllTasks})
 	res.ExitCode, res.Signal = highest(res.Tasks)
 	pm.settle(res)
