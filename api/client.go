@@ -233,6 +233,14 @@ func (c *NodeClient) Do(ctx context.Context, method, path string, in, out any) e
 	})
 }
 
+// NotConnected says that err is a failure to connect: the request never
+// left this host, so no server saw it and sending it again cannot do
+// twice what it asks (a noded restarting on a new address).
+func NotConnected(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
 func doJSON(ctx context.Context, hc *http.Client, rawURL, method string, in, out any, key []byte, wrapNet func(error) error) error {
 	var body []byte
 	if in != nil {

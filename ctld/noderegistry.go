@@ -258,6 +258,14 @@ func (r *nodeRegistry) client(name string) *api.NodeClient {
 	return nil
 }
 
+// liveClient is node name's client while the node is up, else nil.
+func (r *nodeRegistry) liveClient(name string) *api.NodeClient {
+	if !r.isUp(name) {
+		return nil
+	}
+	return r.client(name)
+}
+
 // signalOrder is the order to signal job id on node name, which is known.
 func (r *nodeRegistry) signalOrder(id uint64, name string) signalOrder {
 	return signalOrder{id: id, node: name, client: r.byName[name].client}

@@ -2,7 +2,6 @@ package ctld
 
 import (
 	"context"
-	"fmt"
 	"log"
 	"net/http"
 	"slices"
@@ -205,15 +204,6 @@ const (
 	nodeStepsPath  = "/v1/steps"
 )
 
-// stepCancelOrder is one node's part of a step cancel, sent after the
-// cancel is on disk.
-type stepCancelOrder struct {
-	jobID  uint64
-	stepID int
-	node   string
-	client *api.NodeClient
-}
-
 // cancelStep cancels a running step: its owner, an operator or above. It
 // is recorded, then every node of the step is told to kill the step's
 // tasks; the step ends CANCELLED when they have reported.
@@ -250,7 +240,12 @@ func (s *Server) cancelStep(caller peer, jobID uint64, stepID int) (api.Step, er
 			continue
 		}
 		if c := s.nodes.client(n.Node); c != nil {
-			orders = append(orders, stepCancelOrder{jobID: jobID, stepID: stepID, node: n.Node, client: c})
+			orders = append(orders, stepCancelOrder{jobID: jobID, stepID: stepID, node: n.Node, client: c,
+				current: func(node string) *api.NodeClient {
+					s.mu.RLock()
+					defer s.mu.RUnlock()
+					return s.nodes.liveClient(node)
+				}})
 		}
 	}
 	s.bg.Add(len(orders))
@@ -258,7 +253,7 @@ func (s *Server) cancelStep(caller peer, jobID uint64, stepID int) (api.Step, er
 	for _, o := range orders {
 		go func() {
 			defer s.bg.Done()
-			ev, err := o.send(s.bgCtx)
+			ev, err := o.deliver(s.bgCtx)
 			if err == nil && ev != nil {
 				err = s.applyEvents([]api.JobEvent{*ev})
 			}
@@ -269,28 +264,6 @@ func (s *Server) cancelStep(caller peer, jobID uint64, stepID int) (api.Step, er
 	}
 	s.log.Printf("cancel step %d.%s on %d nodes", jobID, api.StepName(stepID), len(orders))
 	return rec.Step, nil
-}
-
-// send tells the order's node to kill the step's tasks, then asks it
-// which steps it knows. It returns the node's end report to record when
-// the node does not list the step (srun never launched it there, or the
-// node lost it): that part will never be reported otherwise. A node that
-// lists it reports its end when its tasks are gone.
-func (o stepCancelOrder) send(ctx context.Context) (*api.JobEvent, error) {
-	ctx, cancel := context.WithTimeout(ctx, nodeCallTimeout)
-	defer cancel()
-	if err := o.client.Do(ctx, http.MethodPost, stepCancelPath, api.StepCancelRequest{JobID: o.jobID, StepID: o.stepID}, nil); err != nil {
-		return nil, err
-	}
-	var known []api.NodeStep
-	if err := o.client.Do(ctx, http.MethodGet, nodeStepsPath, nil, &known); err != nil {
-		return nil, fmt.Errorf("asking for its steps: %w", err)
-	}
-	if slices.ContainsFunc(known, func(n api.NodeStep) bool { return n.JobID == o.jobID && n.StepID == o.stepID }) {
-		return nil, nil
-	}
-	return &api.JobEvent{JobID: o.jobID, StepID: o.stepID, Node: o.node, Kind: api.EventStepEnded,
-		Time: time.Now(), Message: "not running on the node when cancelled"}, nil
 }
 
 // stepSweep ends the parts of steps that were granted but never started

@@ -2,9 +2,7 @@ package stepclient
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"time"
 
@@ -37,7 +35,7 @@ func Launch(ctx context.Context, cl *api.Client, node api.StepNode, caPEM string
 		rctx, cancel := context.WithTimeout(ctx, requestTimeout)
 		err := api.LaunchStep(rctx, addr, caPEM, l)
 		cancel()
-		if err == nil || !notConnected(err) {
+		if err == nil || !api.NotConnected(err) {
 			return err
 		}
 		if time.Now().Add(pause).After(deadline) {
@@ -53,13 +51,6 @@ func Launch(ctx context.Context, cl *api.Client, node api.StepNode, caPEM string
 			return err
 		}
 	}
-}
-
-// notConnected says that err is a failure to connect: the request never
-// left this host.
-func notConnected(err error) bool {
-	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "dial"
 }
 
 // currentAddr is the node plane's URL of node as the controller knows it
