@@ -139,6 +139,9 @@ func JobsPath(f JobFilter, view string) string {
 	if f.All {
 		q.Set("all", "1")
 	}
+	if f.WithSteps {
+		q.Set("steps", "1")
+	}
 	if len(q) == 0 {
 		return "/v1/jobs"
 	}

@@ -476,6 +476,11 @@ type JobFilter struct {
 	Tasks []TaskRef
 	// All includes finished jobs; by default listings show pending and running.
 	All bool
+	// WithSteps lists the jobs whose steps run, as squeue -s shows them:
+	// the running jobs, and finished ones whose steps still wait for their
+	// nodes' reports (as Slurm lists the steps of a completing job). It
+	// takes no States and no All.
+	WithSteps bool
 }
 
 // MaxPageLimit bounds JobPage's per-state limit (GET /v1/jobs?limit=N).

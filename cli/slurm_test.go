@@ -397,6 +397,11 @@ func TestSqueueSteps(t *testing.T) {
 	if lines := strings.Split(r.stdout, "\n"); r.code != 0 || len(lines) != 4 || lines[0] != "         STEPID     NAME PARTITION     USER      TIME NODELIST" {
 		t.Errorf("squeue -s:\n%s%s", r.stdout, r.stderr)
 	}
+	// The jobs with steps, finished ones whose steps still wait included,
+	// not only the running ones (ctld's steps=1).
+	if reqs := f.Requests(); len(reqs) == 0 || reqs[0].Path != "/v1/jobs" || reqs[0].Query.Get("steps") != "1" || reqs[0].Query.Has("state") {
+		t.Errorf("squeue -s asked %+v first, want GET /v1/jobs?steps=1", reqs)
+	}
 	r = f.slurm(t, "", "squeue", "-s", "-o", "%.6i %8j %P %u %N")
 	want := "" +
 		"STEPID NAME     PARTITION USER NODELIST\n" +

@@ -359,10 +359,12 @@ func squeueSteps(s *slurmRun, r *slurmopt.Result, q *squeueQuery) error {
 	return nil
 }
 
-// runningSteps are the running steps of the running jobs f selects and
-// keep keeps. Listings leave steps out, so each job is asked for its own.
+// runningSteps are the running steps of the jobs f selects and keep
+// keeps: the running jobs, and the finished ones whose steps still wait
+// for their nodes' reports (Slurm lists a completing job's steps,
+// RUNNING). Listings leave steps out, so each job is asked for its own.
 func runningSteps(s *slurmRun, f api.JobFilter, keep func(*api.Job) bool) ([]slurmfmt.StepRow, error) {
-	f.States, f.All = []api.JobState{api.StateRunning}, false
+	f.States, f.All, f.WithSteps = nil, false, true
 	jobs, err := listJobsView(s, f, "brief")
 	if err != nil {
 		return nil, err

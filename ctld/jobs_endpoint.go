@@ -123,8 +123,8 @@ func pageLimit(q url.Values) (int, error) {
 func jobFilter(q url.Values) (api.JobFilter, error) {
 	var f api.JobFilter
 	for key, vals := range q {
-		if !slices.Contains([]string{"user", "state", "id", "all"}, key) {
-			return f, fault.Errorf(fault.Invalid, "unknown query parameter %q (valid: user, state, id, all, view, limit)", key)
+		if !slices.Contains([]string{"user", "state", "id", "all", "steps"}, key) {
+			return f, fault.Errorf(fault.Invalid, "unknown query parameter %q (valid: user, state, id, all, steps, view, limit)", key)
 		}
 		for _, v := range splitList(vals) {
 			switch key {
@@ -146,18 +146,34 @@ func jobFilter(q url.Values) (api.JobFilter, error) {
 				} else {
 					f.IDs = append(f.IDs, id)
 				}
-			case "all":
-				switch v {
-				case "1", "true", "yes":
-					f.All = true
-				case "0", "false", "no":
-				default:
-					return f, fault.Errorf(fault.Invalid, "invalid all=%q: use 1 or 0", v)
+			case "all", "steps":
+				on, err := queryBool(key, v)
+				if err != nil {
+					return f, err
+				}
+				if key == "all" {
+					f.All = f.All || on
+				} else {
+					f.WithSteps = f.WithSteps || on
 				}
 			}
 		}
 	}
+	if f.WithSteps && (f.All || len(f.States) > 0) {
+		return f, fault.Errorf(fault.Invalid, "steps=1 lists the jobs whose steps run; it does not combine with state or all")
+	}
 	return f, nil
+}
+
+// queryBool reads a yes-or-no query parameter.
+func queryBool(key, v string) (bool, error) {
+	switch v {
+	case "1", "true", "yes":
+		return true, nil
+	case "0", "false", "no":
+		return false, nil
+	}
+	return false, fault.Errorf(fault.Invalid, "invalid %s=%q: use 1 or 0", key, v)
 }
 
 func splitList(vals []string) []string {

@@ -14,6 +14,9 @@ import (
 func jobMatcher(f api.JobFilter) (match func(*api.Job) bool, includeFinished bool) {
 	includeFinished = f.All || len(f.IDs)+len(f.Tasks) > 0 || slices.ContainsFunc(f.States, api.JobState.Terminal)
 	shown := stateShown(f, includeFinished)
+	if f.WithSteps { // and, for a finished one, queue.withSteps
+		shown = func(st api.JobState) bool { return st == api.StateRunning || st.Terminal() }
+	}
 	match = func(j *api.Job) bool {
 		if len(f.Users) > 0 && !slices.Contains(f.Users, j.User) {
 			return false
@@ -60,8 +63,24 @@ func (q *queue) list(f api.JobFilter, match func(*api.Job) bool, includeFinished
 				yield(&j.rec.Job)
 			}
 		}
+		if f.WithSteps {
+			for _, j := range q.closing {
+				if match(&j.rec.Job) {
+					yield(&j.rec.Job)
+				}
+			}
+		}
 	}
 	return q.appendArrayViews(nil, f, includeFinished, match)
+}
+
+// withSteps narrows match to the jobs whose steps run: running ones, and
+// finished ones whose steps wait for their nodes' reports (q.closing).
+// The caller holds Server.mu (read is enough) when it calls the result.
+func (q *queue) withSteps(match func(*api.Job) bool) func(*api.Job) bool {
+	return func(j *api.Job) bool {
+		return match(j) && (j.State == api.StateRunning || q.closing[j.ID] != nil)
+	}
 }
 
 func compareIDs(a, b uint64) int {
@@ -78,10 +97,13 @@ func compareIDs(a, b uint64) int {
 // own jobs, or everyone's for operators and up and with SharedView=YES.
 func (s *Server) listJobs(caller peer, f api.JobFilter) *listing {
 	match, includeFinished := jobMatcher(f)
+	if f.WithSteps {
+		match = s.q.withSteps(match)
+	}
 	all, uid := s.gate.SeesAll(caller.caller()), caller.UID
 	l := &listing{mu: &s.mu, match: match, visible: func(j *api.Job) bool { return all || j.UID == uid },
 		plan: func(yield func(*api.Job)) []api.Job { return s.q.list(f, match, includeFinished, yield) }}
-	if len(f.IDs)+len(f.Tasks)+len(f.Users) == 0 {
+	if len(f.IDs)+len(f.Tasks)+len(f.Users) == 0 && !f.WithSteps {
 		// Which jobs it shows depends on their owner and state alone: a
 		// page reads the queue's lists by state (pageIndexed).
 		l.byState = &statePage{q: s.q, uid: uid, everyone: all, state: stateShown(f, includeFinished),

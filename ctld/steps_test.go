@@ -431,3 +431,54 @@ func TestStepWaitingAfterItsJobIsSwept(t *testing.T) {
 		t.Fatalf("the log does not say why the step ended:\n%s", l)
 	}
 }
+
+// A step waiting for its nodes after its job's end is still listed, as
+// Slurm 22.05 lists the steps of a completing job (checked on the
+// loopback Slurm: `srun bash -c 'trap "sleep 6; exit 0" TERM; sleep 100 &
+// wait' &` in a script that exits: while the job is CG, `squeue -s -O
+// StepId,StepState` shows the step RUNNING, its time counting): the
+// listing of jobs with steps (squeue -s) has its job, whose show lists
+// the step RUNNING, until its last node reported.
+func TestStepWaitingAfterItsJobIsListed(t *testing.T) {
+	tc, nodes, id := stepCluster(t, 2)
+	mustStep(t, tc, uidOwner, id, api.StepRequest{})
+	listed := func(path string) []uint64 {
+		t.Helper()
+		code, body := callAs(t, tc, uidOwner, http.MethodGet, path, nil)
+		var jobs []api.Job
+		if code != http.StatusOK || json.Unmarshal(body, &jobs) != nil {
+			t.Fatalf("GET %s: %d %s", path, code, body)
+		}
+		var ids []uint64
+		for _, j := range jobs {
+			ids = append(ids, j.ID)
+		}
+		return ids
+	}
+	if got := listed("/v1/jobs?steps=1"); !slices.Equal(got, []uint64{id}) {
+		t.Fatalf("jobs with steps while the job runs: %v, want [%d]", got, id)
+	}
+	if err := nodes[0].end(id, api.StateCompleted, 0); err != nil {
+		t.Fatal(err)
+	}
+	tc.waitJob(id, "completed", inState(api.StateCompleted))
+	nodes[0].stepKilled(id, 0)
+	if got := listed("/v1/jobs?steps=1"); !slices.Equal(got, []uint64{id}) {
+		t.Fatalf("jobs with steps after the job's end, a node of its step silent: %v, want [%d]", got, id)
+	}
+	if got := listed("/v1/jobs"); len(got) != 0 {
+		t.Fatalf("the plain listing has the finished job: %v", got)
+	}
+	code, body := callAs(t, tc, uidOwner, http.MethodGet, fmt.Sprintf("/v1/jobs/%d", id), nil)
+	var j api.Job
+	if code != http.StatusOK || json.Unmarshal(body, &j) != nil || len(j.Steps) != 1 || j.Steps[0].State != api.StateRunning {
+		t.Fatalf("show of the finished job: %d %s; want its step RUNNING", code, body)
+	}
+	nodes[1].stepKilled(id, 0)
+	if got := listed("/v1/jobs?steps=1"); len(got) != 0 {
+		t.Fatalf("jobs with steps once every node reported: %v, want none", got)
+	}
+	if code, body := callAs(t, tc, uidOwner, http.MethodGet, "/v1/jobs?steps=1&state=RUNNING", nil); code != http.StatusBadRequest {
+		t.Fatalf("steps=1 with a state: %d %s, want 400", code, body)
+	}
+}

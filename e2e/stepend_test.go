@@ -188,11 +188,11 @@ func TestStepOfALostNodeEndsNodeFailEverywhere(t *testing.T) {
 // Issue 13, acceptance 7 with the job ending meanwhile: noded of the
 // step's second node is killed (-9) while a 2-node step runs, and the
 // batch script exits. The step stays RUNNING while that node is silent
-// (its task runs on under its runner); once noded is back the leftover
-// is stopped, its end is reported, and the step ends CANCELLED by its
-// signal, not NODE_FAIL: the node was never lost.
+// (its task runs on under its runner) and squeue -s lists it; once noded
+// is back the leftover is stopped, its end is reported, and the step
+// ends CANCELLED by its signal, not NODE_FAIL: the node was never lost.
 func TestStepEndsAfterANodedKill9AndItsJobsEnd(t *testing.T) {
-	c, dir, _ := twoNodesWithSlurmNames(t)
+	c, dir, bin := twoNodesWithSlurmNames(t)
 	const task = 4270 // node i's task runs `sleep 4270+i`
 	script := fmt.Sprintf(`srun -N2 -n2 sh -c 'echo $SLURM_NODEID >> up; exec sleep $((%d + SLURM_NODEID))' &
 until [ -e go ]; do sleep 0.1; done
@@ -218,6 +218,10 @@ exit 0`, task)
 	}
 	if n := sleepsRunning(t, task+1); n != 1 {
 		t.Fatalf("%d tasks run on the node whose noded was killed, want 1 (it outlives noded)", n)
+	}
+	// squeue -s still lists it, as Slurm lists a completing job's steps.
+	if r := c.slurmCmd(bin, dir, "squeue", "-s", "-h", "-o", "%i %N"); r.Code != 0 || r.Stdout != fmt.Sprintf("%d.0 n[1-2]\n", id) {
+		t.Errorf("squeue -s while the step waits for its node: exit %d %q %q, want the step", r.Code, r.Stdout, r.Stderr)
 	}
 	c.StartNode(NodeOpts{Name: nodes[1], CPUs: 2, Mem: "1G"})
 	c.WaitNodesUp(2, 15*time.Second)
