@@ -64,11 +64,11 @@ func releasedEnd(code int, ev api.JobEvent) lifecycle.Event {
 
 // allocation renews allocation job id for its client, or releases it
 // (req.Release): a pending one is cancelled at once, a running one's
-// first node is told to stop and its report ends the job. A renewal with
-// WaitReadyMs is held until the allocation is ready or has ended, at
-// most that long (bounded by maxAllocationWait), so that srun outside an
-// allocation starts its step the moment the nodes took their launches
-// rather than at its next look.
+// first node is told to stop (the answer does not wait for it) and its
+// report ends the job. A renewal with WaitReadyMs is held until the
+// allocation is ready or has ended, at most that long (bounded by
+// maxAllocationWait), so that srun outside an allocation starts its step
+// the moment the nodes took their launches rather than at its next look.
 func (s *Server) allocation(ctx context.Context, caller peer, id uint64, req api.AllocationRequest) (api.Allocation, error) {
 	if req.WaitReadyMs > 0 && !req.Release {
 		signals := func() (launched, ended <-chan struct{}) {
@@ -127,7 +127,17 @@ func (s *Server) allocation(ctx context.Context, caller peer, id uint64, req api
 	if req.Release {
 		s.log.Printf("job %d: allocation released by %s, exit code %d", id, user, req.ExitCode)
 	}
-	s.sendSignals(s.bgCtx, signals, user)
+	if len(signals) > 0 {
+		// The client does not wait for the node: the release is recorded,
+		// and the node's report of the stop ends the job whenever it comes
+		// (a node that cannot be reached ends it here: sendSignals). srun
+		// outside an allocation exits the sooner.
+		s.bg.Add(1)
+		go func() {
+			defer s.bg.Done()
+			s.sendSignals(s.bgCtx, signals, user)
+		}()
+	}
 	return out, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -86,6 +87,48 @@ func TestAllocationHeldOnEveryNodeAndReleased(t *testing.T) {
 				t.Fatalf("allocation after its end = %+v", a)
 			}
 		})
+	}
+}
+
+// The release is answered once it is recorded, without waiting for the
+// node to take the stop (srun outside an allocation exits at once); the
+// stop still reaches the node, and its report ends the job.
+func TestAllocationReleaseDoesNotWaitForTheNode(t *testing.T) {
+	tc, n1, _, id, _, _ := twoNodeJob(t, allocSpec(2))
+	waitFor(t, "allocation ready", func() bool { return mustAlloc(t, tc, id, api.AllocationRequest{}).Ready })
+	hold := make(chan struct{})
+	n1.mu.Lock()
+	n1.holdSignal = hold
+	n1.mu.Unlock()
+	type answer struct {
+		a    api.Allocation
+		code int
+		body string
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		a, code, body := allocCall(t, tc, uidOwner, id, api.AllocationRequest{Release: true, ExitCode: 0})
+		answered <- answer{a, code, body}
+	}()
+	select {
+	case got := <-answered:
+		if got.code != http.StatusOK || got.a.State != api.StateRunning || got.a.Ready {
+			t.Fatalf("release: %d %s: %+v", got.code, got.body, got.a)
+		}
+	case <-time.After(10 * time.Second):
+		close(hold)
+		t.Fatal("the release waited for the node to take the stop")
+	}
+	if slices.Contains(n1.signalled(), id) {
+		t.Fatal("the node took the stop while it was held")
+	}
+	close(hold)
+	waitSignalled(t, n1, id)
+	if err := n1.end(id, api.StateCancelled, 0); err != nil {
+		t.Fatal(err)
+	}
+	if j := tc.waitJob(id, "ended", func(j api.Job) bool { return j.State.Terminal() }); j.State != api.StateCompleted {
+		t.Fatalf("released allocation ended %s, want COMPLETED", j.State)
 	}
 }
 

@@ -212,6 +212,7 @@ type fakeNode struct {
 	dropReply  bool              // accept launches but cut the connection instead of answering
 	forget     bool              // do not keep launched jobs (as if the launch never arrived)
 	holdLaunch chan struct{}     // when set, launches wait for it to close
+	holdSignal chan struct{}     // when set, job stops (/v1/signal) wait for it to close
 	gpus       []api.GPU         // reported in registrations (gpus_test.go)
 	perGPU     int               // its --fgpu-per-gpu in hundredths; 0: unset
 	output     map[uint64]string // a job's stdout, as GET /v1/output reads it (dashboard_logs_test.go)
@@ -312,6 +313,12 @@ func (f *fakeNode) serve(w http.ResponseWriter, r *http.Request) {
 	case "/v1/signal":
 		var req api.SignalRequest
 		json.Unmarshal(body, &req)
+		f.mu.Lock()
+		hold := f.holdSignal
+		f.mu.Unlock()
+		if hold != nil {
+			<-hold
+		}
 		f.mu.Lock()
 		f.signals = append(f.signals, req.JobID)
 		f.mu.Unlock()
