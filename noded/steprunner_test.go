@@ -61,8 +61,8 @@ func srunOutput(t *testing.T, token string) (addr string, first <-chan struct{},
 // TestStepsWithTheRealRunner: noded with corral-shim's own runner: a
 // step's task runs in the job's container as the job's user, its output
 // reaches srun and its exit code ctld; ctld's cancel ends a step
-// CANCELLED; the end of the job ends a step still running, and nothing
-// is left behind.
+// CANCELLED, and so does a signal from elsewhere; the end of the job
+// ends a step still running, and nothing is left behind.
 func TestStepsWithTheRealRunner(t *testing.T) {
 	ctld := nodedtest.NewFakeCtld(t, testKey)
 	n := mustNode(t, ctld, "")
@@ -106,10 +106,18 @@ func TestStepsWithTheRealRunner(t *testing.T) {
 		t.Errorf("cancelled step ended %+v, want CANCELLED by SIGTERM", ev)
 	}
 
-	ready, _ = launch(2, "/bin/sh", "-c", "echo ready; exec sleep 100")
+	// A task killed by a signal someone else sent, its job running on:
+	// CANCELLED, as Slurm's accounting has any signalled step, reported
+	// without waiting for a container end that will not come.
+	launch(2, "/bin/sh", "-c", "kill -TERM $$")
+	if ev := ctld.StepEnded(req.JobID, 2); ev.State != api.StateCancelled || ev.Signal != int(syscall.SIGTERM) {
+		t.Errorf("step whose task got SIGTERM from elsewhere ended %+v, want CANCELLED by SIGTERM", ev)
+	}
+
+	ready, _ = launch(3, "/bin/sh", "-c", "echo ready; exec sleep 100")
 	waitRunning(ready)
 	n.cancelJob(t, req.JobID)
-	if ev := ctld.StepEnded(req.JobID, 2); ev.State != api.StateCancelled {
+	if ev := ctld.StepEnded(req.JobID, 3); ev.State != api.StateCancelled {
 		t.Errorf("step of a cancelled job ended %+v, want CANCELLED", ev)
 	}
 	ctld.Ended(req.JobID)
