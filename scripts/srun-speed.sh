@@ -7,46 +7,55 @@
 #                  the allocation below, so it runs on dev2)
 #   c-in / s-in    `srun --jobid J --overlap -n2 true` in a running
 #                  two-CPU batch job on dev1
+# With SRUN_SPEED_BASE=DIR (the bin/ of another build, e.g. a copy of
+# main's) that build runs too, on a cluster of its own, as b-out / b-in.
 # Prints p50 and p90 in ms per command and side.
 #   scripts/srun-speed.sh [ROUNDS]   (as root, after make build; default 30)
 set -u
 cd "$(dirname "$0")/.."
-N=${1:-30}; R=$PWD
+N=${1:-30}; R=$PWD; B=${SRUN_SPEED_BASE:-}
 [ "$(id -u)" -eq 0 ] || { echo "srun-speed: run as root" >&2; exit 1; }
 [ -x bin/slurm/srun ] || { echo "srun-speed: bin/slurm missing: run make build" >&2; exit 1; }
-tmp=$(mktemp -d); sdir=$tmp/slurm; dc=; cj=; sj=
+[ -z "$B" ] || [ -x "$B/slurm/srun" ] || { echo "srun-speed: $B/slurm/srun missing (SRUN_SPEED_BASE is a build's bin/)" >&2; exit 1; }
+tmp=$(mktemp -d); sdir=$tmp/slurm; sj=
+declare -A bin=([c]=$R/bin) dev=() job=()
+[ -n "$B" ] && bin[b]=$(cd "$B" && pwd)
 # One way out, whatever stops the run: the holding jobs cancelled, the
-# cluster stopped (its jobs' containers with it), Slurm stopped.
+# clusters stopped (their jobs' containers with them), Slurm stopped.
 cleanup() {
-  [ -n "$cj" ] && CORRAL_SOCKET=$tmp/c.sock $R/bin/slurm/scancel $cj
+  for k in "${!job[@]}"; do CORRAL_SOCKET=$tmp/$k.sock ${bin[$k]}/slurm/scancel ${job[$k]}; done
   [ -n "$sj" ] && SLURM_CONF=$sdir/slurm.conf /usr/bin/scancel $sj
-  [ -n "$cj$sj" ] && sleep 1
-  [ -n "$dc" ] && { kill $dc; wait $dc; }
+  [ ${#job[@]} -gt 0 ] || [ -n "$sj" ] && sleep 1
+  for k in "${!dev[@]}"; do kill ${dev[$k]}; wait ${dev[$k]}; done
   [ -e $sdir/slurm.conf ] && $R/scripts/slurm-down.sh $sdir >/dev/null 2>&1
   rm -rf $tmp
 }
 trap cleanup EXIT
-$R/bin/corral dev --state $tmp/c --socket $tmp/c.sock --nodes 2 --cpus 2 --mem 4G >$tmp/c.out 2>$tmp/c.err &
-dc=$!
+for k in "${!bin[@]}"; do
+  ${bin[$k]}/corral dev --state $tmp/$k --socket $tmp/$k.sock --nodes 2 --cpus 2 --mem 4G >$tmp/$k.out 2>$tmp/$k.err &
+  dev[$k]=$!
+done
 # Another loopback Slurm on this host takes the default ports:
 # SLURM_UP_CTLD_PORT and SLURM_UP_NODE_PORT move this one's.
 $R/scripts/slurm-up.sh $sdir >/dev/null ||
   { echo "srun-speed: the loopback Slurm did not start (ports taken? set SLURM_UP_CTLD_PORT, SLURM_UP_NODE_PORT)" >&2; exit 1; }
-for _ in $(seq 300); do grep -q ready $tmp/c.out && break; sleep 0.1; done
 cd $tmp
-export CORRAL_SOCKET=$tmp/c.sock
-cj=$($R/bin/slurm/sbatch --parsable -n2 -N1 -w dev1 --wrap 'sleep 3000')
+for k in "${!bin[@]}"; do
+  for _ in $(seq 300); do grep -q ready $tmp/$k.out && break; sleep 0.1; done
+  job[$k]=$(CORRAL_SOCKET=$tmp/$k.sock ${bin[$k]}/slurm/sbatch --parsable -n2 -N1 -w dev1 --wrap 'sleep 3000')
+  [ -n "${job[$k]}" ] || { unset "job[$k]"; echo "srun-speed: the holding job of build $k was not submitted" >&2; exit 1; }
+done
 sj=$(SLURM_CONF=$sdir/slurm.conf /usr/bin/sbatch --parsable -n2 -N1 -w dev1 --wrap 'sleep 3000')
-[ -n "$cj" ] && [ -n "$sj" ] || { echo "srun-speed: a holding job was not submitted (corral: '$cj', Slurm: '$sj')" >&2; exit 1; }
+[ -n "$sj" ] || { echo "srun-speed: the holding job of Slurm was not submitted" >&2; exit 1; }
 sleep 3
 declare -A t
 one() {
-  local s=$EPOCHREALTIME
-  case $1 in
-    c-out) $R/bin/slurm/srun -n1 true ;;
+  local side=${1%-*} where=${1#*-} s=$EPOCHREALTIME
+  case $side-$where in
     s-out) SLURM_CONF=$sdir/slurm.conf /usr/bin/srun -n1 true ;;
-    c-in) $R/bin/slurm/srun --jobid $cj --overlap -n2 true ;;
     s-in) SLURM_CONF=$sdir/slurm.conf /usr/bin/srun --jobid $sj --overlap -n2 true ;;
+    *-out) CORRAL_SOCKET=$tmp/$side.sock ${bin[$side]}/slurm/srun -n1 true ;;
+    *-in) CORRAL_SOCKET=$tmp/$side.sock ${bin[$side]}/slurm/srun --jobid ${job[$side]} --overlap -n2 true ;;
   esac
   local rc=$?
   local e=$EPOCHREALTIME
@@ -54,9 +63,11 @@ one() {
   t[$1]+="$(echo "($e-$s)*1000" | bc) "
 }
 order=(c-out s-out c-in s-in)
+[ -n "$B" ] && order+=(b-out b-in)
+n=${#order[@]}
 for i in $(seq $N); do
-  for k in 0 1 2 3; do one ${order[$(( (i+k) % 4 ))]}; done
+  for k in $(seq 0 $((n - 1))); do one ${order[$(( (i + k) % n ))]}; done
 done
-for s in c-out s-out c-in s-in; do
+for s in "${order[@]}"; do
   printf '%s\n' ${t[$s]} | sort -n | awk -v n=$s '{a[NR]=$1} END{printf "%-6s p50 %6.1f  p90 %6.1f  (n=%d)\n", n, a[int(NR/2)+1], a[int(NR*0.9)+1], NR}'
 done
