@@ -22,7 +22,9 @@
 // `corral-shim step <jobdir> <stepid>` is a step's runner on this node:
 // it reads launch.json and steps/<stepid>/step.json (StepJob), connects
 // to srun, waits for the job's container if it is still starting (the
-// started file, by inotify: noded starts runners without waiting), starts
+// started file, by inotify: noded starts runners without waiting; or,
+// while the container starts, it queues its tasks on the shim's spawn
+// socket, which corral-init serves once it runs: stepearly.go), starts
 // one process per rank in the job's running container (the job's user,
 // namespaces and cgroup, no new privileges: corral-init forks each on the
 // runner's request over the spawn socket, container/initproto), relays the tasks' I/O,
@@ -37,7 +39,8 @@
 //
 //	launch.json  Job: the launch request plus what noded decided (written by noded)
 //	shim.pid     the shim's PID (written by the shim at start)
-//	started      the job's start time, once its process runs
+//	started      the job's start time, once its process runs, and corral-init's PID
+//	spawn        the shim's PID and its descriptor of the steps' spawn socket (stepearly.go)
 //	result.json  Result, written last and atomically
 //	shim.log     the shim's own stdout and stderr
 //	script       the job script (mode 0755, owned by the user), bound at /.corral/script

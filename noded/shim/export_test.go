@@ -34,3 +34,10 @@ var LimitExtension = limitExtension
 // ExecTasksOnly makes this process's step runner start tasks by
 // libcontainer's exec, as for a corral-init without a spawn socket.
 func ExecTasksOnly() { execOnly = true }
+
+// HoldStarted makes the shims run by this test process wait for hold to
+// close before they write the started file; the func it returns undoes it.
+func HoldStarted(hold <-chan struct{}) func() {
+	startedHook = func() { <-hold }
+	return func() { startedHook = nil }
+}

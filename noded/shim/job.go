@@ -23,6 +23,11 @@ const (
 	// CtlDir holds the job's controller socket, which noded serves and
 	// the container sees at api.DefaultSocket.
 	CtlDir = "ctl"
+	// SpawnFile names the shim's copy of corral-init's spawn socket
+	// while the container starts ("<shim PID> <fd>"): a step's runner
+	// that comes before the container runs queues its tasks there
+	// (stepearly.go).
+	SpawnFile = "spawn"
 )
 
 // Job is launch.json: the launch request and what noded decided for it.

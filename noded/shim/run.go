@@ -146,6 +146,7 @@ func run(dir string, job *Job, ctl Controls) (res *Result, cleanup func(), err e
 		return &Result{}, cleanup, err
 	}
 	defer closeFiles(spawn)
+	publishSpawn(dir, spawn[1]) // stepearly.go
 	spec := &container.Spec{
 		ID:         ContainerID(l.JobID),
 		StateRoot:  job.RuncRoot,
@@ -182,8 +183,13 @@ func run(dir string, job *Job, ctl Controls) (res *Result, cleanup func(), err e
 	start := time.Now()
 	// The file first: a step's runner waiting for the container wakes on
 	// it (stepwait.go), and need not wait behind noded's handling of the
-	// status line.
-	_ = fsutil.ReplaceFile(filepath.Join(dir, StartedFile), []byte(start.Format(time.RFC3339Nano)+"\n"), 0o600)
+	// status line. Its second line, corral-init's PID, spares a runner
+	// whose tasks were queued early a load of libcontainer's state
+	// (stepearly.go).
+	if startedHook != nil {
+		startedHook()
+	}
+	_ = fsutil.ReplaceFile(filepath.Join(dir, StartedFile), fmt.Appendf(nil, "%s\n%d\n", start.Format(time.RFC3339Nano), c.Pid()), 0o600)
 	if ctl.Started != nil {
 		ctl.Started(start)
 	}

@@ -114,16 +114,21 @@ func (e *execProcess) Wait() (taskExit, error) {
 // libcontainer serializes the processes one loaded container starts, so
 // each task loads its own, as concurrent `runc exec`s do). On an error it
 // kills and reaps the ones it started. pm, when the step has PMI, gives
-// each task its PMI variables and socket.
-func startTasks(ctr *container.Running, job *Job, s *StepJob, pm *stepPMI) ([]*task, error) {
+// each task its PMI variables and socket. early, when set, is the spawn
+// socket taken from the shim before the container ran (ctr is nil then);
+// startTasks closes it.
+func startTasks(ctr *container.Running, early *initSpawner, job *Job, s *StepJob, pm *stepPMI) ([]*task, error) {
 	l := &job.Launch
 	cwd := s.Launch.Cwd
 	if cwd == "" {
 		cwd = l.WorkDir
 	}
-	sp, err := containerSpawner(ctr)
-	if err != nil {
-		return nil, err
+	sp := early
+	if sp == nil {
+		var err error
+		if sp, err = containerSpawner(ctr); err != nil {
+			return nil, err
+		}
 	}
 	if sp != nil {
 		defer sp.close()

@@ -41,25 +41,43 @@ func RunStep(jobDir string, stepID int, ctl StepControls) *StepResult {
 	if err := checkStep(job, s, stepID); err != nil {
 		return rl.fail(s.Ranks, "%v", err)
 	}
-	if err := waitJobStarted(jobDir, ctl.Cancel); err != nil { // stepwait.go
-		return rl.fail(s.Ranks, "%v", err)
-	}
-	ctr, err := container.Open(job.RuncRoot, ContainerID(job.Launch.JobID))
+	// early: the container still starts, and the tasks queue on the
+	// shim's spawn socket (stepearly.go); else the container runs.
+	early, err := waitJobReady(jobDir, job, ctl.Cancel) // stepwait.go
 	if err != nil {
 		return rl.fail(s.Ranks, "%v", err)
 	}
+	var ctr *container.Running
+	if early == nil {
+		if ctr, err = container.Open(job.RuncRoot, ContainerID(job.Launch.JobID)); err != nil {
+			return rl.fail(s.Ranks, "%v", err)
+		}
+	}
 	if cancelled(ctl.Cancel) {
+		if early != nil {
+			early.close()
+		}
 		return rl.fail(s.Ranks, "%v", errStepCancelled)
 	}
 	pm, err := newStepPMI(s, rl) // steppmi.go; nil without --mpi
 	if err != nil {
+		if early != nil {
+			early.close()
+		}
 		return rl.fail(s.Ranks, "%v", err)
 	}
-	oom := watchOOM(ctr) // stepoom.go
-	tasks, err := startTasks(ctr, job, s, pm)
+	var oom func() *stepOOMWatch // stepoom.go
+	if early == nil {
+		w := watchOOM(ctr)
+		oom = func() *stepOOMWatch { return w }
+	}
+	tasks, err := startTasks(ctr, early, job, s, pm)
 	if err != nil {
 		pm.close()
 		return rl.fail(s.Ranks, "%v", err)
+	}
+	if early != nil {
+		oom = earlyOOMWatch(job)
 	}
 	writeTaskPids(StepDir(jobDir, stepID), tasks)
 	if ctl.Started != nil {
@@ -91,7 +109,7 @@ func RunStep(jobDir string, stepID int, ctl StepControls) *StepResult {
 		}()
 	}
 	all.Wait()
-	if res.OOMKills = oom.kills(res.Tasks); res.OOMKills > 0 {
+	if res.OOMKills = oom().kills(res.Tasks); res.OOMKills > 0 {
 		rl.send(stepio.Frame{Kind: stepio.Stderr, Task: uint32(tasks[0].rank),
 			Payload: []byte(oomMessage(res.OOMKills, job.Launch.JobID, stepID, s.Node))})
 	}

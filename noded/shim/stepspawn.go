@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/corral-hpc/corral/container"
@@ -44,9 +45,13 @@ var errNoSpawner = errors.New("the job's corral-init has no spawn socket")
 // initSpawner is a runner's copy of the sending end of corral-init's
 // spawn socket.
 type initSpawner struct {
-	ch      *os.File
-	initPid int
-	pidNS   string // corral-init's PID namespace, where every task must be
+	ch *os.File
+	// pidNS is corral-init's PID namespace, where every task must be;
+	// a spawner taken before the container ran learns it by resolve, at
+	// the first answer (stepearly.go).
+	mu      sync.Mutex
+	pidNS   string
+	resolve func() (string, error)
 }
 
 // openSpawner takes a copy of the spawn socket from corral-init (host
@@ -77,7 +82,7 @@ func openSpawner(initPid int) (*initSpawner, error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("%w (%v)", container.ErrNotRunning, err)
 	}
-	return &initSpawner{ch: os.NewFile(uintptr(fd), "spawn"), initPid: initPid, pidNS: ns}, nil
+	return &initSpawner{ch: os.NewFile(uintptr(fd), "spawn"), pidNS: ns}, nil
 }
 
 func (sp *initSpawner) close() { sp.ch.Close() }
@@ -201,14 +206,32 @@ func (sp *initSpawner) hostPid(pidfd *os.File) (int, error) {
 	if pid <= 0 {
 		return 0, nil // ended (and reaped) already
 	}
+	want, err := sp.namespace()
+	if err != nil {
+		return 0, err
+	}
 	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid))
 	if err != nil {
 		return 0, nil // ended meanwhile
 	}
-	if ns != sp.pidNS {
+	if ns != want {
 		return 0, fmt.Errorf("corral-init answered with process %d, which is not in the job's container", pid)
 	}
 	return pid, nil
+}
+
+// namespace is corral-init's PID namespace.
+func (sp *initSpawner) namespace() (string, error) {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if sp.pidNS == "" && sp.resolve != nil {
+		ns, err := sp.resolve()
+		if err != nil {
+			return "", err
+		}
+		sp.pidNS = ns
+	}
+	return sp.pidNS, nil
 }
 
 func spawnGone(err error) error {

@@ -3,6 +3,7 @@ package shim
 import (
 	"errors"
 	"fmt"
+	"log"
 	"os"
 	"path/filepath"
 	"time"
@@ -19,15 +20,42 @@ import (
 // result.json, and a step noded cancels closes StepControls.Cancel.
 var jobStartWait = 10 * time.Minute
 
-// errStepCancelled is waitJobStarted's answer when the step is cancelled
+// errStepCancelled is waitJobReady's answer when the step is cancelled
 // first.
 var errStepCancelled = errors.New("cancelled before the tasks started")
 
-// waitJobStarted returns once the job in jobDir runs (its shim wrote
-// StartedFile), or an error: the job ended first (result.json, or its
-// directory went away), the step was cancelled, or jobStartWait passed.
-// It waits on inotify for the shim's rename of those files into place.
-func waitJobStarted(jobDir string, cancel <-chan struct{}) error {
+// waitJobReady returns once the job in jobDir runs (its shim wrote
+// StartedFile) with a nil spawner, or, as soon as the shim has published
+// its spawn socket while the container still starts, that socket: the
+// runner queues its tasks there (stepearly.go). Else an error: the job
+// ended first (result.json, or its directory went away), the step was
+// cancelled, or jobStartWait passed. It waits on inotify for the shim's
+// rename of those files into place.
+func waitJobReady(jobDir string, job *Job, cancel <-chan struct{}) (*initSpawner, error) {
+	var sp *initSpawner
+	tried := false
+	err := waitJob(jobDir, cancel, func() bool {
+		if execOnly || tried {
+			return false
+		}
+		if _, err := os.Stat(filepath.Join(jobDir, SpawnFile)); err != nil {
+			return false
+		}
+		tried = true // once: else wait for the started file, as before
+		s, err := openShimSpawner(jobDir, job)
+		if err != nil {
+			log.Printf("waiting for the container to start: %v", err)
+			return false
+		}
+		sp = s
+		return true
+	})
+	return sp, err
+}
+
+// waitJob is waitJobReady's wait, over when the job has started or early
+// says so (asked each time the directory changes before the start).
+func waitJob(jobDir string, cancel <-chan struct{}, early func() bool) error {
 	look := func() (bool, error) {
 		if _, err := os.Stat(filepath.Join(jobDir, StartedFile)); err == nil {
 			return true, nil
@@ -37,7 +65,7 @@ func waitJobStarted(jobDir string, cancel <-chan struct{}) error {
 		} else if _, err := os.Stat(jobDir); err != nil {
 			return false, fmt.Errorf("the job ended before its container started (%v)", err)
 		}
-		return false, nil
+		return early != nil && early(), nil
 	}
 	if ok, err := look(); ok || err != nil {
 		return err

@@ -1,6 +1,7 @@
 package shim_test
 
 import (
+	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,10 +19,7 @@ import (
 func TestStepWaitsForContainer(t *testing.T) {
 	t.Run("starts", func(t *testing.T) {
 		tj := mustJob(t, "exec sleep 1000\n", nil)
-		srun := newFakeSrun(t, "tok", node)
-		mustStep(t, tj, 0, []int{0}, []string{"/bin/sh", "-c", "echo in-container"}, srun.ln.Addr().String())
-		cmd, _ := startRunner(t, tj.dir, 0)
-		srun.writer(t) // the runner is up and waiting: no container yet
+		srun, cmd := waitingRunner(t, tj, []int{0}, "/bin/sh", "-c", "echo in-container")
 		started, end := tj.start(t)
 		defer end()
 		select {
@@ -52,10 +50,7 @@ func TestStepWaitsForContainer(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tj := mustJob(t, "true\n", nil) // never started
-			srun := newFakeSrun(t, "tok", node)
-			mustStep(t, tj, 0, []int{0, 1}, []string{"/bin/true"}, srun.ln.Addr().String())
-			cmd, _ := startRunner(t, tj.dir, 0)
-			srun.writer(t)
+			srun, cmd := waitingRunner(t, tj, []int{0, 1}, "/bin/true")
 			tc.stop(t, tj, cmd.Process.Pid)
 			got := srun.collect(t, nil)
 			cmd.Wait()
@@ -70,4 +65,16 @@ func TestStepWaitsForContainer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// waitingRunner starts step 0's runner for ranks of tj's job (not
+// started yet) and returns once it has connected to its srun: it waits
+// for the container then.
+func waitingRunner(t *testing.T, tj *testJob, ranks []int, argv ...string) (*fakeSrun, *exec.Cmd) {
+	t.Helper()
+	srun := newFakeSrun(t, "tok", node)
+	mustStep(t, tj, 0, ranks, argv, srun.ln.Addr().String())
+	cmd, _ := startRunner(t, tj.dir, 0)
+	srun.writer(t)
+	return srun, cmd
 }
