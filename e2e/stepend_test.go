@@ -239,9 +239,9 @@ exit 0`, task)
 // (scripts/slurm-up.sh, DebugFlags=Steps): `srun bash -c 'trap "exit 0"
 // TERM; sleep 100 & wait' &` in a script that exits, or in a job that
 // scancel JOB cancels, ends with REQUEST_STEP_COMPLETE rc=0, COMPLETED.
-// A cancel of the step itself (scancel JOB.STEP) ends it CANCELLED; Slurm
-// SIGKILLs its tasks (rc=9, 0:9) where corral sends SIGTERM first, which
-// the task catches (0:0).
+// A cancel of the step itself (scancel JOB.STEP) SIGKILLs its tasks, the
+// trap notwithstanding: CANCELLED 0:9, as in Slurm (rc=9, "task 0:
+// Killed").
 func TestStepThatCatchesItsJobsEnd(t *testing.T) {
 	c, dir, bin := twoNodesWithSlurmNames(t)
 	const task = 3160 // the tasks run `sleep 3160`
@@ -263,7 +263,7 @@ exit 0`, caught, caught)
 	waitNoSleeps(t, task, 10*time.Second)
 	r := c.slurmCmd(bin, dir, "sacct", "-j", fmt.Sprint(id), "-P", "-n", "-o", "JobID,JobName,State,ExitCode")
 	want := fmt.Sprintf("%[1]d|wrap|COMPLETED|0:0\n%[1]d.batch|batch|COMPLETED|0:0\n%[1]d.extern|extern|COMPLETED|0:0\n"+
-		"%[1]d.0|cancelled|CANCELLED by 0|0:0\n%[1]d.1|caught|COMPLETED|0:0\n", id)
+		"%[1]d.0|cancelled|CANCELLED by 0|0:9\n%[1]d.1|caught|COMPLETED|0:0\n", id)
 	if r.Code != 0 || r.Stdout != want {
 		t.Errorf("sacct -j %d: exit %d\n%s\nwant\n%s\nstderr %q", id, r.Code, r.Stdout, want, r.Stderr)
 	}

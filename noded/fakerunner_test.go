@@ -23,7 +23,8 @@ import (
 //
 //	exit N   end at once with exit code N
 //	wait N   run until <stepdir>/release exists, then exit N; SIGTERM
-//	         ends it as a task killed by SIGTERM
+//	         ends it as a task killed by SIGTERM, shim.StepKillSignal
+//	         as one killed by SIGKILL
 //	die      exit without a result, as a crashed runner
 //	stubborn ignore SIGTERM and never end
 //
@@ -76,7 +77,7 @@ func fakeJobShim(dir string) int {
 
 func fakeRunner(jobDir, id string) int {
 	term := make(chan os.Signal, 1)
-	signal.Notify(term, syscall.SIGTERM)
+	signal.Notify(term, syscall.SIGTERM, shim.StepKillSignal)
 	signal.Ignore(syscall.SIGPIPE)
 	dir := filepath.Join(jobDir, shim.StepsDir, id)
 	var sj shim.StepJob
@@ -115,8 +116,11 @@ func fakeRunner(jobDir, id string) int {
 	wait:
 		for {
 			select {
-			case <-term:
+			case sig := <-term:
 				res = shim.StepResult{Signal: int(syscall.SIGTERM)}
+				if sig == shim.StepKillSignal {
+					res.Signal = int(syscall.SIGKILL)
+				}
 				break wait
 			case <-time.After(10 * time.Millisecond):
 			}

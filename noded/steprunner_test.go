@@ -97,13 +97,15 @@ func TestStepsWithTheRealRunner(t *testing.T) {
 		t.Errorf("srun heard %q", got)
 	}
 
-	ready, _ := launch(1, "/bin/sh", "-c", "echo ready; exec sleep 100")
+	// Slurm's scancel JOB.STEP SIGKILLs the tasks: one that traps SIGTERM
+	// is killed all the same.
+	ready, _ := launch(1, "/bin/sh", "-c", `trap "exit 0" TERM; echo ready; sleep 100 & wait`)
 	waitRunning(ready)
 	if err := n.client.Do(context.Background(), http.MethodPost, "/v1/steps/cancel", api.StepCancelRequest{JobID: req.JobID, StepID: 1}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if ev := ctld.StepEnded(req.JobID, 1); ev.State != api.StateCancelled || ev.Signal != int(syscall.SIGTERM) {
-		t.Errorf("cancelled step ended %+v, want CANCELLED by SIGTERM", ev)
+	if ev := ctld.StepEnded(req.JobID, 1); ev.State != api.StateCancelled || ev.Signal != int(syscall.SIGKILL) {
+		t.Errorf("cancelled step ended %+v, want CANCELLED by SIGKILL", ev)
 	}
 
 	// A task killed by a signal someone else sent, its job running on:

@@ -258,7 +258,7 @@ func (n *node) cancelJob(t *testing.T, id uint64) {
 }
 
 // TestStepCancelAndJobEnd: ctld's cancel of a step ends that step alone
-// (CANCELLED, its tasks signalled); the end of the job ends its running
+// (CANCELLED, its tasks killed); the end of the job ends its running
 // steps, reported before the job's own end, and refuses new ones.
 func TestStepCancelAndJobEnd(t *testing.T) {
 	ctld := nodedtest.NewFakeCtld(t, testKey)
@@ -274,8 +274,8 @@ func TestStepCancelAndJobEnd(t *testing.T) {
 			}
 		}
 	}
-	if ev := ctld.StepEnded(job.JobID, 0); ev.State != api.StateCancelled || ev.Signal != int(syscall.SIGTERM) {
-		t.Errorf("cancelled step ended %+v, want CANCELLED by SIGTERM", ev)
+	if ev := ctld.StepEnded(job.JobID, 0); ev.State != api.StateCancelled || ev.Signal != int(syscall.SIGKILL) {
+		t.Errorf("cancelled step ended %+v, want CANCELLED by SIGKILL", ev)
 	}
 	if got := n.steps(t); len(got) == 0 || got[len(got)-1] != (api.NodeStep{JobID: job.JobID, StepID: 1}) {
 		t.Errorf("steps after cancelling step 0: %+v, want step 1 running", got)

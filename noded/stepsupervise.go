@@ -205,10 +205,12 @@ func (d *Daemon) signalStep(st *step, sig syscall.Signal) {
 	}
 }
 
-// cancelStep asks one step's runner to stop its tasks (SIGTERM; the
-// runner SIGKILLs them after the kill wait). A step of a running job
-// that has no runner here is remembered, so a launch of it that is still
-// on its way is refused; cancel is idempotent.
+// cancelStep asks one step's runner to kill its tasks at once
+// (shim.StepKillSignal), as Slurm 22.05's scancel JOB.STEP SIGKILLs a
+// step's tasks (checked on the loopback Slurm: a task that traps SIGTERM
+// ends rc 9). A step of a running job that has no runner here is
+// remembered, so a launch of it that is still on its way is refused;
+// cancel is idempotent.
 func (d *Daemon) cancelStep(jobID uint64, stepID int) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -226,7 +228,7 @@ func (d *Daemon) cancelStep(jobID uint64, stepID int) {
 	}
 	st.cancelled = true
 	d.log.Printf("%s: cancelling (runner %d)", st, st.pid)
-	d.signalStep(st, syscall.SIGTERM)
+	d.signalStep(st, shim.StepKillSignal)
 }
 
 // endSteps stops a job's step runners when the job ends and waits until

@@ -19,6 +19,9 @@ type StepControls struct {
 	// Cancel is closed to cancel the step: SIGTERM to the tasks, SIGKILL
 	// after the job's kill wait.
 	Cancel <-chan struct{}
+	// Kill, if closed before Cancel, makes the cancel SIGKILL the tasks
+	// at once (scancel JOB.STEP).
+	Kill <-chan struct{}
 	// Started, if set, is called once the node's tasks run.
 	Started func(time.Time)
 }
@@ -86,7 +89,7 @@ func RunStep(jobDir string, stepID int, ctl StepControls) *StepResult {
 	rl.pmi = pm
 	pm.serve(tasks, killTasks(tasks))
 	go rl.serveControl(tasks)
-	stopCancel := watchCancel(tasks, ctl.Cancel, job.KillWait())
+	stopCancel := watchCancel(tasks, ctl.Cancel, ctl.Kill, job.KillWait())
 	defer stopCancel()
 
 	res := &StepResult{Tasks: make([]TaskResult, len(tasks))}
@@ -158,8 +161,9 @@ func waitTask(rl *relay, t *task) taskExit {
 }
 
 // watchCancel stops the tasks when cancel closes: SIGTERM, then after
-// killWait SIGKILL. stop ends the watch.
-func watchCancel(tasks []*task, cancel <-chan struct{}, killWait time.Duration) (stop func()) {
+// killWait SIGKILL; SIGKILL at once if kill closed first. stop ends the
+// watch.
+func watchCancel(tasks []*task, cancel, killNow <-chan struct{}, killWait time.Duration) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		select {
@@ -167,8 +171,12 @@ func watchCancel(tasks []*task, cancel <-chan struct{}, killWait time.Duration) 
 		case <-done:
 			return
 		}
-		for _, t := range tasks {
-			t.signal(syscall.SIGTERM)
+		if cancelled(killNow) {
+			killWait = 0
+		} else {
+			for _, t := range tasks {
+				t.signal(syscall.SIGTERM)
+			}
 		}
 		kill := time.NewTimer(killWait)
 		defer kill.Stop()
@@ -250,7 +258,7 @@ func StepMain(args []string) int {
 		log.Print(err)
 		return 1
 	}
-	res := RunStep(jobDir, stepID, StepControls{Cancel: sup.cancel, Started: sup.started})
+	res := RunStep(jobDir, stepID, StepControls{Cancel: sup.cancel, Kill: sup.kill, Started: sup.started})
 	if res.Message != "" {
 		log.Printf("step failed: %s", res.Message)
 	}

@@ -16,12 +16,20 @@ import (
 
 // supervisor is what a job's shim and a step's runner share with noded:
 // their PID on disk, cancel by SIGTERM or the control pipe, and the
-// status pipe.
+// status pipe; and, for a runner, the kill of a cancelled step
+// (StepKillSignal).
 type supervisor struct {
-	cancel chan struct{}
-	once   sync.Once
-	status *os.File // nil when noded passed none
+	cancel   chan struct{}
+	kill     chan struct{} // closed before cancel on StepKillSignal
+	once     sync.Once
+	killOnce sync.Once
+	status   *os.File // nil when noded passed none
 }
+
+// StepKillSignal, sent to a step's runner, cancels the step with a
+// SIGKILL to its tasks at once, as Slurm's scancel JOB.STEP ends a step
+// (rc 9); SIGTERM (its job's end) gives them the kill wait.
+const StepKillSignal = syscall.SIGUSR2
 
 // startSupervisor records this process's PID in pidFile and starts
 // listening for a cancel. The PID matters to a noded that restarts while
@@ -37,12 +45,16 @@ func startSupervisor(pidFile string) (*supervisor, error) {
 	// and a step's tasks, started from here, must get SIGINT (srun's
 	// Ctrl-C) and SIGHUP as any program does.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP, syscall.SIGINT, syscall.SIGPIPE)
-	s := &supervisor{cancel: make(chan struct{})}
-	term := make(chan os.Signal, 1)
-	signal.Notify(term, syscall.SIGTERM)
+	s := &supervisor{cancel: make(chan struct{}), kill: make(chan struct{})}
+	term := make(chan os.Signal, 2)
+	signal.Notify(term, syscall.SIGTERM, StepKillSignal)
 	go func() {
-		<-term
-		s.stop()
+		for sig := range term {
+			if sig == StepKillSignal {
+				s.killOnce.Do(func() { close(s.kill) })
+			}
+			s.stop()
+		}
 	}()
 	if ctl := inherited(ControlFD, "control"); ctl != nil {
 		go func() {
