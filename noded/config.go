@@ -37,6 +37,10 @@ type Config struct {
 	// binary because libcontainer re-executes it as every container's
 	// init: each job pays for two starts of it (see cmd/corral-shim).
 	ShimCommand []string
+	// SpareShim keeps one shim started ahead of the next launch, which
+	// then need not wait for its start-up (spareshim.go). The shim
+	// command must take shim.SpareArg (corral-shim does).
+	SpareShim bool
 	// Hide lists more host paths masked inside job containers (the cluster
 	// key file); the state directory is always masked.
 	Hide []string

@@ -54,6 +54,10 @@ type Daemon struct {
 
 	mu   sync.Mutex
 	jobs map[uint64]*job
+	// spare is a shim started ahead of the next launch (spareshim.go);
+	// spareStopped once Run has returned.
+	spare        *spareShim
+	spareStopped bool
 	// leaving holds jobs whose end is reported but whose directory is
 	// still there (the shim deletes scratch files); closed once it is gone.
 	leaving map[uint64]chan struct{}
@@ -209,6 +213,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 			return d.ctld.Do(ctx, http.MethodPost, "/v1/node/events", api.EventsRequest{Events: evs}, nil)
 		}, d.log.Printf)
 	}()
+	go d.startSpare() // spareshim.go; nothing without Config.SpareShim
 	d.log.Printf("corral-noded %s: serving on %s (advertised %s), ctld %s, %d CPUs, %d MiB, cgroup %s, state %s",
 		d.cfg.Name, d.ln.Addr(), d.addr, d.cfg.CtldURL, d.cfg.CPUs, d.cfg.MemBytes>>20, d.cg.Mode, d.cfg.StateDir)
 	select {
@@ -219,6 +224,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	defer cancel()
 	_ = srv.Shutdown(sctx)
 	d.loops.Wait()
+	d.stopSpare() // spareshim.go
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}

@@ -1,7 +1,8 @@
 // Package noded is the node daemon: it registers with ctld and heartbeats,
 // serves the signed node plane (launch, signal, job list), allocates CPU
 // cores, runs one shim per job (package shim, which owns the job's
-// container) and reports job starts and ends through a durable event queue
+// container; one is started ahead of the next launch: spareshim.go) and
+// reports job starts and ends through a durable event queue
 // (package eventq).
 //
 // The daemon keeps little state of its own: the running-job table and the

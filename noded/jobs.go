@@ -195,8 +195,15 @@ func (d *Daemon) launch(r *api.LaunchRequest) (err error) {
 	return nil
 }
 
-// startShim runs `<shim command> <dir>` (startDetached).
+// startShim hands the job to the spare shim, if there is one
+// (spareshim.go), and starts the next spare once the job runs; else it
+// runs `<shim command> <dir>` (startDetached). d.mu is held.
 func (d *Daemon) startShim(j *job) (*exec.Cmd, *os.File, error) {
+	if cmd, ctl, status, ok := d.takeSpare(j.dir); ok {
+		j.ctl = ctl
+		go d.refillSpare(j)
+		return cmd, status, nil
+	}
 	argv := append(append([]string(nil), d.cfg.ShimCommand...), j.dir)
 	cmd, ctl, status, err := startDetached(argv, filepath.Join(j.dir, shim.LogFile))
 	if err != nil {
@@ -212,7 +219,8 @@ func (d *Daemon) startShim(j *job) (*exec.Cmd, *os.File, error) {
 // end closing means noded is gone) and the write end of a status pipe on
 // fd 4 (shim.StatusFD). It returns the control pipe's write end and the
 // status pipe's read end.
-func startDetached(argv []string, logPath string) (cmd *exec.Cmd, ctl, status *os.File, err error) {
+// Extra files follow on fds 5 and up (a spare shim's job pipe).
+func startDetached(argv []string, logPath string, extra ...*os.File) (cmd *exec.Cmd, ctl, status *os.File, err error) {
 	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, nil, nil, err
@@ -231,7 +239,7 @@ func startDetached(argv []string, logPath string) (cmd *exec.Cmd, ctl, status *o
 	defer stW.Close()
 	cmd = exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.ExtraFiles = []*os.File{ctlR, stW} // fds 3 and 4: shim.ControlFD, shim.StatusFD
+	cmd.ExtraFiles = append([]*os.File{ctlR, stW}, extra...) // fds 3 and 4: shim.ControlFD, shim.StatusFD
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		ctlW.Close()

@@ -96,20 +96,24 @@ func shimPid(dir string) int {
 	return livePid(filepath.Join(dir, shim.PidFile), "\x00"+dir+"\x00")
 }
 
-// livePid returns the PID in pidFile if that process is alive and its
-// command line ends with argsSuffix (so a reused PID is not taken for
-// it), else 0.
+// livePid returns the PID in pidFile if that process is alive and is
+// the one that wrote it, else 0: its start time matches the one the file
+// records (a shim's: it may have started as a spare, whose command line
+// names no job), or, in a file without one, its command line ends with
+// argsSuffix. Either way a reused PID is not taken for it.
 func livePid(pidFile, argsSuffix string) int {
-	b, err := os.ReadFile(pidFile)
+	pid, start, err := shim.ReadPidFile(pidFile)
 	if err != nil {
-		return 0
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 0 {
 		return 0
 	}
 	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
 		return 0
+	}
+	if start != 0 {
+		if now, err := shim.ProcStart(pid); err != nil || now != start {
+			return 0
+		}
+		return pid
 	}
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	if err != nil || !strings.HasSuffix(string(cmdline), argsSuffix) {

@@ -49,6 +49,7 @@ func app() *cli.App {
 			&cli.Int64Flag{Name: "max-pids", Value: noded.DefaultMaxPids, Usage: "process and thread limit per job"},
 			&cli.StringFlag{Name: "init-path", DefaultText: "corral-init beside this executable", Usage: "corral-init binary (built with CGO_ENABLED=0)"},
 			&cli.StringFlag{Name: "shim-path", DefaultText: "corral-shim beside this executable", Usage: "corral-shim binary, the per-job supervisor"},
+			&cli.BoolFlag{Name: "no-spare-shim", Usage: "start each job's shim at its launch instead of keeping one started ahead"},
 			imageStoreFlag(),
 			imageRegistryFlag(),
 			&cli.StringFlag{Name: "image-pull-max", Value: "32G", Usage: "largest image (unpacked) a job's --container-image may make this node pull"},
@@ -70,6 +71,7 @@ func run(c *cli.Context) error {
 		Name: c.String("name"), CtldURL: c.String("ctld"), Listen: c.String("listen"),
 		Advertise: c.String("advertise"), StateDir: c.String("state"), CPUs: c.Int("cpus"),
 		KillWait: c.Duration("kill-wait"), MaxPids: c.Int64("max-pids"), InitPath: c.String("init-path"),
+		SpareShim:  !c.Bool("no-spare-shim"),
 		ImageStore: c.String("image-store"), MountRoots: c.StringSlice("mount-root"),
 		ImageRegistries: c.StringSlice("image-registry"),
 	}

@@ -195,14 +195,13 @@ func TestTwoNodesSideBySide(t *testing.T) {
 	ctld.Started(2)
 	procs[a].stop(t)
 	jobDir := filepath.Join(procs[a].state, "jobs", "2")
-	pidText, err := os.ReadFile(filepath.Join(jobDir, shim.PidFile))
+	pid, _, err := shim.ReadPidFile(filepath.Join(jobDir, shim.PidFile))
 	if err != nil {
 		ctld.Lock()
 		t.Logf("events: %+v", ctld.Events)
 		ctld.Unlock()
 		t.Fatal(err)
 	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(pidText)))
 	if err := syscall.Kill(pid, 0); err != nil {
 		t.Fatalf("the shim died with its noded: %v", err)
 	}

@@ -1,7 +1,9 @@
 // Command corral-shim supervises one job: corral-noded starts one per job
 // (`corral-shim <jobdir>`, in its own session, so it outlives a noded
 // restart) and it creates the job's container, enforces its time limit
-// and cancel, and writes its result (package noded/shim). It is also a
+// and cancel, and writes its result (package noded/shim); noded keeps one
+// started ahead as `corral-shim --spare`, which reads its job directory
+// from a pipe when a launch comes. It is also a
 // job step's runner on a node (`corral-shim step <jobdir> <stepid>`),
 // which starts the step's tasks in the job's running container (its
 // corral-init forks them; libcontainer's exec where it cannot).

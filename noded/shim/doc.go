@@ -38,7 +38,7 @@
 // Job directory (<state>/jobs/<id>/):
 //
 //	launch.json  Job: the launch request plus what noded decided (written by noded)
-//	shim.pid     the shim's PID (written by the shim at start)
+//	shim.pid     the shim's PID and start time (written by the shim at start)
 //	started      the job's start time, once its process runs, and corral-init's PID
 //	spawn        the shim's PID and its descriptor of the steps' spawn socket (stepearly.go)
 //	result.json  Result, written last and atomically

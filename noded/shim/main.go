@@ -40,6 +40,17 @@ func Main(args []string) int {
 		}
 		return 0
 	}
+	if len(args) == 1 && args[0] == SpareArg { // spare.go
+		dir, ok, err := awaitJob()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "corral-shim --spare:", err)
+			return 1
+		}
+		if !ok {
+			return 0 // not needed after all
+		}
+		args = []string{dir}
+	}
 	if len(args) != 1 || !filepath.IsAbs(args[0]) {
 		fmt.Fprintln(os.Stderr, "usage: corral-shim /ABSOLUTE/JOB/DIR (started by corral-noded, not by hand)")
 		return 2
@@ -47,7 +58,7 @@ func Main(args []string) int {
 	dir := args[0]
 	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
 	log.SetPrefix("shim " + filepath.Base(dir) + ": ")
-	sup, err := startSupervisor(filepath.Join(dir, PidFile))
+	sup, err := startSupervisor(filepath.Join(dir, PidFile), true)
 	if err != nil {
 		log.Print(err)
 		return 1

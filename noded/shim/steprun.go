@@ -253,7 +253,7 @@ func StepMain(args []string) int {
 	dir := StepDir(jobDir, stepID)
 	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
 	log.SetPrefix("step " + filepath.Base(jobDir) + "." + strconv.Itoa(stepID) + ": ")
-	sup, err := startSupervisor(filepath.Join(dir, RunnerPidFile))
+	sup, err := startSupervisor(filepath.Join(dir, RunnerPidFile), false)
 	if err != nil {
 		log.Print(err)
 		return 1

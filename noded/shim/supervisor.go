@@ -31,12 +31,17 @@ type supervisor struct {
 // (rc 9); SIGTERM (its job's end) gives them the kill wait.
 const StepKillSignal = syscall.SIGUSR2
 
-// startSupervisor records this process's PID in pidFile and starts
-// listening for a cancel. The PID matters to a noded that restarts while
-// this process lives, never after a host crash, so the file is not synced
-// (fsutil.ReplaceFile).
-func startSupervisor(pidFile string) (*supervisor, error) {
-	if err := fsutil.ReplaceFile(pidFile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
+// startSupervisor records this process's PID in pidFile (with its start
+// time when withStart: a shim, which may have been a spare, spare.go) and
+// starts listening for a cancel. The PID matters to a noded that restarts
+// while this process lives, never after a host crash, so the file is not
+// synced (fsutil.ReplaceFile).
+func startSupervisor(pidFile string, withStart bool) (*supervisor, error) {
+	line := strconv.Itoa(os.Getpid()) + "\n"
+	if withStart {
+		line = pidLine(os.Getpid())
+	}
+	if err := fsutil.ReplaceFile(pidFile, []byte(line), 0o600); err != nil {
 		return nil, err
 	}
 	// In its own session the process gets no terminal signals; should one
