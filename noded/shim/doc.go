@@ -39,7 +39,7 @@
 //
 //	launch.json  Job: the launch request plus what noded decided (written by noded)
 //	shim.pid     the shim's PID and start time (written by the shim at start)
-//	started      the job's start time, once its process runs, and corral-init's PID
+//	started      the job's start time, once its process runs; corral-init's PID; its cgroups (startedText)
 //	spawn        the shim's PID and its descriptor of the steps' spawn socket (stepearly.go)
 //	result.json  Result, written last and atomically
 //	shim.log     the shim's own stdout and stderr

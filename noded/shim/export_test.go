@@ -41,3 +41,6 @@ func HoldStarted(hold <-chan struct{}) func() {
 	startedHook = func() { <-hold }
 	return func() { startedHook = nil }
 }
+
+// ReadStarted reads the job directory's started file past its time.
+func ReadStarted(jobDir string) (initPid int, cgroups map[string]string) { return startedFile(jobDir) }

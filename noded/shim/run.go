@@ -183,13 +183,12 @@ func run(dir string, job *Job, ctl Controls) (res *Result, cleanup func(), err e
 	start := time.Now()
 	// The file first: a step's runner waiting for the container wakes on
 	// it (stepwait.go), and need not wait behind noded's handling of the
-	// status line. Its second line, corral-init's PID, spares a runner
-	// whose tasks were queued early a load of libcontainer's state
-	// (stepearly.go).
+	// status line. What follows the time (startedText) spares a runner
+	// whose tasks were queued early loads of libcontainer's state.
 	if startedHook != nil {
 		startedHook()
 	}
-	_ = fsutil.ReplaceFile(filepath.Join(dir, StartedFile), fmt.Appendf(nil, "%s\n%d\n", start.Format(time.RFC3339Nano), c.Pid()), 0o600)
+	_ = fsutil.ReplaceFile(filepath.Join(dir, StartedFile), startedText(start, c.Pid(), c.CgroupPaths()), 0o600) // stepearly.go
 	if ctl.Started != nil {
 		ctl.Started(start)
 	}

@@ -1,13 +1,14 @@
 package shim
 
 import (
+	"encoding/json"
 	"fmt"
 	"log"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
+	"time"
 
 	"github.com/corral-hpc/corral/container"
 	"github.com/corral-hpc/corral/internal/fsutil"
@@ -75,7 +76,7 @@ func openShimSpawner(jobDir string, job *Job) (*initSpawner, error) {
 // answered): its PID from the started file, or from libcontainer's state
 // where the file is not there yet or has none.
 func startedInitNS(jobDir string, job *Job) (string, error) {
-	pid := startedInitPid(jobDir)
+	pid, _ := startedFile(jobDir)
 	if pid <= 0 {
 		ctr, err := container.Open(job.RuncRoot, ContainerID(job.Launch.JobID))
 		if err != nil {
@@ -92,35 +93,48 @@ func startedInitNS(jobDir string, job *Job) (string, error) {
 	return ns, nil
 }
 
-// startedInitPid is the PID on the started file's second line; 0 if
-// there is none (a shim from before it was written).
-func startedInitPid(jobDir string) int {
+// startedFile is what the started file says past its first line (the
+// start time): corral-init's PID and the container's cgroup directories
+// (startedText). Zero values where the file is not there, or was written
+// before they were.
+func startedFile(jobDir string) (initPid int, cgroups map[string]string) {
 	b, err := os.ReadFile(filepath.Join(jobDir, StartedFile))
 	if err != nil {
-		return 0
+		return 0, nil
 	}
-	lines := strings.Split(string(b), "\n")
-	if len(lines) < 2 {
-		return 0
+	lines := strings.SplitN(string(b), "\n", 4)
+	if len(lines) > 1 {
+		initPid, _ = strconv.Atoi(lines[1])
 	}
-	pid, _ := strconv.Atoi(lines[1])
-	return pid
+	if len(lines) > 2 {
+		_ = json.Unmarshal([]byte(lines[2]), &cgroups) // a map: no reflection over a struct
+	}
+	return initPid, cgroups
+}
+
+// startedText is the started file: the start time, corral-init's PID
+// and, as a JSON object on one line, the container's cgroup directories
+// (libcontainer's CgroupPaths), so that a runner whose tasks were queued
+// early needs no load of libcontainer's state for either.
+func startedText(start time.Time, initPid int, cgroups map[string]string) []byte {
+	cg, _ := json.Marshal(cgroups)
+	return fmt.Appendf(nil, "%s\n%d\n%s\n", start.Format(time.RFC3339Nano), initPid, cg)
 }
 
 // earlyOOMWatch is watchOOM for tasks queued before the container ran:
-// its cgroup was new when they started, so the count before them is 0,
-// and the cgroup's directories are read while they run rather than
-// before they start.
-func earlyOOMWatch(job *Job) func() *stepOOMWatch {
-	c := make(chan *stepOOMWatch, 1)
-	go func() {
-		dirs, err := container.CgroupDirs(job.RuncRoot, ContainerID(job.Launch.JobID))
-		if err != nil {
-			log.Printf("the job's cgroup (for its OOM kills): %v", err)
-			c <- nil
-			return
+// its cgroup was new when they started, so the count before them is 0;
+// its directories come from the started file once the tasks have ended
+// (libcontainer's state where the file has none yet).
+func earlyOOMWatch(job *Job, jobDir string) func() *stepOOMWatch {
+	return func() *stepOOMWatch {
+		_, dirs := startedFile(jobDir)
+		if dirs == nil {
+			var err error
+			if dirs, err = container.CgroupDirs(job.RuncRoot, ContainerID(job.Launch.JobID)); err != nil {
+				log.Printf("the job's cgroup (for its OOM kills): %v", err)
+				return nil
+			}
 		}
-		c <- &stepOOMWatch{dirs: dirs}
-	}()
-	return sync.OnceValue(func() *stepOOMWatch { return <-c })
+		return &stepOOMWatch{dirs: dirs}
+	}
 }

@@ -1,12 +1,16 @@
 package shim_test
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/container"
+	"github.com/corral-hpc/corral/container/containertest"
 	"github.com/corral-hpc/corral/noded/shim"
 )
 
@@ -37,6 +41,20 @@ func TestStepQueuedBeforeContainerRuns(t *testing.T) {
 		}
 		close(hold)
 		cmd.Wait()
+		// The started file the runner could not wait for names corral-init
+		// and the cgroups as libcontainer's state does.
+		if !containertest.Eventually(10*time.Second, func() bool { pid, _ := shim.ReadStarted(tj.dir); return pid > 0 }) {
+			t.Fatal("no started file with corral-init's PID")
+		}
+		pid, cgroups := shim.ReadStarted(tj.dir)
+		ctr, err := container.Open(tj.job.RuncRoot, shim.ContainerID(tj.job.Launch.JobID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := container.CgroupDirs(tj.job.RuncRoot, shim.ContainerID(tj.job.Launch.JobID))
+		if initPid, _ := ctr.InitPid(); pid != initPid || len(cgroups) == 0 || !maps.Equal(cgroups, want) {
+			t.Errorf("started file: corral-init %d, cgroups %v; want %d and %v", pid, cgroups, initPid, want)
+		}
 		for rank, want := range []string{"queued 0\n", "queued 1\n"} {
 			if g := got[uint32(rank)]; g == nil || g.out != want || g.exit == nil || g.exit.Code != 0 {
 				t.Errorf("task %d: srun heard %+v, want %q and exit 0", rank, g, want)

@@ -80,7 +80,7 @@ func RunStep(jobDir string, stepID int, ctl StepControls) *StepResult {
 		return rl.fail(s.Ranks, "%v", err)
 	}
 	if early != nil {
-		oom = earlyOOMWatch(job)
+		oom = earlyOOMWatch(job, jobDir)
 	}
 	writeTaskPids(StepDir(jobDir, stepID), tasks)
 	if ctl.Started != nil {
