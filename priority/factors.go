@@ -38,9 +38,8 @@ type Config struct {
 // DefaultMaxAge is the wait at which the age factor is full: half a day,
 // not Slurm's 7 days. With Fair Tree over many users, one rank is worth
 // only WeightFairshare / users, so an age that takes a week to build
-// never lifts a heavy user's job; over half a day it does, and from then
-// on the stock planner guards the job (sched.DefaultGuardAfter is the
-// same half day). docs/scheduling.md measures 12 h against 1 and 7 days.
+// never lifts a heavy user's job; over half a day it does.
+// docs/scheduling.md measures 12 h against 1 and 7 days.
 const DefaultMaxAge = 12 * time.Hour
 
 // DefaultConfig is Fair Tree, default weights, DefaultMaxAge, 7-day

@@ -55,16 +55,24 @@ const (
 	// planned run time) / planned run time, is largest: short jobs come
 	// first, and a long job's turn comes as it waits.
 	LargestSlowdown Order = "slowdown"
+	// WFP tries first the largest (wait / planned run time)^3 x CPUs
+	// (Tang et al., 2009, Argonne's Cobalt): short jobs first, as
+	// slowdown, but a wide job's turn comes sooner as it waits.
+	WFP Order = "wfp"
+	// RankedWFP is WFP weighed by priority: from 2 for the top
+	// candidate to 1 for the last, so of two jobs that have waited alike
+	// relative to their size, the higher priority goes first.
+	RankedWFP Order = "rwfp"
 )
 
 // ParseOrder accepts priority, shortest, area or slowdown (any case).
 func ParseOrder(s string) (Order, error) {
-	for _, o := range []Order{ByPriority, ShortestFirst, SmallestArea, LargestSlowdown} {
+	for _, o := range []Order{ByPriority, ShortestFirst, SmallestArea, LargestSlowdown, WFP, RankedWFP} {
 		if strings.EqualFold(s, string(o)) {
 			return o, nil
 		}
 	}
-	return "", fmt.Errorf("unknown backfill order %q (valid: priority, shortest, area, slowdown)", s)
+	return "", fmt.Errorf("unknown backfill order %q (valid: priority, shortest, area, slowdown, wfp, rwfp)", s)
 }
 
 // Backfill is the backfill planner. Every pending job within Depth gets a
@@ -121,23 +129,46 @@ type Backfill struct {
 	// job waits unguarded. The plan returns the fair starts it computes.
 	GuardFairStart float64
 	GuardFairMin   time.Duration
+	// ReserveOldest, if set, also guards the ReserveOldest jobs of each
+	// partition that have been eligible longest, whatever their
+	// priority and however short their wait: each holds a reservation
+	// that no later job can delay (EASY's for its head, for the N
+	// oldest), so every job, once among them, starts within the time
+	// limits of the jobs ahead of it, while priority picks the job that
+	// holds EASY's one other reservation.
+	ReserveOldest int
+	// ReserveOldestAfter, if set, counts a job among the oldest only once
+	// it has been eligible this long: before that, priority alone picks
+	// the job that holds EASY's reservation, so a light user's new job
+	// goes before a heavy user's that has waited less.
+	ReserveOldestAfter time.Duration
 }
 
 var _ Planner = Backfill{}
 
 // DefaultBackfill is the stock planner (docs/scheduling.md, "The default
-// policy"): EASY, whose one reservation goes to the top job by priority,
-// backfilling the smallest area first, and every job that has
-// waited DefaultGuardAfter reserved before all others, oldest first, so
-// that no job waits without bound whatever its priority.
+// policy"): EASY, whose reservations go to the DefaultReserveOldest jobs
+// of each partition that have waited longest, once they have waited
+// DefaultReserveOldestAfter, whatever their priority, so that no job
+// waits without bound; before that, the top job by priority holds EASY's
+// reservation. The other jobs backfill in RankedWFP order, so priority
+// (fairshare) and how long a job has waited for its size decide who
+// goes first.
 func DefaultBackfill() Backfill {
-	return Backfill{Mode: EASY, Order: SmallestArea, GuardAfter: DefaultGuardAfter}
+	return Backfill{Mode: EASY, Order: RankedWFP, ReserveOldest: DefaultReserveOldest,
+		ReserveOldestAfter: DefaultReserveOldestAfter}
 }
 
-// DefaultGuardAfter is the wait after which the stock planner guards a
-// job: half a day, when the stock priority's age factor is full
-// (priority.DefaultMaxAge). docs/scheduling.md measures 6 h to 2 days.
-const DefaultGuardAfter = 12 * time.Hour
+// DefaultReserveOldest is how many of each partition's longest-waiting
+// jobs the stock planner reserves for: EASY's one reservation for its head
+// job, doubled. docs/scheduling.md measures 1 to 4 on eighteen traces.
+const DefaultReserveOldest = 2
+
+// DefaultReserveOldestAfter is how long priority alone decides who holds
+// EASY's reservation: a light user's job goes before a heavy user's for
+// the first hour; after that, waiting counts. docs/scheduling.md
+// measures 0, 10 minutes and an hour.
+const DefaultReserveOldestAfter = time.Hour
 
 // outcome is what the planner decided for one job.
 type outcome struct {
@@ -180,7 +211,7 @@ func (b Backfill) Plan(s Snapshot) Plan {
 	// is also the partition's top job.
 	reserved := make(map[*partState]bool)
 	var fair []FairStart
-	if (b.GuardAfter > 0 || b.UsesFairStarts()) && b.Mode != FCFS {
+	if (b.GuardAfter > 0 || b.UsesFairStarts() || b.ReserveOldest > 0) && b.Mode != FCFS {
 		admitted := append(plannable[:len(plannable):len(plannable)], deep...)
 		var byID map[uint64]time.Time
 		if b.UsesFairStarts() {
@@ -202,9 +233,15 @@ func (b Backfill) Plan(s Snapshot) Plan {
 		// on to the next, as EASY's head does.
 		top := make(map[*partState]bool) // partitions whose top job is seen
 		for _, i := range plannable {
+
 			o := &out[i]
 			if r := &reqs[i]; !top[r.part] && o.reason == "" && !(o.planned && o.start == 0) {
 				top[r.part], reserved[r.part] = true, isGuarded[i]
+			}
+		}
+		if b.ReserveOldest > 0 {
+			for _, i := range guarded {
+				reserved[reqs[i].part] = true // the oldest hold EASY's reservations
 			}
 		}
 		plannable = slices.DeleteFunc(plannable, func(i int) bool { return isGuarded[i] })
@@ -376,6 +413,14 @@ func (b Backfill) planEASY(p *profile, plannable []int, reqs []request, out []ou
 		sort.SliceStable(order, func(a, c int) bool { return reqs[order[a]].area() < reqs[order[c]].area() })
 	case LargestSlowdown:
 		sort.SliceStable(order, func(a, c int) bool { return reqs[order[a]].slowdown(now) > reqs[order[c]].slowdown(now) })
+	case WFP:
+		sort.SliceStable(order, func(a, c int) bool { return reqs[order[a]].wfp(now) > reqs[order[c]].wfp(now) })
+	case RankedWFP:
+		score := make(map[int]float64, len(order))
+		for k, i := range order {
+			score[i] = reqs[i].wfp(now) * (2 - float64(k)/float64(max(len(order)-1, 1)))
+		}
+		sort.SliceStable(order, func(a, c int) bool { return score[order[a]] > score[order[c]] })
 	}
 	if b.Pack > 0 {
 		packStart(p, order, reqs, out, b.Pack)
@@ -487,6 +532,13 @@ func (r *request) eligible() time.Time {
 func (r *request) slowdown(now time.Time) float64 {
 	d := float64(max(r.expect, int64(time.Minute)))
 	return (float64(now.Sub(r.eligible())) + d) / d
+}
+
+// wfp is (wait so far / planned run time)^3 x CPUs on all nodes, the
+// run time counted as at least a minute.
+func (r *request) wfp(now time.Time) float64 {
+	x := float64(now.Sub(r.eligible())) / float64(max(r.expect, int64(time.Minute)))
+	return x * x * x * float64(r.count) * float64(max(r.need.CPUs, 1))
 }
 
 // area is the expected run time times the CPUs on all nodes.

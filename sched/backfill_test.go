@@ -237,3 +237,24 @@ func TestJobThatCanNeverRunHoldsNobodyUp(t *testing.T) {
 		})
 	}
 }
+
+// WFP tries first the candidate that has waited longest for its run
+// time, cubed, times its CPUs; RankedWFP weighs that by priority, 2 for
+// the top candidate to 1 for the last. Two 2-CPU, 30-minute candidates
+// fit the gap one at a time: job 2 (priority 5) has waited 31 minutes,
+// job 3 (priority 8) 30. WFP takes job 2, RankedWFP job 3; job 4, the
+// lowest priority but waiting an hour, goes before both under either.
+func TestWFPOrders(t *testing.T) {
+	cand := func(id uint64, prio int64, waited time.Duration) Pending {
+		return MakeJob(id).CPUs(2).Time(30 * time.Minute).Prio(prio).Submitted(T0.Add(-waited)).Obj()
+	}
+	two := []Pending{cand(2, 5, 31*time.Minute), cand(3, 8, 30*time.Minute)}
+	gapHarness(t, two...).Plan(Backfill{Mode: EASY, Order: WFP}).MustStart(2, "n1")
+	gapHarness(t, two...).Plan(Backfill{Mode: EASY, Order: RankedWFP}).MustStart(3, "n1")
+	for _, o := range []Order{WFP, RankedWFP} {
+		v := gapHarness(t, append(two, cand(4, 1, time.Hour))...).Plan(Backfill{Mode: EASY, Order: o})
+		v.MustStart(4, "n1")
+		v.MustNotStart(2)
+		v.MustNotStart(3)
+	}
+}

@@ -86,10 +86,18 @@ func (b Backfill) guardedAt(r *request, fair time.Time) time.Time {
 }
 
 // guardedBy picks, among jobs (indexes in priority order), those guarded
-// by now, oldest first; ties keep priority order. fair holds the fair
+// by now and the ReserveOldest oldest of each partition, oldest first;
+// ties keep priority order. fair holds the fair
 // starts this plan computed, for jobs whose snapshot had none.
 func (b Backfill) guardedBy(jobs []int, reqs []request, now time.Time, fair map[uint64]time.Time) []int {
-	out := slices.DeleteFunc(slices.Clone(jobs), func(i int) bool {
+	out := slices.Clone(jobs)
+	slices.SortStableFunc(out, func(a, b int) int { return reqs[a].eligible().Compare(reqs[b].eligible()) })
+	oldest := make(map[*partState]int) // the ReserveOldest jobs of each partition seen so far
+	return slices.DeleteFunc(out, func(i int) bool {
+		if oldest[reqs[i].part] < b.ReserveOldest && !reqs[i].eligible().Add(b.ReserveOldestAfter).After(now) {
+			oldest[reqs[i].part]++
+			return false
+		}
 		f := reqs[i].FairStart
 		if f.IsZero() {
 			f = fair[reqs[i].ID]
@@ -97,6 +105,4 @@ func (b Backfill) guardedBy(jobs []int, reqs []request, now time.Time, fair map[
 		at := b.guardedAt(&reqs[i], f)
 		return at.IsZero() || at.After(now)
 	})
-	slices.SortStableFunc(out, func(a, b int) int { return reqs[a].eligible().Compare(reqs[b].eligible()) })
-	return out
 }

@@ -240,3 +240,32 @@ func TestGuardedTopJobStartingPassesTheReservationOn(t *testing.T) {
 		v.MustWait(2, api.ReasonResources, time.Hour)
 	}
 }
+
+// ReserveOldest gives EASY's reservations to the jobs of a partition
+// that have waited longest instead of to the top job by priority: job 1
+// (ten hours, lowest priority) and then job 3 (five hours) hold them, and
+// job 2 (just arrived, highest priority) waits behind both. With one,
+// only job 1 is reserved, and the estimates of the others follow priority.
+func TestReserveOldestReservesTheLongestWaiting(t *testing.T) {
+	h := guardHarness(t).Pending(MakeJob(3).CPUs(4).Time(time.Hour).Prio(50).Submitted(T0.Add(-5 * time.Hour)).Obj())
+	plain := h.Plan(Backfill{Mode: EASY})
+	plain.MustWait(2, api.ReasonResources, time.Hour)
+	two := h.Plan(Backfill{Mode: EASY, ReserveOldest: 2})
+	two.MustWait(1, api.ReasonPriority, time.Hour)
+	two.MustWait(3, api.ReasonPriority, 2*time.Hour)
+	two.MustWait(2, api.ReasonResources, 3*time.Hour)
+	one := h.Plan(Backfill{Mode: EASY, ReserveOldest: 1})
+	one.MustWait(1, api.ReasonPriority, time.Hour)
+	one.MustWait(2, api.ReasonResources, 2*time.Hour)
+	one.MustWait(3, api.ReasonPriority, 3*time.Hour)
+}
+
+// A job that fits now starts whatever the oldest hold: the reservations
+// are kept, not made into a queue.
+func TestReserveOldestStillBackfills(t *testing.T) {
+	h := guardHarness(t).Pending(MakeJob(4).CPUs(2).Time(30 * time.Minute).Prio(1).Submitted(T0).Obj())
+	v := h.Plan(Backfill{Mode: EASY, ReserveOldest: 2, Order: RankedWFP})
+	v.MustStart(4, "n1")
+	v.MustWait(1, api.ReasonPriority, time.Hour)
+	v.MustWait(2, api.ReasonResources, 2*time.Hour)
+}

@@ -1,8 +1,10 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -104,6 +106,9 @@ func ablationReplay(tr *Trace, name string, pol setup, shakes int) (headline, er
 		if err != nil {
 			return h, err
 		}
+		if k, _ := strconv.Atoi(os.Getenv("CORRAL_TOPWAIT")); k > 0 && shakes == 0 {
+			printTopWaits(res.Records, k)
+		}
 		m, n := res.Metrics, float64(len(copies))
 		h.bsld += m.MeanBSLD / n
 		h.wait += m.MeanWait / n
@@ -112,6 +117,17 @@ func ablationReplay(tr *Trace, name string, pol setup, shakes int) (headline, er
 		h.jain += m.Fairness / n
 	}
 	return h, nil
+}
+
+// printTopWaits prints the k jobs that waited longest (CORRAL_TOPWAIT=k),
+// to see which job sets a maximum wait and why.
+func printTopWaits(recs []Record, k int) {
+	rs := slices.Clone(recs)
+	slices.SortFunc(rs, func(a, b Record) int { return cmp.Compare(b.Wait(), a.Wait()) })
+	for _, r := range rs[:min(k, len(rs))] {
+		fmt.Printf("  wait %8d job %7d user %4d procs %5d submit %9d run %8d req %8d\n",
+			r.Wait(), r.ID, r.User, r.Procs, r.Submit, r.Run(), r.Requested)
+	}
 }
 
 func ablationSetup(name string) (setup, error) {
@@ -150,6 +166,10 @@ func ablationSetup(name string) (setup, error) {
 			b.GuardOverlap = true
 		case "gwindow":
 			b.GuardWindow, err = time.ParseDuration(val)
+		case "oldest":
+			b.ReserveOldest, err = strconv.Atoi(val)
+		case "oldafter":
+			b.ReserveOldestAfter, err = time.ParseDuration(val)
 		case "pack":
 			b.Pack, err = strconv.Atoi(val)
 		default:

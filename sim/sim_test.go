@@ -107,10 +107,11 @@ func TestHandMadeTraceEachPolicy(t *testing.T) {
 // With predictions, the default policy orders backfill candidates by
 // their expected run time but plans them to their request. User 7's job 7
 // asks for 1000 s but their last two jobs ran 100 s: when a processor
-// frees at 300, its expected area, 100 x 1, is below job 6's 500 x 1, so
-// it goes first, while easy takes job 6 first. Both
-// fit before job 5's reservation at 2150 even at their requests, and job 5
-// starts there: a prediction never moves a reservation.
+// frees at 300, it has waited 1.5 times its expected run, job 6 only 0.3
+// times its 500 s, so job 7 goes first (WFP), while easy takes job 6
+// first. Both fit before the reservations of jobs 5 and 8, the two oldest,
+// at 2150 and 2160 even at their requests, and jobs 5 and 8 start there: a
+// prediction never moves a reservation.
 func TestDefaultPolicyOrdersByPrediction(t *testing.T) {
 	tr := MustTrace(t,
 		"; MaxProcs: 4",
@@ -119,6 +120,7 @@ func TestDefaultPolicyOrdersByPrediction(t *testing.T) {
 		line(3, 140, 160, 1, 160, 3),   // one processor until 300
 		line(4, 150, 2000, 3, 2000, 1), // three until 2150
 		line(5, 151, 10, 4, 10, 2),     // reserved at 2150
+		line(8, 151, 10, 4, 10, 9),     // reserved at 2160
 		line(6, 152, 500, 1, 500, 8),
 		line(7, 152, 100, 1, 1000, 7),
 	)
@@ -127,8 +129,9 @@ func TestDefaultPolicyOrdersByPrediction(t *testing.T) {
 	if easy[6] != 300 || easy[7] != 800 {
 		t.Fatalf("easy starts job 6 at %d and job 7 at %d; want 300, 800", easy[6], easy[7])
 	}
-	if def[7] != 300 || def[6] != 400 || def[5] != 2150 {
-		t.Fatalf("default starts job 7 at %d, job 6 at %d, job 5 at %d; want 300, 400, 2150", def[7], def[6], def[5])
+	if def[7] != 300 || def[6] != 400 || def[5] != 2150 || def[8] != 2160 {
+		t.Fatalf("default starts job 7 at %d, job 6 at %d, jobs 5 and 8 at %d and %d; want 300, 400, 2150, 2160",
+			def[7], def[6], def[5], def[8])
 	}
 }
 

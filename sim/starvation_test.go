@@ -25,15 +25,15 @@ func starvationTrace(t *testing.T, end int64) *Trace {
 }
 
 // The default policy promises: once a job has waited
-// sched.DefaultGuardAfter (12 h) and no job submitted before it is still
-// pending, it starts no later than the longest time limit of the jobs
-// then running, 300 s here. The old default (conservative backfill, the
-// same priorities) puts every light user's newer job ahead of the heavy
-// user's, so job 2 waits for the whole stream, which runs 20,000 s past
-// the guard.
-func TestHeavyUsersWideJobStartsWithinTheGuardBound(t *testing.T) {
-	guard := int64(sched.DefaultGuardAfter.Seconds())
-	tr := starvationTrace(t, 100000+guard+20000)
+// sched.DefaultReserveOldestAfter and is among the
+// sched.DefaultReserveOldest jobs that have waited longest, it holds a
+// reservation no later job can delay, so once it is also the oldest it
+// starts no later than the longest time limit of the jobs then running,
+// 300 s here. The old default (conservative backfill, the same priorities)
+// puts every light user's newer job ahead of the heavy user's, so job 2
+// waits for the whole stream, 50,000 s.
+func TestHeavyUsersWideJobStartsWithinTheOldestBound(t *testing.T) {
+	tr := starvationTrace(t, 150000)
 	oldDefault := setup{planner: sched.Backfill{Mode: sched.Conservative, StartsOnly: true},
 		priority: priority.DefaultConfig(), predict: true}
 	old, err := runWith(tr, Config{Policy: "old default"}, oldDefault)
@@ -43,11 +43,12 @@ func TestHeavyUsersWideJobStartsWithinTheGuardBound(t *testing.T) {
 	res := MustRun(t, tr, Config{Policy: PolicyDefault})
 	for _, r := range []*Result{old, res} {
 		wide, oldest := guardBound(r)
-		bound := max(oldest, wide.Submit+guard) + 300
+		oldest = max(oldest, wide.Submit+int64(sched.DefaultReserveOldestAfter.Seconds()))
+		bound := oldest + 300
 		t.Logf("%s: job 2 starts at %d (bound %d)", r.Policy, wide.Start, bound)
 		if r.Policy == PolicyDefault && wide.Start > bound {
-			t.Fatalf("default: job 2 was guarded and the oldest at %d but started at %d, past the bound %d",
-				bound-300, wide.Start, bound)
+			t.Fatalf("default: job 2 was the oldest and reserved at %d but started at %d, past the bound %d",
+				oldest, wide.Start, bound)
 		}
 		if r.Policy != PolicyDefault && wide.Start <= bound {
 			t.Fatalf("the old default started job 2 at %d, within %d: the workload no longer shows its starvation",

@@ -48,8 +48,9 @@ type Scheduling struct {
 // multifactor priority with package priority's defaults (Fair Tree,
 // weights 10000/1000/100, 7-day maximum age and half-life, billing CPU=1
 // Mem=0.25G GRES/gpu=2) and sched.DefaultBackfill over the whole queue:
-// EASY with a reservation for the longest-waiting job too, the policy
-// `corral sim --policy default` replays (docs/scheduling.md).
+// EASY with its reservations for the two longest-waiting jobs of each
+// partition, the policy `corral sim --policy default` replays
+// (docs/scheduling.md).
 func DefaultScheduling() Scheduling {
 	return Scheduling{Priority: priority.DefaultConfig(), Planner: sched.DefaultBackfill()}
 }
@@ -61,7 +62,7 @@ var schedulingKeys = []string{
 	"PriorityType", "PriorityWeightFairshare", "PriorityWeightAge", "PriorityWeightJobSize",
 	"PriorityMaxAge", "PriorityDecayHalfLife", "PriorityUsageResetPeriod", "PriorityFavorSmall",
 	"FairshareAlgorithm", "TRESBillingWeights", "SchedulerType", "BackfillMode", "BackfillDepth",
-	"BackfillOrder", "BackfillGuardAfter",
+	"BackfillOrder", "BackfillReserveOldest", "BackfillReserveOldestAfter", "BackfillGuardAfter",
 }
 
 // lineKinds are the keys a line may start with, besides scheduling keys.
@@ -241,9 +242,6 @@ func (s *Scheduling) setKey(key, v string, settings map[string]int) error {
 			err = errors.New("the maximum age must be more than 0")
 		}
 		p.MaxAge = time.Duration(secs) * time.Second
-		if _, set := settings["BackfillGuardAfter"]; !set {
-			s.Planner.GuardAfter = p.MaxAge // the guard takes over when age is full
-		}
 	case "PriorityDecayHalfLife":
 		var secs int64
 		secs, err = ParseTime(v)
@@ -301,6 +299,17 @@ func (s *Scheduling) setKey(key, v string, settings map[string]int) error {
 		s.Planner.Depth = int(n)
 	case "BackfillOrder":
 		s.Planner.Order, err = sched.ParseOrder(v)
+	case "BackfillReserveOldest":
+		var n int64
+		n, err = strconv.ParseInt(v, 10, 32)
+		if err != nil || n < 0 {
+			return errors.New("use a whole number of jobs per partition, 0 to reserve for the top job by priority")
+		}
+		s.Planner.ReserveOldest = int(n)
+	case "BackfillReserveOldestAfter":
+		var secs int64
+		secs, err = ParseTime(v) // 0: from the first second
+		s.Planner.ReserveOldestAfter = time.Duration(secs) * time.Second
 	case "BackfillGuardAfter":
 		var secs int64
 		secs, err = ParseTime(v) // 0 turns the guard off

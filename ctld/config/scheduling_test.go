@@ -28,7 +28,7 @@ func TestSchedulingDefaults(t *testing.T) {
 	if !reflect.DeepEqual(f.Scheduling, want) {
 		t.Fatalf("defaults %+v, want %+v", f.Scheduling, want)
 	}
-	if want.Planner != (sched.Backfill{Mode: sched.EASY, Order: sched.SmallestArea, GuardAfter: 12 * time.Hour}) || want.Basic ||
+	if want.Planner != (sched.Backfill{Mode: sched.EASY, Order: sched.RankedWFP, ReserveOldest: 2, ReserveOldestAfter: time.Hour}) || want.Basic ||
 		want.Priority.Weights != (priority.Weights{Fairshare: 10000, Age: 1000, Size: 100}) ||
 		want.Priority.Algorithm != priority.FairTree || want.Priority.MaxAge != 12*time.Hour ||
 		want.Priority.Decay.HalfLife != 7*24*time.Hour || want.Priority.Decay.ResetPeriod != 0 ||
@@ -56,7 +56,7 @@ priorityweightjobsize=7 PriorityMaxAge=1-0 PriorityDecayHalfLife=2:00:00
 PriorityUsageResetPeriod=WEEKLY PriorityFavorSmall=YES FairshareAlgorithm=classic
 TRESBillingWeights=CPU=2,Mem=512M,GRES/gpu=4.5   # per MiB suffix
 SchedulerType=sched/backfill BackfillMode=EASY BackfillDepth=50
-BackfillOrder=Shortest BackfillGuardAfter=2:00:00
+BackfillOrder=Shortest BackfillReserveOldest=0 BackfillReserveOldestAfter=0 BackfillGuardAfter=2:00:00
 `)
 	p := f.Scheduling.Priority
 	switch {
@@ -79,11 +79,13 @@ BackfillOrder=Shortest BackfillGuardAfter=2:00:00
 		{"PriorityDecayHalfLife=0\n", func(s Scheduling) bool { return s.Priority.Decay.HalfLife < 0 }},
 		{"SchedulerType=fcfs\n", func(s Scheduling) bool { return s.Planner.Mode == sched.FCFS }},
 		{"SchedulerType=backfill\n", func(s Scheduling) bool { return s.Planner.Mode == sched.EASY }},
-		{"PriorityMaxAge=2-0\n", func(s Scheduling) bool { return s.Planner.GuardAfter == 48*time.Hour }},
+		{"PriorityMaxAge=2-0\n", func(s Scheduling) bool { return s.Planner.GuardAfter == 0 && s.Priority.MaxAge == 48*time.Hour }},
 		{"BackfillGuardAfter=1:00:00 PriorityMaxAge=2-0\n", func(s Scheduling) bool { return s.Planner.GuardAfter == time.Hour }},
-		{"PriorityMaxAge=2-0 BackfillGuardAfter=0\n", func(s Scheduling) bool { return s.Planner.GuardAfter == 0 }},
+		{"BackfillReserveOldest=3\n", func(s Scheduling) bool { return s.Planner.ReserveOldest == 3 }},
+		{"BackfillReserveOldestAfter=10:00\n", func(s Scheduling) bool { return s.Planner.ReserveOldestAfter == 10*time.Minute }},
+		{"BackfillOrder=rwfp\n", func(s Scheduling) bool { return s.Planner.Order == sched.RankedWFP }},
 		{"BackfillMode=conservative\n", func(s Scheduling) bool {
-			return s.Planner.Mode == sched.Conservative && s.Planner.GuardAfter == 12*time.Hour
+			return s.Planner.Mode == sched.Conservative && s.Planner.ReserveOldest == 2
 		}},
 		{"TRESBillingWeights=Mem=0.25G\n", func(s Scheduling) bool {
 			return s.Priority.Billing == priority.BillingWeights{MemGiB: 0.25}
@@ -150,7 +152,8 @@ func TestSchedulingErrors(t *testing.T) {
 		{"SchedulerType=fcfs BackfillMode=easy\n", "BackfillMode=easy: SchedulerType=fcfs does not backfill"},
 		{"BackfillMode=easy SchedulerType=fcfs\n", "SchedulerType=fcfs: BackfillMode is set too, but fcfs does not backfill"},
 		{"BackfillDepth=-3\n", "BackfillDepth=-3: use a whole number of jobs, 0 for the whole queue"},
-		{"BackfillOrder=random\n", `BackfillOrder=random: unknown backfill order "random" (valid: priority, shortest, area, slowdown)`},
+		{"BackfillReserveOldest=-1\n", "BackfillReserveOldest=-1: use a whole number of jobs per partition, 0 to reserve for the top job by priority"},
+		{"BackfillOrder=random\n", `BackfillOrder=random: unknown backfill order "random" (valid: priority, shortest, area, slowdown, wfp, rwfp)`},
 		{"BackfillGuardAfter=soon\n", "BackfillGuardAfter=soon: "},
 		{"AccountName=a Colour=red\n", "corral.conf:2: unknown key Colour on a AccountName line (valid: AccountName, Parent, Fairshare)"},
 		{"AccountName=a\nAccountName=a\n", "corral.conf:3: account a is already defined on line 2"},
