@@ -65,7 +65,7 @@ const (
 	RankedWFP Order = "rwfp"
 )
 
-// ParseOrder accepts priority, shortest, area or slowdown (any case).
+// ParseOrder accepts priority, shortest, area, slowdown, wfp or rwfp (any case).
 func ParseOrder(s string) (Order, error) {
 	for _, o := range []Order{ByPriority, ShortestFirst, SmallestArea, LargestSlowdown, WFP, RankedWFP} {
 		if strings.EqualFold(s, string(o)) {
@@ -130,12 +130,14 @@ type Backfill struct {
 	GuardFairStart float64
 	GuardFairMin   time.Duration
 	// ReserveOldest, if set, also guards the ReserveOldest jobs of each
-	// partition that have been eligible longest, whatever their
-	// priority and however short their wait: each holds a reservation
-	// that no later job can delay (EASY's for its head, for the N
-	// oldest), so every job, once among them, starts within the time
-	// limits of the jobs ahead of it, while priority picks the job that
-	// holds EASY's one other reservation.
+	// partition that have been eligible longest (at least
+	// ReserveOldestAfter), whatever their priority: each starts now if
+	// it fits, else holds a reservation that no later job can delay
+	// (EASY's for its head, for the N oldest), so every job, once among
+	// them, starts within the time limits of the jobs ahead of it. They
+	// take EASY's reservation from the top job by priority, even in a
+	// plan where they all start now (docs/scheduling.md measures the
+	// alternatives).
 	ReserveOldest int
 	// ReserveOldestAfter, if set, counts a job among the oldest only once
 	// it has been eligible this long: before that, priority alone picks
@@ -233,7 +235,6 @@ func (b Backfill) Plan(s Snapshot) Plan {
 		// on to the next, as EASY's head does.
 		top := make(map[*partState]bool) // partitions whose top job is seen
 		for _, i := range plannable {
-
 			o := &out[i]
 			if r := &reqs[i]; !top[r.part] && o.reason == "" && !(o.planned && o.start == 0) {
 				top[r.part], reserved[r.part] = true, isGuarded[i]
