@@ -78,8 +78,9 @@ func defaultPriority() priority.Config {
 // conservative use FCFS priority and user estimates, as published
 // simulations do. The default policy is the controller's stock
 // configuration (sched.DefaultBackfill and priority.DefaultConfig: EASY
-// backfill that also reserves for the longest-waiting job, candidates in
-// order of slowdown so far, multifactor priority) with one thing the
+// backfill whose reservations go to the two longest-waiting jobs once
+// they have waited an hour, candidates in priority-ranked WFP order,
+// multifactor priority) with one thing the
 // controller lacks: run-time predictions (the mean of the user's last two
 // run times, at most the request) order the backfill candidates whose
 // request is a user estimate.

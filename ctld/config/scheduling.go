@@ -46,7 +46,7 @@ type Scheduling struct {
 
 // DefaultScheduling is what a file without scheduling lines gets:
 // multifactor priority with package priority's defaults (Fair Tree,
-// weights 10000/1000/100, 7-day maximum age and half-life, billing CPU=1
+// weights 10000/1000/100, 12-hour maximum age, 7-day half-life, billing CPU=1
 // Mem=0.25G GRES/gpu=2) and sched.DefaultBackfill over the whole queue:
 // EASY with its reservations for the two longest-waiting jobs of each
 // partition, the policy `corral sim --policy default` replays
