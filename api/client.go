@@ -244,6 +244,40 @@ func NotConnected(err error) bool {
 	return errors.As(err, &op) && op.Op == "dial"
 }
 
+// Backoff bounds RetryUnconnected: the first pause, doubled up to Max,
+// for up to For in all.
+type Backoff struct{ First, Max, For time.Duration }
+
+// RetryUnconnected calls try until it returns nil or an error other than
+// NotConnected (a node that answers, even with a refusal, gave its
+// answer), pausing between tries as b says. Before each new try it calls
+// next with the last try's error; next learns where the peer is now (a
+// noded restarting on a new address) or gives up with its own error.
+func RetryUnconnected(ctx context.Context, b Backoff, try func() error, next func(last error) error) error {
+	deadline := time.Now().Add(b.For)
+	pause := b.First
+	for {
+		err := try()
+		if err == nil || !NotConnected(err) {
+			return err
+		}
+		if time.Now().Add(pause).After(deadline) {
+			return fmt.Errorf("no connection to the node for %v: %w", b.For, err)
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		pause = min(2*pause, b.Max)
+		if err := next(err); err != nil {
+			return err
+		}
+	}
+}
+
 func doJSON(ctx context.Context, hc *http.Client, rawURL, method string, in, out any, key []byte, wrapNet func(error) error) error {
 	var body []byte
 	if in != nil {

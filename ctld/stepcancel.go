@@ -40,28 +40,18 @@ var stepCancelPauseFirst = 50 * time.Millisecond
 // knows the node now, and tries again after a pause, for up to
 // stepCancelRetryFor, and not once the node is down or gone.
 func (o stepCancelOrder) deliver(ctx context.Context) (*api.JobEvent, error) {
-	deadline := time.Now().Add(stepCancelRetryFor)
-	pause := stepCancelPauseFirst
-	for {
-		ev, err := o.send(ctx)
-		if err == nil || !api.NotConnected(err) {
-			return ev, err
-		}
-		if time.Now().Add(pause).After(deadline) {
-			return nil, fmt.Errorf("no connection to the node for %v: %w", stepCancelRetryFor, err)
-		}
-		t := time.NewTimer(pause)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, err
-		case <-t.C:
-		}
-		pause = min(2*pause, stepCancelPauseMax)
+	var ev *api.JobEvent
+	b := api.Backoff{First: stepCancelPauseFirst, Max: stepCancelPauseMax, For: stepCancelRetryFor}
+	err := api.RetryUnconnected(ctx, b, func() (err error) {
+		ev, err = o.send(ctx)
+		return err
+	}, func(last error) error {
 		if o.client = o.current(o.node); o.client == nil {
-			return nil, fmt.Errorf("%w; the node is down now", err)
+			return fmt.Errorf("%w; the node is down now", last)
 		}
-	}
+		return nil
+	})
+	return ev, err
 }
 
 // send tells the order's node to kill the step's tasks, then asks it

@@ -29,28 +29,16 @@ var (
 // A node that answers, even with a refusal, is not asked again: its
 // answer is the launch's.
 func Launch(ctx context.Context, cl *api.Client, node api.StepNode, caPEM string, l *api.StepLaunch) error {
-	deadline := time.Now().Add(LaunchRetryFor)
-	addr, pause := node.Addr, launchPauseFirst
-	for {
+	addr := node.Addr
+	b := api.Backoff{First: launchPauseFirst, Max: launchPauseMax, For: LaunchRetryFor}
+	return api.RetryUnconnected(ctx, b, func() error {
 		rctx, cancel := context.WithTimeout(ctx, requestTimeout)
-		err := api.LaunchStep(rctx, addr, caPEM, l)
-		cancel()
-		if err == nil || !api.NotConnected(err) {
-			return err
-		}
-		if time.Now().Add(pause).After(deadline) {
-			return fmt.Errorf("no connection to the node for %v: %w", LaunchRetryFor, err)
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(pause):
-		}
-		pause = min(2*pause, launchPauseMax)
-		if addr, err = currentAddr(ctx, cl, node.Node, addr); err != nil {
-			return err
-		}
-	}
+		defer cancel()
+		return api.LaunchStep(rctx, addr, caPEM, l)
+	}, func(error) (err error) {
+		addr, err = currentAddr(ctx, cl, node.Node, addr)
+		return err
+	})
 }
 
 // currentAddr is the node plane's URL of node as the controller knows it
