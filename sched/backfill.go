@@ -414,14 +414,8 @@ func (b Backfill) planEASY(p *profile, plannable []int, reqs []request, out []ou
 		sort.SliceStable(order, func(a, c int) bool { return reqs[order[a]].area() < reqs[order[c]].area() })
 	case LargestSlowdown:
 		sort.SliceStable(order, func(a, c int) bool { return reqs[order[a]].slowdown(now) > reqs[order[c]].slowdown(now) })
-	case WFP:
-		sort.SliceStable(order, func(a, c int) bool { return reqs[order[a]].wfp(now) > reqs[order[c]].wfp(now) })
-	case RankedWFP:
-		score := make(map[int]float64, len(order))
-		for k, i := range order {
-			score[i] = reqs[i].wfp(now) * (2 - float64(k)/float64(max(len(order)-1, 1)))
-		}
-		sort.SliceStable(order, func(a, c int) bool { return score[order[a]] > score[order[c]] })
+	case WFP, RankedWFP:
+		sortByWFP(order, reqs, now, b.Order == RankedWFP)
 	}
 	if b.Pack > 0 {
 		packStart(p, order, reqs, out, b.Pack)
@@ -533,6 +527,27 @@ func (r *request) eligible() time.Time {
 func (r *request) slowdown(now time.Time) float64 {
 	d := float64(max(r.expect, int64(time.Minute)))
 	return (float64(now.Sub(r.eligible())) + d) / d
+}
+
+// sortByWFP orders candidates (in priority order) by WFP, largest
+// first, each weighed by its priority rank when ranked: 2 for the first
+// down to 1 for the last. Scores are computed once, not per comparison.
+func sortByWFP(order []int, reqs []request, now time.Time, ranked bool) {
+	type scored struct {
+		i     int
+		score float64
+	}
+	s := make([]scored, len(order))
+	for k, i := range order {
+		s[k] = scored{i, reqs[i].wfp(now)}
+		if ranked {
+			s[k].score *= 2 - float64(k)/float64(max(len(order)-1, 1))
+		}
+	}
+	slices.SortStableFunc(s, func(a, c scored) int { return cmp.Compare(c.score, a.score) })
+	for k := range s {
+		order[k] = s[k].i
+	}
 }
 
 // wfp is (wait so far / planned run time)^3 x CPUs on all nodes, the
