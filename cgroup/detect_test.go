@@ -190,3 +190,54 @@ func MustDetectFrom(t *testing.T, mountinfo, self string) *Host {
 	}
 	return h
 }
+
+// TestPlaceSpare: a spare's cgroup (SpareName) lands where a job's does,
+// on v1 (relative, under each controller's own cgroup), on hybrid (also
+// under the unified mount) and on v2 (absolute, under the domain); a
+// name that is not one directory name is refused.
+func TestPlaceSpare(t *testing.T) {
+	name := SpareName("n1", "00ff")
+	if name != "corral-n1-spare00ff" {
+		t.Fatalf("SpareName = %q, want corral-n1-spare00ff", name)
+	}
+	v1 := MustDetectFrom(t, `30 25 0:26 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct
+31 25 0:27 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory
+`, "3:cpu,cpuacct:/user.slice\n2:memory:/user.slice/u1\n")
+	p, err := v1.Place(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"cpu":     "/sys/fs/cgroup/cpu,cpuacct/user.slice/" + name,
+		"cpuacct": "/sys/fs/cgroup/cpu,cpuacct/user.slice/" + name,
+		"memory":  "/sys/fs/cgroup/memory/user.slice/u1/" + name,
+	}
+	if p.Path != name || !reflect.DeepEqual(p.Dirs, want) {
+		t.Errorf("v1 placement = %+v, want path %s and dirs %v", p, name, want)
+	}
+	hybrid := MustDetectFrom(t, hybridMountinfo, hybridSelf)
+	p, err = hybrid.Place(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Path != name || p.Dirs["memory"] != "/sys/fs/cgroup/memory/process_api/abc/"+name || p.Dirs[""] != "/sys/fs/cgroup/unified/"+name {
+		t.Errorf("hybrid placement = %+v", p)
+	}
+	if j, _ := hybrid.Job("n1", 42); !reflect.DeepEqual(j, mustPlace(t, hybrid, JobName("n1", 42))) {
+		t.Errorf("Job(n1, 42) = %+v, want Place(JobName(n1, 42))", j)
+	}
+	for _, bad := range []string{"", ".", "..", "a/b", "/abs", "../up"} {
+		if _, err := hybrid.Place(bad); err == nil {
+			t.Errorf("Place(%q) accepted; want an error", bad)
+		}
+	}
+}
+
+func mustPlace(t *testing.T, h *Host, name string) Placement {
+	t.Helper()
+	p, err := h.Place(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

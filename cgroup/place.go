@@ -16,6 +16,14 @@ func JobName(node string, jobID uint64) string {
 	return "corral-" + node + "-job" + strconv.FormatUint(jobID, 10)
 }
 
+// SpareName is the directory name of the cgroup a spare shim prepares a
+// container in, before any job (noded/shim.Preparation). A job that adopts
+// that container keeps it: cgroup v2 cannot rename a cgroup, so the name
+// is recorded in the job's launch.json and read back from there.
+func SpareName(node, token string) string {
+	return "corral-" + node + "-spare" + token
+}
+
 // LeafName is the v2 leaf noded moves itself into.
 func LeafName(node string) string { return "corral-" + node + ".noded" }
 
@@ -33,10 +41,18 @@ type Placement struct {
 	Dirs map[string]string
 }
 
-// Job returns the placement of a job's cgroup. On ModeV2, Prepare must have
-// run first.
+// Job returns the placement of a job's cgroup under its own name
+// (JobName). On ModeV2, Prepare must have run first.
 func (h *Host) Job(node string, jobID uint64) (Placement, error) {
-	name := JobName(node, jobID)
+	return h.Place(JobName(node, jobID))
+}
+
+// Place returns the placement of a cgroup named name (JobName or
+// SpareName) where jobs live. On ModeV2, Prepare must have run first.
+func (h *Host) Place(name string) (Placement, error) {
+	if name == "" || name != filepath.Base(name) || name == "." || name == ".." {
+		return Placement{}, fmt.Errorf("cgroup name %q is not one directory name", name)
+	}
 	p := Placement{Dirs: map[string]string{}}
 	switch h.Mode {
 	case ModeV1, ModeHybrid:

@@ -100,6 +100,13 @@ func TestPrepareV2FakeTree(t *testing.T) {
 			if want := filepath.Join(domain, "corral-n1-job9"); p.Dirs[""] != want {
 				t.Errorf("job dir = %q, want %q", p.Dirs[""], want)
 			}
+			spare, err := h.Place(SpareName("n1", "ab12"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := "/" + filepath.Join(tc.wantDomain, "corral-n1-spareab12"); spare.Path != want || spare.Dirs[""] != filepath.Join(domain, "corral-n1-spareab12") || len(spare.Dirs) != 1 {
+				t.Errorf("spare placement = %+v, want path %q under %s", spare, want, domain)
+			}
 		})
 	}
 }

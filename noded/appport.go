@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/corral-hpc/corral/cgroup"
+	"github.com/corral-hpc/corral/noded/shim"
 )
 
 // Who listens on an app's port, read from procfs: the listening sockets
@@ -26,8 +27,9 @@ var (
 const tcpListen = "0A"
 
 // ownsPort is nil when something listens on port and every listening
-// socket on it is held by a process of job id.
-func (d *Daemon) ownsPort(id uint64, port int) error {
+// socket on it is held by a process of job sj (its cgroup as its
+// launch.json names it: jobPlacement).
+func (d *Daemon) ownsPort(sj *shim.Job, port int) error {
 	inodes, err := listeningInodes("/proc/net", port)
 	if err != nil {
 		return err
@@ -35,7 +37,7 @@ func (d *Daemon) ownsPort(id uint64, port int) error {
 	if len(inodes) == 0 {
 		return errNotListening
 	}
-	place, err := d.cg.Job(d.cgScope, id)
+	place, err := d.jobPlacement(sj)
 	if err != nil {
 		return err
 	}
@@ -44,7 +46,7 @@ func (d *Daemon) ownsPort(id uint64, port int) error {
 		return err
 	}
 	if err := eachJobProcess("/proc", member, func(pid int) { heldBy("/proc", pid, inodes) }); err != nil {
-		return fmt.Errorf("job %d's processes: %w", id, err)
+		return fmt.Errorf("job %d's processes: %w", sj.Launch.JobID, err)
 	}
 	for _, held := range inodes {
 		if !held {

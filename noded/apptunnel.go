@@ -116,7 +116,7 @@ func (d *Daemon) appPort(req api.AppTunnelRequest) (int, int, error) {
 	if port == 0 {
 		return 0, http.StatusNotFound, fmt.Errorf("job %d publishes no app named %q", req.JobID, req.App)
 	}
-	switch err := d.ownsPort(req.JobID, port); {
+	switch err := d.ownsPort(sj, port); {
 	case errors.Is(err, errNotListening):
 		return 0, http.StatusBadGateway, fmt.Errorf("nothing listens on port %d on node %s yet: start app %s in job %d, serving under %s",
 			port, d.cfg.Name, req.App, req.JobID, api.AppPath(req.JobID, req.App))

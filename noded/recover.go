@@ -169,7 +169,7 @@ func (d *Daemon) reopenJobSocket(dir string, sj *shim.Job) *jobSocket {
 	if !sj.CtlSocket {
 		return nil
 	}
-	place, err := d.cg.Job(d.cgScope, sj.Launch.JobID)
+	place, err := d.jobPlacement(sj) // placement.go: an adopted spare's cgroup keeps its name
 	var s *jobSocket
 	if err == nil {
 		s, err = d.openJobSocket(dir, place, &sj.Launch)

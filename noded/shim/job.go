@@ -44,8 +44,16 @@ type Job struct {
 	// InitPath is corral-init on the host.
 	InitPath string `json:"init_path"`
 	// RuncRoot is libcontainer's state root; the container ID is ContainerID.
-	RuncRoot   string `json:"runc_root"`
+	RuncRoot string `json:"runc_root"`
+	// CgroupPath is the job's cgroup: its own (cgroup.JobName), or that of
+	// the spare it was handed to when Prepared is set (cgroup.SpareName):
+	// cgroup v2 cannot rename a cgroup, so an adopted container keeps the
+	// one it was prepared in. Whatever needs the job's cgroup reads it here.
 	CgroupPath string `json:"cgroup_path"`
+	// Prepared is the token of the prepared spare noded handed the job to
+	// (Preparation.Fits said yes): that spare adopts its container for
+	// the job instead of starting one (prepared.go).
+	Prepared string `json:"prepared,omitempty"`
 	// Hide lists host paths masked inside the container (noded's state).
 	Hide []string `json:"hide,omitempty"`
 	// CtlSocket says noded serves the job's controller socket in CtlDir:
