@@ -159,9 +159,25 @@ func tmpMount(memBytes int64) *configs.Mount {
 // rounded up to a KiB when there is a limit.
 func tmpfsData(opts string, memBytes int64) string {
 	if memBytes > 0 {
-		opts += fmt.Sprintf(",size=%dk", (memBytes+1023)/1024)
+		opts += ",size=" + sizeK(memBytes)
 	}
 	return opts
+}
+
+// sizeK is a tmpfs size of n bytes, rounded up to a KiB.
+func sizeK(n int64) string { return fmt.Sprintf("%dk", (n+1023)/1024) }
+
+// shmSize is /dev/shm's size in bytes for a job that asked for shmBytes
+// (<= 0: DefaultShmBytes) with a memory limit of memBytes (0: none): never
+// more than the limit, since its pages count against it.
+func shmSize(shmBytes, memBytes int64) int64 {
+	if shmBytes <= 0 {
+		shmBytes = DefaultShmBytes
+	}
+	if memBytes > 0 && shmBytes > memBytes {
+		shmBytes = memBytes
+	}
+	return shmBytes
 }
 
 // systemMounts are the container's own file systems.
@@ -173,7 +189,7 @@ func systemMounts(shmBytes, memBytes int64) []*configs.Mount {
 		{Source: "devpts", Destination: "/dev/pts", Device: "devpts", Flags: unix.MS_NOSUID | unix.MS_NOEXEC,
 			Data: "newinstance,ptmxmode=0666,mode=0620,gid=5"},
 		{Source: "shm", Destination: "/dev/shm", Device: "tmpfs", Flags: defaultMountFlags,
-			Data: fmt.Sprintf("mode=1777,size=%dk", (shmBytes+1023)/1024)},
+			Data: "mode=1777,size=" + sizeK(shmBytes)},
 		{Source: "mqueue", Destination: "/dev/mqueue", Device: "mqueue", Flags: defaultMountFlags},
 		{Source: "/sys", Destination: "/sys", Device: "bind", Flags: unix.MS_BIND | unix.MS_REC,
 			RecAttr: &unix.MountAttr{Attr_set: hostViewAttrs | unix.MOUNT_ATTR_NOEXEC}},
@@ -190,10 +206,8 @@ func systemMounts(shmBytes, memBytes int64) []*configs.Mount {
 // at /tmp (one replacing the job's tmpfs) is mounted before a work
 // directory under it.
 func bindMounts(binds []Bind) []*configs.Mount {
-	sorted := append([]Bind(nil), binds...)
-	sort.SliceStable(sorted, func(i, j int) bool { return depth(sorted[i].Dest) < depth(sorted[j].Dest) })
 	var ms []*configs.Mount
-	for _, b := range sorted {
+	for _, b := range shallowestFirst(binds) {
 		m := &configs.Mount{Source: b.Source, Destination: b.Dest, Device: "bind", Flags: unix.MS_BIND | unix.MS_REC}
 		if b.Writable {
 			m.Flags |= unix.MS_NOSUID | unix.MS_NODEV
@@ -203,6 +217,15 @@ func bindMounts(binds []Bind) []*configs.Mount {
 		ms = append(ms, m)
 	}
 	return ms
+}
+
+// shallowestFirst is binds sorted by the depth of their destination,
+// keeping the caller's order among equals (a later bind at the same place
+// hides an earlier one).
+func shallowestFirst(binds []Bind) []Bind {
+	sorted := append([]Bind(nil), binds...)
+	sort.SliceStable(sorted, func(i, j int) bool { return depth(sorted[i].Dest) < depth(sorted[j].Dest) })
+	return sorted
 }
 
 func depth(p string) int { return strings.Count(filepath.Clean(p), "/") }
@@ -264,15 +287,8 @@ func config(s *Spec) (*configs.Config, *viewPlan, error) {
 			return nil, nil, err
 		}
 	}
-	shm := s.ShmBytes
-	if shm <= 0 {
-		shm = DefaultShmBytes
-	}
-	if s.Resources.Memory > 0 && shm > s.Resources.Memory {
-		shm = s.Resources.Memory
-	}
 	cgroupNS := hasCgroupNS()
-	mounts := append(systemMounts(shm, s.Resources.Memory), bindMounts(s.Binds)...)
+	mounts := append(systemMounts(shmSize(s.ShmBytes, s.Resources.Memory), s.Resources.Memory), bindMounts(s.Binds)...)
 
 	if err := checkDevices(s.Devices); err != nil {
 		return nil, nil, err

@@ -20,6 +20,15 @@
 // (Bind.Checked) is what runc mounted, then lets the job exec; Spec.Stop
 // ends a setup that waits on a file system (ErrStopped).
 //
+// Adopt gives a container started ahead of any job (a prepared one: no
+// binds but corral-init's, no limit but the number of processes) to a
+// job whose container depends on the job only through its binds, limits
+// and name (adopt.go): the binds are cloned on the host, checked and
+// attached from a thread in the container's mount namespace, /tmp and
+// /dev/shm resized, the cgroup's limits set (its name stays), and the
+// state renamed to the job's container ID. runc is then off the job's
+// path.
+//
 // Open loads a running container (one another process started: a job
 // step's runner and the job's shim are different processes) and Exec
 // starts a further process in it: the container's namespaces, cgroup,

@@ -25,11 +25,12 @@ func InitIfRequested() {
 
 // Container is a started job container.
 type Container struct {
-	c       *libcontainer.Container
-	p       *libcontainer.Process
-	rootfs  string
-	cgPaths map[string]string
-	image   *Image
+	c         *libcontainer.Container
+	p         *libcontainer.Process
+	stateRoot string // where c's state directory is (Adopt renames it)
+	rootfs    string
+	cgPaths   map[string]string
+	image     *Image
 }
 
 // Start creates the container and starts its process. On error nothing is
@@ -123,7 +124,7 @@ func Start(s *Spec) (_ *Container, retErr error) {
 		_ = c.Destroy()
 		return nil, err
 	}
-	return &Container{c: c, p: p, rootfs: rootfs, cgPaths: st.CgroupPaths, image: s.Image}, nil
+	return &Container{c: c, p: p, stateRoot: s.StateRoot, rootfs: rootfs, cgPaths: st.CgroupPaths, image: s.Image}, nil
 }
 
 // Pid is the host PID of the container's init process.
