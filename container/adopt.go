@@ -18,8 +18,9 @@ package container
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
-	"runtime"
 
 	"github.com/opencontainers/cgroups"
 	"github.com/opencontainers/runc/libcontainer"
@@ -40,8 +41,9 @@ type Adoption struct {
 	// destination first, with the same flags Start gives them (writable:
 	// nosuid,nodev; read-only: recursively ro,nosuid,nodev); a bind with
 	// Checked is refused (checkError, nothing mounted) when the source
-	// opened is another file. A destination must exist in the container
-	// (as with runc over the read-only view).
+	// opened is another file. A destination the container lacks is made
+	// where root can make it, as runc makes it for Start (in the job's
+	// /tmp); in the read-only host view it must exist, for Start too.
 	Binds []Bind
 	// ShmBytes sizes /dev/shm as Spec.ShmBytes does (<= 0:
 	// DefaultShmBytes; capped at the memory limit); /tmp is resized to the
@@ -124,12 +126,13 @@ func attachBinds(pidfd int, binds []Bind, memBytes, shmBytes int64) error {
 			unix.Close(fd)
 		}
 	}()
+	dirs := make([]bool, 0, len(binds))
 	for _, b := range binds {
-		fd, err := cloneBind(b)
+		fd, dir, err := cloneBind(b)
 		if err != nil {
 			return err
 		}
-		fds = append(fds, fd)
+		fds, dirs = append(fds, fd), append(dirs, dir)
 	}
 	tmpSize := "50%" // tmpfs's default, as Start's /tmp without a limit
 	if memBytes > 0 {
@@ -143,6 +146,9 @@ func attachBinds(pidfd int, binds []Bind, memBytes, shmBytes int64) error {
 			return err
 		}
 		for i, b := range binds {
+			if err := mountPoint(b.Dest, dirs[i]); err != nil {
+				return fmt.Errorf("mounting %s at %s in the job's container: %w", b.Source, b.Dest, err)
+			}
 			// Trailing symlinks too, as runc resolves a bind's destination
 			// for Start (a work directory named through a link): the
 			// thread's root is the container's, so no link leads out.
@@ -155,6 +161,28 @@ func attachBinds(pidfd int, binds []Bind, memBytes, shmBytes int64) error {
 	})
 }
 
+// mountPoint makes dest when the container has nothing there, where root
+// can make it, as runc makes a bind's mount point for Start: in the
+// container's own file systems (a work directory under /tmp). The host
+// view is read-only: a destination missing there is an error, for Start
+// too.
+func mountPoint(dest string, dir bool) error {
+	if _, err := os.Stat(dest); !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+		return err
+	}
+	if dir {
+		return os.Mkdir(dest, 0o755)
+	}
+	f, err := os.OpenFile(dest, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
 // cloneBind clones b's source with everything mounted below it, in this
 // thread's (the host's) namespace, refuses it when it is not the file
 // the caller checked, and gives the detached clone the attributes Start
@@ -162,70 +190,54 @@ func attachBinds(pidfd int, binds []Bind, memBytes, shmBytes int64) error {
 // the host below the source still show in the job, but nothing mounted
 // in the container (a nested bind of this very call) reaches the host,
 // as with runc's binds in the container's slave namespace.
-func cloneBind(b Bind) (_ int, retErr error) {
+func cloneBind(b Bind) (_ int, dir bool, retErr error) {
 	fd, err := unix.OpenTree(unix.AT_FDCWD, b.Source, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
 	if err != nil {
-		return -1, fmt.Errorf("binding %s at %s: %w", b.Source, b.Dest, err)
+		return -1, false, fmt.Errorf("binding %s at %s: %w", b.Source, b.Dest, err)
 	}
 	defer func() {
 		if retErr != nil {
 			unix.Close(fd)
 		}
 	}()
-	if b.Checked != nil {
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
-			return -1, fmt.Errorf("binding %s at %s: %w", b.Source, b.Dest, err)
-		}
-		if *IDOf(&st) != *b.Checked {
-			return -1, checkError{fmt.Errorf("%s changed between its check and its mount at %s (a symlink swapped in?); not running the job", b.Source, b.Dest)}
-		}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return -1, false, fmt.Errorf("binding %s at %s: %w", b.Source, b.Dest, err)
+	}
+	if b.Checked != nil && *IDOf(&st) != *b.Checked {
+		return -1, false, checkError{swapped(b)}
 	}
 	all := &unix.MountAttr{Propagation: unix.MS_SLAVE}
 	if !b.Writable {
 		all.Attr_set = hostViewAttrs
 	}
 	if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, all); err != nil {
-		return -1, fmt.Errorf("binding %s at %s: mount_setattr: %w", b.Source, b.Dest, err)
+		return -1, false, fmt.Errorf("binding %s at %s: mount_setattr: %w", b.Source, b.Dest, err)
 	}
 	if b.Writable { // runc remounts only the bind itself nosuid,nodev
 		top := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
 		if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH, top); err != nil {
-			return -1, fmt.Errorf("binding %s at %s: mount_setattr: %w", b.Source, b.Dest, err)
+			return -1, false, fmt.Errorf("binding %s at %s: mount_setattr: %w", b.Source, b.Dest, err)
 		}
 	}
-	return fd, nil
+	return fd, st.Mode&unix.S_IFMT == unix.S_IFDIR, nil
 }
 
-// inNamespaceOf runs fn on a thread of its own that joined the mount
-// namespace of the process pidfd names: its root and working directory
-// are that namespace's root. The thread leaves the namespace before it
-// ends (as inJobRoot's: Go parks the main thread instead of ending it)
-// and is never handed back to Go.
+// inNamespaceOf runs fn on a thread of its own (onMountNSThread) that
+// joined the mount namespace of the process pidfd names: its root and
+// working directory are that namespace's root.
 func inNamespaceOf(pidfd int, fn func() error) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: see above
-		host, err := unix.Open("/proc/thread-self/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			errc <- fmt.Errorf("entering the job's container: %w", err)
-			return
-		}
-		defer unix.Close(host)
+	return onMountNSThread(func() error {
 		// setns into a mount namespace refuses a thread that shares its
 		// root and working directory with others (every Go thread does).
 		if err := unix.Unshare(unix.CLONE_FS); err != nil {
-			errc <- fmt.Errorf("entering the job's container: unshare: %w", err)
-			return
+			return fmt.Errorf("entering the job's container: unshare: %w", err)
 		}
 		if err := unix.Setns(pidfd, unix.CLONE_NEWNS); err != nil {
-			errc <- fmt.Errorf("entering the job's container: setns: %w", err)
-			return
+			return fmt.Errorf("entering the job's container: setns: %w", err)
 		}
-		defer unix.Setns(host, unix.CLONE_NEWNS)
-		errc <- fn()
-	}()
-	return <-errc
+		return nil
+	}, fn)
 }
 
 // resizeTmpfs sets the size of the tmpfs mounted at path (which must be

@@ -160,14 +160,15 @@ const viewScript = `awk -v w="$W" '$5=="/tmp"||$5=="/dev/shm"||$5==w||$5==w"/ro"
 cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.max
 touch "$W/f" && echo w-writable
 touch "$W/ro/f" 2>/dev/null || echo ro-readonly
-cat "$W/ro/marker"`
+cat "$W/ro/marker" /tmp/job/ro/marker`
 
 // TestAdopt adopts a prepared container (no binds but its init's, no
 // memory limit) for a job with a writable bind, a read-only one nested
 // in it, a memory limit, a cpuset and a CPU quota, and compares what a
 // process exec'd into it sees with what it sees in a container Start made
 // for the same job: the binds' and tmpfs's mounts, options and sizes,
-// the memory limit, the cgroup's limits. The adopted container answers
+// the memory limit, the cgroup's limits, a bind at a mount point made in
+// the job's /tmp. The adopted container answers
 // to the job's name only, its nested bind never reaches the host (the
 // writable bind's source is a shared mount), and Destroy leaves nothing.
 func TestAdopt(t *testing.T) {
@@ -201,6 +202,7 @@ func TestAdopt(t *testing.T) {
 	binds := []container.Bind{
 		{Source: ro, Dest: filepath.Join(w, "ro"), Checked: fileID(t, ro)},
 		{Source: w, Dest: w, Writable: true, Checked: fileID(t, w)},
+		{Source: ro, Dest: "/tmp/job/ro"}, // a mount point made in the job's /tmp
 	}
 	state := containertest.MustStateDir(t)
 	stateRoot := filepath.Join(state, "runc")
@@ -223,7 +225,7 @@ func TestAdopt(t *testing.T) {
 	}
 	got := execIn(t, stateRoot, "job1", viewScript, "W="+w)
 	for _, s := range []string{"/tmp rw,nosuid,nodev", "size=131072k", "/dev/shm rw,nosuid,nodev,noexec", "size=32768k",
-		w + "/ro ro,nosuid,nodev", "w-writable", "ro-readonly", "ro-marker"} {
+		w + "/ro ro,nosuid,nodev", "w-writable", "ro-readonly", "ro-marker\nro-marker"} {
 		if !strings.Contains(got, s) {
 			t.Errorf("the adopted container shows no %q:\n%s", s, got)
 		}

@@ -55,10 +55,16 @@ func checkBinds(p *libcontainer.Process, binds []Bind) error {
 			return fmt.Errorf("checking the job's mount of %s at %s: %w", b.Source, b.Dest, err)
 		}
 		if *IDOf(&st) != *b.Checked {
-			return fmt.Errorf("%s changed between its check and its mount at %s (a symlink swapped in?); not running the job", b.Source, b.Dest)
+			return swapped(b)
 		}
 	}
 	return nil
+}
+
+// swapped is the refusal of bind b, whose source is not the file the
+// caller checked.
+func swapped(b Bind) error {
+	return fmt.Errorf("%s changed between its check and its mount at %s (a symlink swapped in?); not running the job", b.Source, b.Dest)
 }
 
 // startHook, if set (tests), runs just before a stoppable start: it can

@@ -51,41 +51,52 @@ func (v *viewPlan) mounts() []*configs.Mount {
 	return ms
 }
 
-// inJobRoot runs fn on a thread of its own, in a new mount namespace
-// (a slave of the host's: host mounts still propagate in, nothing goes
-// out) where rootfs holds the job's root: a tmpfs with the view's links
-// and binds (all of them unless bindsByRunc, which
-// leaves the binds to runc: tests compare the two). fn starts runc's init,
-// which inherits the namespace. The thread is never handed back to Go:
-// it returns to the host's namespace and ends with its goroutine, which
-// frees the namespace.
+// inJobRoot runs fn on a thread of its own (onMountNSThread), in a new
+// mount namespace (a slave of the host's: host mounts still propagate in,
+// nothing goes out) where rootfs holds the job's root: a tmpfs with the
+// view's links and binds (all of them unless bindsByRunc, which leaves
+// the binds to runc: tests compare the two). fn starts runc's init, which
+// inherits the namespace; the namespace goes when the thread leaves it.
 func inJobRoot(rootfs string, view *viewPlan, bindsByRunc bool, fn func() error) error {
+	enter := func() error {
+		if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+			return fmt.Errorf("preparing the job's root: unshare: %w", err)
+		}
+		return nil
+	}
+	return onMountNSThread(enter, func() error {
+		if err := unix.Mount("", "/", "", unix.MS_SLAVE|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("preparing the job's root: %w", err)
+		}
+		if err := mountView(rootfs, view, bindsByRunc); err != nil {
+			return err
+		}
+		return fn()
+	})
+}
+
+// onMountNSThread runs fn on a locked thread that enter moved into
+// another mount namespace. The thread is never handed back to Go: it
+// returns to the host's namespace and ends with its goroutine. Back in
+// the host's namespace first, because should it be the main thread Go
+// parks it instead of ending it, and the other namespace would live on
+// with it.
+func onMountNSThread(enter, fn func() error) error {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: see above
 		host, err := unix.Open("/proc/thread-self/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
-			errc <- fmt.Errorf("preparing the job's root: %w", err)
+			errc <- fmt.Errorf("the host's mount namespace: %w", err)
 			return
 		}
 		defer unix.Close(host)
-		if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
-			errc <- fmt.Errorf("preparing the job's root: unshare: %w", err)
+		if err := enter(); err != nil {
+			errc <- err
 			return
 		}
-		// Back in the host's namespace before the thread ends: should it be
-		// the main thread, Go parks it instead of ending it, and the
-		// namespace would live on with it.
 		defer unix.Setns(host, unix.CLONE_NEWNS)
-		errc <- func() error {
-			if err := unix.Mount("", "/", "", unix.MS_SLAVE|unix.MS_REC, ""); err != nil {
-				return fmt.Errorf("preparing the job's root: %w", err)
-			}
-			if err := mountView(rootfs, view, bindsByRunc); err != nil {
-				return err
-			}
-			return fn()
-		}()
+		errc <- fn()
 	}()
 	return <-errc
 }
