@@ -75,6 +75,11 @@ func (c *Container) Adopt(a *Adoption) error {
 	if a.Resources == nil {
 		return errors.New("adopting a container needs the job's resources")
 	}
+	if c.image != nil {
+		// Its root's writable layer is sized to the memory limit it
+		// started with, and nothing here resizes it.
+		return errors.New("a container in an image cannot be adopted")
+	}
 	// Load validates the name as Create does; only a free one will do.
 	switch _, err := libcontainer.Load(c.stateRoot, a.ID); {
 	case err == nil:

@@ -18,6 +18,7 @@ import (
 	"github.com/corral-hpc/corral/container"
 	"github.com/corral-hpc/corral/container/containertest"
 	"github.com/corral-hpc/corral/container/initproto"
+	"github.com/corral-hpc/corral/images/imagetest"
 )
 
 // adoptHost is the cgroup host of the adoption tests, prepared once.
@@ -390,4 +391,37 @@ func TestAdoptStops(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(stateRoot, "job5")); !os.IsNotExist(err) {
 		t.Errorf("the stopped adoption took the job's name (%v)", err)
 	}
+}
+
+// TestAdoptRefusesAnImage: a container in an image is not adopted (its
+// writable layer keeps the size it started with), and stays as it was.
+func TestAdoptRefusesAnImage(t *testing.T) {
+	h := adoptHost(t)
+	imagetest.MustBusybox(t)
+	_, _, lower := mustStoredImage(t, "7.2")
+	state := containertest.MustStateDir(t)
+	stateRoot := filepath.Join(state, "runc")
+	p := adoptPlace(t, h, 7)
+	rootfs := filepath.Join(state, "rootfs")
+	if err := os.Mkdir(rootfs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pids := jobLimits.MaxPids
+	c, err := container.Start(&container.Spec{
+		ID: "spare7", StateRoot: stateRoot, Rootfs: rootfs,
+		Image:      &container.Image{Lower: lower, Layer: filepath.Join(state, "layer")},
+		CgroupPath: p.Path, Resources: &cgroups.Resources{PidsLimit: &pids},
+		Args: []string{"/bin/sh", "-c", "exec sleep 100000"}, Env: []string{"PATH=/bin"}, Cwd: "/",
+		UID: containertest.Nobody, GID: containertest.Nobody,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Adopt(&container.Adoption{ID: "job7", Resources: h.Resources(jobLimits)}); err == nil || !strings.Contains(err.Error(), "image") {
+		t.Errorf("Adopt of a container in an image = %v, want a refusal", err)
+	}
+	if _, err := container.Open(stateRoot, "spare7"); err != nil {
+		t.Errorf("the refused container: %v", err)
+	}
+	endHeld(t, c, p, []string{rootfs})
 }
