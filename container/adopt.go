@@ -104,8 +104,9 @@ func (c *Container) Adopt(a *Adoption) error {
 	binds := shallowestFirst(a.Binds)
 	errc := make(chan error, 1)
 	go func() {
-		defer unix.Close(pidfd)
-		errc <- attachBinds(pidfd, binds, mem, shmSize(a.ShmBytes, mem))
+		err := attachBinds(pidfd, binds, mem, shmSize(a.ShmBytes, mem))
+		unix.Close(pidfd) // before the answer: Adopt leaves no descriptor behind
+		errc <- err
 	}()
 	select {
 	case err := <-errc:

@@ -154,6 +154,16 @@ func fileID(t testing.TB, path string) *container.FileID {
 	return container.IDOf(&st)
 }
 
+// openFDs is the number of this process's open file descriptors.
+func openFDs(t testing.TB) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
+}
+
 // viewScript prints what a job sees of its mounts and limits: the mount
 // points and options of /tmp, /dev/shm and the binds ($W, $W/ro), its
 // memory limit, and whether the binds are writable.
@@ -171,7 +181,8 @@ cat "$W/ro/marker" /tmp/job/ro/marker`
 // the memory limit, the cgroup's limits, a bind at a mount point made in
 // the job's /tmp. The adopted container answers
 // to the job's name only, its nested bind never reaches the host (the
-// writable bind's source is a shared mount), and Destroy leaves nothing.
+// writable bind's source is a shared mount), Adopt leaves no descriptor
+// open, and Destroy leaves nothing.
 func TestAdopt(t *testing.T) {
 	h := adoptHost(t)
 	base := varTmpDir(t)
@@ -221,8 +232,12 @@ func TestAdopt(t *testing.T) {
 	place := adoptPlace(t, h, 2)
 	c := startHeld(t, stateRoot, "spare1", place, nil, nil, 0)
 	pid := c.Pid()
+	fds := openFDs(t)
 	if err := c.Adopt(&container.Adoption{ID: "job1", Resources: h.Resources(jobLimits), Binds: binds, ShmBytes: jobShm}); err != nil {
 		t.Fatal(err)
+	}
+	if n := openFDs(t); n != fds {
+		t.Errorf("%d descriptors open after Adopt, %d before", n, fds)
 	}
 	got := execIn(t, stateRoot, "job1", viewScript, "W="+w)
 	for _, s := range []string{"/tmp rw,nosuid,nodev", "size=131072k", "/dev/shm rw,nosuid,nodev,noexec", "size=32768k",
