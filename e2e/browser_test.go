@@ -261,6 +261,17 @@ func corralAs(t testing.TB, c *Cluster, uid uint32, args ...string) Result {
 	if uid == 0 {
 		return c.Corral(args...)
 	}
+	cmd := exec.Command(anyoneCorral(t, c), args...)
+	cmd.Dir = "/"
+	cmd.Env = append(os.Environ(), "CORRAL_SOCKET="+c.Socket)
+	return runAs(t, cmd, uid)
+}
+
+// anyoneCorral is a copy of bin/corral any user may run, beside the
+// cluster's socket, whose directory it opens to all (to pass, not to
+// list).
+func anyoneCorral(t testing.TB, c *Cluster) string {
+	t.Helper()
 	if err := os.Chmod(c.Dir, 0o711); err != nil { // the socket is under it
 		t.Fatal(err)
 	}
@@ -271,10 +282,7 @@ func corralAs(t testing.TB, c *Cluster, uid uint32, args ...string) Result {
 			t.Fatalf("copying corral: %v", err)
 		}
 	}
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = "/"
-	cmd.Env = append(os.Environ(), "CORRAL_SOCKET="+c.Socket)
-	return runAs(t, cmd, uid)
+	return bin
 }
 
 // runAs runs cmd as uid (its group the same number) and returns what it

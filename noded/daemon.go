@@ -133,6 +133,7 @@ func New(cfg Config, logger *log.Logger) (*Daemon, error) {
 	if d.gpus, err = newGPUNode(&d.cfg, logger); err != nil {
 		return nil, err
 	}
+	d.sweepSpares() // spareprepared.go: what spares that died left
 	if err := d.recover(); err != nil {
 		return nil, err
 	}
@@ -213,7 +214,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 			return d.ctld.Do(ctx, http.MethodPost, "/v1/node/events", api.EventsRequest{Events: evs}, nil)
 		}, d.log.Printf)
 	}()
-	go d.startSpare() // spareshim.go; nothing without Config.SpareShim
+	go d.startSpare(nil) // spareshim.go; nothing without Config.SpareShim
 	d.log.Printf("corral-noded %s: serving on %s (advertised %s), ctld %s, %d CPUs, %d MiB, cgroup %s, state %s",
 		d.cfg.Name, d.ln.Addr(), d.addr, d.cfg.CtldURL, d.cfg.CPUs, d.cfg.MemBytes>>20, d.cg.Mode, d.cfg.StateDir)
 	select {

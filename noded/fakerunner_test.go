@@ -1,12 +1,14 @@
 package noded
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -35,6 +37,8 @@ func fakeShimMain(args []string) int {
 	switch {
 	case len(args) == 1 && args[0] == shim.FeaturesArg:
 		return 0
+	case len(args) == 1 && args[0] == shim.SpareArg:
+		return fakeSpare()
 	case len(args) == 3 && args[0] == shim.StepArg:
 		return fakeRunner(args[1], args[2])
 	case len(args) == 1:
@@ -44,11 +48,45 @@ func fakeShimMain(args []string) int {
 	return 2
 }
 
+// fakePreparedFile, in a preparation's directory, is the Preparation a
+// fake spare was handed, as it read it.
+const fakePreparedFile = "fake-prepared"
+
+// fakeSpare is a spare shim that prepares nothing: it copies the
+// Preparation it is handed into its directory, then runs the job it is
+// handed as fakeJobShim, and removes the directory when it ends, as a
+// real spare does.
+func fakeSpare() int {
+	br := bufio.NewReader(os.NewFile(shim.JobFD, "job"))
+	line, err := br.ReadString('\n')
+	var prepDir string
+	if err == nil && strings.HasPrefix(line, "{") {
+		var p shim.Preparation
+		must(json.Unmarshal([]byte(line), &p))
+		prepDir = p.Dir
+		must(os.WriteFile(filepath.Join(p.Dir, fakePreparedFile), []byte(line), 0o600))
+		line, err = br.ReadString('\n')
+	}
+	defer func() {
+		if prepDir != "" {
+			must(os.RemoveAll(prepDir))
+		}
+	}()
+	if err != nil {
+		return 0
+	}
+	return fakeJobShim(strings.TrimSuffix(line, "\n"))
+}
+
 func fakeJobShim(dir string) int {
 	term := make(chan os.Signal, 1)
 	signal.Notify(term, syscall.SIGTERM)
 	signal.Ignore(syscall.SIGPIPE)
-	must(os.WriteFile(filepath.Join(dir, shim.PidFile), []byte(strconv.Itoa(os.Getpid())), 0o600))
+	// With the start time, as a real shim writes it: a spare's command
+	// line does not name its job.
+	start, err := shim.ProcStart(os.Getpid())
+	must(err)
+	must(os.WriteFile(filepath.Join(dir, shim.PidFile), fmt.Appendf(nil, "%d %d\n", os.Getpid(), start), 0o600))
 	status := os.NewFile(shim.StatusFD, "status")
 	must(os.WriteFile(filepath.Join(dir, shim.StartedFile), nil, 0o600))
 	fmt.Fprintf(status, "started %s\n", time.Now().Format(time.RFC3339Nano))

@@ -149,10 +149,17 @@ func (d *Daemon) launch(r *api.LaunchRequest) (err error) {
 		}
 		return err
 	}
-	place, err := d.cg.Job(d.cgScope, r.JobID)
+	sj := &shim.Job{
+		Launch: *r, Node: d.cfg.Name, Cpuset: d.cpus.cpuset(slots), Slots: slots,
+		MaxPids: d.cfg.MaxPids, KillWaitMs: d.cfg.KillWait.Milliseconds(), InitPath: d.cfg.InitPath,
+		RuncRoot: d.runcRoot, Hide: append([]string{d.cfg.StateDir}, d.cfg.Hide...),
+		CtlSocket: true,
+	}
+	place, err := d.sparePlacement(sj) // spareprepared.go: the spare's cgroup when the job adopts its container
 	if err != nil {
 		return err
 	}
+	sj.CgroupPath = place.Path
 	sock, err := d.openJobSocket(dir, place, r)
 	if err != nil {
 		return err
@@ -162,12 +169,6 @@ func (d *Daemon) launch(r *api.LaunchRequest) (err error) {
 			sock.close()
 		}
 	}()
-	sj := &shim.Job{
-		Launch: *r, Node: d.cfg.Name, Cpuset: d.cpus.cpuset(slots), Slots: slots,
-		MaxPids: d.cfg.MaxPids, KillWaitMs: d.cfg.KillWait.Milliseconds(), InitPath: d.cfg.InitPath,
-		RuncRoot: d.runcRoot, CgroupPath: place.Path, Hide: append([]string{d.cfg.StateDir}, d.cfg.Hide...),
-		CtlSocket: true,
-	}
 	if err := d.prepareEnvironment(r, sj); err != nil {
 		return err
 	}
@@ -185,7 +186,7 @@ func (d *Daemon) launch(r *api.LaunchRequest) (err error) {
 	}
 	j := &job{id: r.JobID, dir: dir, slots: slots, gpu: claim, uid: r.UID, ownerKnown: true, start: r.Start,
 		steps: map[int]*step{}, sock: sock, started: make(chan struct{})}
-	cmd, status, err := d.startShim(j)
+	cmd, status, err := d.startShim(j, nextPreparation(sj))
 	if err != nil {
 		return fmt.Errorf("starting the shim of job %d: %w", r.JobID, err)
 	}
@@ -196,12 +197,13 @@ func (d *Daemon) launch(r *api.LaunchRequest) (err error) {
 }
 
 // startShim hands the job to the spare shim, if there is one
-// (spareshim.go), and starts the next spare once the job runs; else it
-// runs `<shim command> <dir>` (startDetached). d.mu is held.
-func (d *Daemon) startShim(j *job) (*exec.Cmd, *os.File, error) {
+// (spareshim.go), and starts the next spare, preparing next (nil:
+// nothing; spareprepared.go), once the job runs; else it runs `<shim
+// command> <dir>` (startDetached). d.mu is held.
+func (d *Daemon) startShim(j *job, next *shim.Preparation) (*exec.Cmd, *os.File, error) {
 	if cmd, ctl, status, ok := d.takeSpare(j.dir); ok {
 		j.ctl = ctl
-		go d.refillSpare(j)
+		go d.refillSpare(j, next)
 		return cmd, status, nil
 	}
 	argv := append(append([]string(nil), d.cfg.ShimCommand...), j.dir)

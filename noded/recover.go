@@ -159,6 +159,9 @@ func (d *Daemon) removeShimLeftovers(id uint64, dir string) error {
 	if err := container.UnmountRoot(filepath.Join(dir, shim.RootfsDir), filepath.Join(dir, shim.LayerDir)); err != nil {
 		d.log.Printf("job %d: %v", id, err)
 	}
+	// A shim that was a prepared spare leaves its preparation's
+	// directory, and its container when the job did not adopt it.
+	d.sweepSpares() // spareprepared.go
 	return nil
 }
 

@@ -28,20 +28,23 @@ const spareRefill = 2 * time.Second
 const spareLogFile = "spare-shim.log"
 
 // spareShim is a started spare: its process and noded's ends of its
-// control, status and job pipes.
+// control, status and job pipes; prep is what it prepares (nil: a plain
+// spare, sparePrepared).
 type spareShim struct {
 	cmd         *exec.Cmd
 	ctl, status *os.File
 	job         *os.File
+	prep        *shim.Preparation
 }
 
 // startSpare starts a spare and keeps it, unless noded has one already
-// or is stopping. It runs outside d.mu: the fork and exec take a while.
-func (d *Daemon) startSpare() {
+// or is stopping; with want, a prepared one (sparePrepared). It runs
+// outside d.mu: the fork and exec take a while.
+func (d *Daemon) startSpare(want *shim.Preparation) {
 	d.mu.Lock()
-	want := d.cfg.SpareShim && d.spare == nil && !d.spareStopped
+	start := d.cfg.SpareShim && d.spare == nil && !d.spareStopped
 	d.mu.Unlock()
-	if !want {
+	if !start {
 		return
 	}
 	jobR, jobW, err := os.Pipe()
@@ -58,6 +61,11 @@ func (d *Daemon) startSpare() {
 		return
 	}
 	s := &spareShim{cmd: cmd, ctl: ctl, status: status, job: jobW}
+	if want != nil {
+		if s.prep, err = d.prepareSpare(s, want); err != nil { // sparePrepared.go
+			d.log.Printf("spare shim %d: %v; it stays a plain one", cmd.Process.Pid, err)
+		}
+	}
 	d.mu.Lock()
 	keep := d.spare == nil && !d.spareStopped
 	if keep {
@@ -83,6 +91,11 @@ func (d *Daemon) takeSpare(dir string) (cmd *exec.Cmd, ctl, status *os.File, ok 
 	}
 	if err != nil { // it died: start one the usual way
 		d.log.Printf("spare shim %d: %v; starting a shim", s.cmd.Process.Pid, err)
+		if s.prep != nil {
+			// Its container goes first: the job may have been placed in
+			// its cgroup (sparePlacement).
+			d.removeSpare(filepath.Join(d.sparesDir(), s.prep.Token))
+		}
 		go s.retire()
 		return nil, nil, nil, false
 	}
@@ -90,15 +103,15 @@ func (d *Daemon) takeSpare(dir string) (cmd *exec.Cmd, ctl, status *os.File, ok 
 }
 
 // refillSpare starts the next spare once the job that took the last one
-// runs, or after spareRefill.
-func (d *Daemon) refillSpare(j *job) {
+// runs, or after spareRefill; next is what it prepares (nil: nothing).
+func (d *Daemon) refillSpare(j *job, next *shim.Preparation) {
 	t := time.NewTimer(spareRefill)
 	defer t.Stop()
 	select {
 	case <-j.started:
 	case <-t.C:
 	}
-	d.startSpare()
+	d.startSpare(next)
 }
 
 // stopSpare ends the spare when noded stops, and keeps a new one from
@@ -113,7 +126,8 @@ func (d *Daemon) stopSpare() {
 	}
 }
 
-// retire closes the spare's job pipe, which ends it, and reaps it.
+// retire closes the spare's job pipe, which ends it (a prepared one
+// destroys its container first), and reaps it.
 func (s *spareShim) retire() {
 	s.job.Close()
 	s.ctl.Close()

@@ -40,16 +40,18 @@ func Main(args []string) int {
 		}
 		return 0
 	}
+	var pr *prepared
 	if len(args) == 1 && args[0] == SpareArg { // spare.go
-		dir, ok, err := awaitJob()
+		dir, p, ok, err := awaitJob()
 		if err != nil {
+			p.release()
 			fmt.Fprintln(os.Stderr, "corral-shim --spare:", err)
 			return 1
 		}
 		if !ok {
 			return 0 // not needed after all
 		}
-		args = []string{dir}
+		args, pr = []string{dir}, p
 	}
 	if len(args) != 1 || !filepath.IsAbs(args[0]) {
 		fmt.Fprintln(os.Stderr, "usage: corral-shim /ABSOLUTE/JOB/DIR (started by corral-noded, not by hand)")
@@ -60,11 +62,12 @@ func Main(args []string) int {
 	log.SetPrefix("shim " + filepath.Base(dir) + ": ")
 	sup, err := startSupervisor(filepath.Join(dir, PidFile), true)
 	if err != nil {
+		pr.release()
 		log.Print(err)
 		return 1
 	}
 	written := false
-	Run(dir, Controls{Cancel: sup.cancel, Started: sup.started, Configuring: func(what string) {
+	runJob(dir, Controls{Cancel: sup.cancel, Started: sup.started, Configuring: func(what string) {
 		sup.say("configuring %s %s", time.Now().Format(time.RFC3339Nano), what)
 	}, Ended: func(res *Result) {
 		if res.Message != "" {
@@ -76,7 +79,7 @@ func Main(args []string) int {
 		}
 		written = true
 		sup.say("%s", EndedLine)
-	}})
+	}}, pr)
 	if !written {
 		return 1
 	}

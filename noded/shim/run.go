@@ -50,19 +50,26 @@ const (
 // becomes a FAILED result with a message. When Run returns, everything
 // created has been removed: the container before Controls.Ended, the
 // scratch files after it.
-func Run(dir string, ctl Controls) *Result {
+func Run(dir string, ctl Controls) *Result { return runJob(dir, ctl, nil) }
+
+// runJob is Run for a shim that may hold a prepared container (a
+// spare's, prepared.go): the job adopts it when it may, and it is gone
+// when runJob returns.
+func runJob(dir string, ctl Controls, pr *prepared) *Result {
 	var r *Result
 	cleanup := func() {}
 	job, err := ReadJob(dir)
 	if err != nil {
+		pr.discard(&Job{})
 		r = failed(time.Time{}, "reading the job: %v", err)
-	} else if r, cleanup, err = run(dir, job, ctl); err != nil {
+	} else if r, cleanup, err = run(dir, job, ctl, pr); err != nil {
 		r = failed(r.Start, "%v", err)
 	}
 	if ctl.Ended != nil {
 		ctl.Ended(r)
 	}
 	cleanup()
+	pr.release()
 	return r
 }
 
@@ -79,9 +86,12 @@ func cancelled(ch <-chan struct{}) bool {
 	}
 }
 
-func run(dir string, job *Job, ctl Controls) (res *Result, cleanup func(), err error) {
+func run(dir string, job *Job, ctl Controls, pr *prepared) (res *Result, cleanup func(), err error) {
 	l := &job.Launch
 	cleanup = func() {}
+	if !pr.adoptable(job) {
+		pr.discard(job) // prepared.go
+	}
 	if !filepath.IsAbs(l.WorkDir) {
 		return &Result{}, cleanup, fmt.Errorf("work directory %q is not absolute", l.WorkDir)
 	}
@@ -98,6 +108,18 @@ func run(dir string, job *Job, ctl Controls) (res *Result, cleanup func(), err e
 		return stopped, cleanup, nil
 	}
 	defer files.Close()
+	if pr.adoptable(job) {
+		ctlBinds, err := ctlBind(dir, job) // ctlsock.go
+		if err != nil {
+			return &Result{}, cleanup, err
+		}
+		if cancelled(ctl.Cancel) {
+			return &Result{State: api.StateCancelled, End: time.Now()}, cleanup, nil
+		}
+		if res, ok := pr.adopt(dir, job, ctl, append(ctlBinds, files.binds...)); ok {
+			return res, cleanup, nil
+		}
+	}
 	stdio := files.stdio
 	if err := pullImage(job, ctl, stdio.err); err != nil {
 		if cancelled(ctl.Cancel) { // cancelled while pulling
@@ -180,6 +202,26 @@ func run(dir string, job *Job, ctl Controls) (res *Result, cleanup func(), err e
 	if err != nil {
 		return &Result{}, cleanup, err
 	}
+	return toEnd(dir, job, ctl, &running{c: c, report: reportR, mode: host.Mode}), cleanup, nil
+}
+
+// running is a job's container once it runs, started here or adopted
+// (prepared.go), with what its supervision reads.
+type running struct {
+	c      *container.Container
+	report *os.File // corral-init's report pipe, its write end closed here
+	mode   cgroup.Mode
+	// cpuBefore is the CPU time its cgroup had used before the job had
+	// it: a prepared container's own start, which is not the job's.
+	cpuBefore int64
+}
+
+// toEnd supervises the job in its running container to its end, for a
+// container started by run or adopted from a prepared spare alike: it
+// says the job started, enforces cancel and the time limit, reads the
+// cgroup's usage, destroys the container and returns the result.
+func toEnd(dir string, job *Job, ctl Controls, r *running) *Result {
+	c, l := r.c, &job.Launch
 	start := time.Now()
 	// The file first: a step's runner waiting for the container wakes on
 	// it (stepwait.go), and need not wait behind noded's handling of the
@@ -195,17 +237,17 @@ func run(dir string, job *Job, ctl Controls) (res *Result, cleanup func(), err e
 
 	ready := make(chan struct{})
 	reportc := make(chan []byte, 1)
-	go readReport(reportR, ready, reportc)
+	go readReport(r.report, ready, reportc)
 	why, ps := supervise(c, dir, job, ctl, ready)
 	// corral-init wrote its report before it exited, so it is in the pipe
 	// by now. Wait no longer than reportGrace for it: a copy of the pipe's
 	// write end may live on outside the job (a root job can hand one out),
 	// so end-of-file may never come.
-	_ = reportR.SetReadDeadline(time.Now().Add(reportGrace))
+	_ = r.report.SetReadDeadline(time.Now().Add(reportGrace))
 	report := <-reportc
 
-	res = &Result{Start: start}
-	usage, uerr := cgroup.ReadUsage(host.Mode, c.CgroupPaths())
+	res := &Result{Start: start}
+	usage, uerr := cgroup.ReadUsage(r.mode, c.CgroupPaths())
 	if uerr != nil {
 		log.Printf("job %d: reading usage: %v", l.JobID, uerr)
 	}
@@ -213,13 +255,13 @@ func run(dir string, job *Job, ctl Controls) (res *Result, cleanup func(), err e
 		log.Printf("job %d: destroying the container: %v", l.JobID, derr)
 	}
 	res.End = time.Now()
-	res.PeakMemBytes, res.CPUTimeUsec, res.OOMKills = usage.PeakMemBytes, usage.CPUTimeUsec, usage.OOMKills
+	res.PeakMemBytes, res.CPUTimeUsec, res.OOMKills = usage.PeakMemBytes, max(0, usage.CPUTimeUsec-r.cpuBefore), usage.OOMKills
 	if res.OOMKills > 0 {
 		res.StepOOMKills = stepsOOMKills(dir) // stepoom.go
 	}
 	res.ExitCode, res.Signal, res.Message = exitStatus(ps, report)
 	res.State = decide(why, res)
-	return res, cleanup, nil
+	return res
 }
 
 // maxTimeLimit (seconds) fits a time.Duration; longer limits mean none.

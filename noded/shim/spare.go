@@ -2,8 +2,10 @@ package shim
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -18,39 +20,56 @@ import (
 // output at the job's shim.log and runs that job as `corral-shim <dir>`
 // would. Its command line does not name the job, so shim.pid carries
 // the process's start time, which tells a reused PID apart (LivePid).
+//
+// noded may first write a Preparation on JobFD (a JSON line): the spare
+// then prepares a container for an extern job of that identity while it
+// waits (prepared.go), which the job that comes adopts if it fits.
 const (
 	SpareArg = "--spare"
-	JobFD    = 5 // noded -> spare shim: the job directory, one line; end of file: not needed
+	JobFD    = 5 // noded -> spare shim: a Preparation, then the job directory, one line each; end of file: not needed
 )
 
-// awaitJob reads the job directory from JobFD and sends this process's
-// output to its shim.log. ok is false when noded closed the pipe without
-// a job (it stopped, or retired the spare).
-func awaitJob() (dir string, ok bool, err error) {
+// awaitJob reads JobFD: a Preparation, if noded sends one (prepared then,
+// nil if preparing failed: logged, and the job runs the usual way), and
+// the job directory; it then sends this process's output to the job's
+// shim.log. ok is false when noded closed the pipe without a job (it
+// stopped, or retired the spare): what was prepared is gone then.
+func awaitJob() (dir string, pr *prepared, ok bool, err error) {
 	f := os.NewFile(JobFD, "job")
 	if f == nil {
-		return "", false, errors.New("no job pipe on fd 5")
+		return "", nil, false, errors.New("no job pipe on fd 5")
 	}
 	defer f.Close()
-	line, rerr := bufio.NewReader(f).ReadString('\n')
+	br := bufio.NewReader(f)
+	line, rerr := br.ReadString('\n')
+	if rerr == nil && strings.HasPrefix(line, "{") {
+		var p Preparation
+		if err := json.Unmarshal([]byte(line), &p); err != nil {
+			log.Printf("spare: the preparation %q: %v", line, err)
+		} else if pr, err = prepare(&p); err != nil {
+			log.Printf("spare %s: preparing a container: %v", p.Token, err)
+		}
+		line, rerr = br.ReadString('\n')
+	}
 	if rerr != nil {
-		return "", false, nil
+		pr.release()
+		return "", nil, false, nil
 	}
 	dir = strings.TrimSuffix(line, "\n")
 	if !filepath.IsAbs(dir) {
-		return "", false, fmt.Errorf("job directory %q is not absolute", dir)
+		return "", pr, false, fmt.Errorf("job directory %q is not absolute", dir)
 	}
 	logf, err := os.OpenFile(filepath.Join(dir, LogFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
-		return "", false, err
+		return "", pr, false, err
 	}
 	defer logf.Close()
 	for _, fd := range []int{1, 2} {
 		if err := unix.Dup3(int(logf.Fd()), fd, 0); err != nil {
-			return "", false, err
+			return "", pr, false, err
 		}
 	}
-	return dir, true, nil
+	return dir, pr, true, nil
 }
 
 // pidLine is what shim.pid and runner.pid hold: the PID and the start
