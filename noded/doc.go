@@ -1,14 +1,18 @@
 // Package noded is the node daemon: it registers with ctld and heartbeats,
 // serves the signed node plane (launch, signal, job list), allocates CPU
 // cores, runs one shim per job (package shim, which owns the job's
-// container; one is started ahead of the next launch: spareshim.go) and
-// reports job starts and ends through a durable event queue
+// container; one is started ahead of the next launch: spareshim.go,
+// and after an extern launch it prepares the container of that user's
+// next extern job, which a launch that fits adopts: spareprepared.go)
+// and reports job starts and ends through a durable event queue
 // (package eventq).
 //
 // The daemon keeps little state of its own: the running-job table and the
 // core allocation live in memory and in each job's directory
-// (<state>/jobs/<id>/launch.json); unacknowledged events live in
-// <state>/events. A job's end is queued on disk before its directory is
+// (<state>/jobs/<id>/launch.json, which also names the job's cgroup:
+// placement.go); unacknowledged events live in <state>/events, and a
+// prepared spare's directory in <state>/spares/<token> (swept when its
+// spare died). A job's end is queued on disk before its directory is
 // removed, so an end is never lost, whether ctld or noded restarts.
 //
 // GPUs (gpus.go, gpudevices.go; docs/gpu.md): noded discovers its GPUs

@@ -35,9 +35,16 @@
 // A step launched with --mpi=pmi2 also gets a PMI server (package pmi):
 // each task's PMI socket is its fd 3, and the fences go through srun.
 //
+// A spare shim (`corral-shim --spare`, spare.go) waits for its job on a
+// pipe; handed a Preparation first, it starts an extern job's container
+// for that user meanwhile, which the job adopts if it fits (prepared.go:
+// container.Adopt), and destroys it otherwise. Its directory
+// <state>/spares/<token> holds owner (its PID and start time) and the
+// prepared container's rootfs/.
+//
 // Job directory (<state>/jobs/<id>/):
 //
-//	launch.json  Job: the launch request plus what noded decided (written by noded)
+//	launch.json  Job: the launch request plus what noded decided, its cgroup included (written by noded)
 //	shim.pid     the shim's PID and start time (written by the shim at start)
 //	started      the job's start time, once its process runs; corral-init's PID; its cgroups (startedText)
 //	spawn        the shim's PID and its descriptor of the steps' spawn socket (stepearly.go)
@@ -49,7 +56,8 @@
 //	             over the host view
 //	steps/<id>/  a step's step.json, runner.pid and result.json (StepJob)
 //
-// rootfs/ is gone before result.json appears; script is deleted just
+// An adopted container's root is the preparation's rootfs/, not the job
+// directory's. rootfs/ is gone before result.json appears; script is deleted just
 // after it (noded removes the whole directory once the shim exits). A noded
 // that restarts can find live shims by shim.pid and finished ones by
 // result.json; nothing in the shim depends on its parent staying alive.
