@@ -111,9 +111,17 @@ func (s *spareProc) waitPrepared(t *testing.T) {
 	}
 }
 
-// waitStarted reads the status pipe up to the job's "started" line.
-func (s *spareProc) waitStarted(t *testing.T) {
+// handJob writes tj's launch.json as it now is and hands its directory
+// to the spare, as noded does, then waits for the job to start.
+func (s *spareProc) handJob(t *testing.T, tj *testJob) {
 	t.Helper()
+	if err := shim.WriteJob(tj.dir, tj.job); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.job.WriteString(tj.dir + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	s.job.Close()
 	for s.status.Scan() {
 		if strings.HasPrefix(s.status.Text(), "started ") {
 			return
@@ -179,14 +187,7 @@ func TestPreparedSpareAdopts(t *testing.T) {
 	s := startPreparedSpare(t, tj)
 	s.waitPrepared(t)
 	tj.job.Prepared, tj.job.CgroupPath = s.prep.Token, s.place.Path
-	if err := shim.WriteJob(tj.dir, tj.job); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.job.WriteString(tj.dir + "\n"); err != nil {
-		t.Fatal(err)
-	}
-	s.job.Close()
-	s.waitStarted(t)
+	s.handJob(t, tj)
 	// The cgroup is the prepared one (v2 cannot rename it), as noded
 	// wrote in launch.json.
 	initPid, dirs := shim.ReadStarted(tj.dir)
@@ -238,14 +239,7 @@ func TestPreparedSpareJobDoesNotFit(t *testing.T) {
 	s := startPreparedSpare(t, tj)
 	s.waitPrepared(t)
 	tj.job.Launch.Umask = "0077"
-	if err := shim.WriteJob(tj.dir, tj.job); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.job.WriteString(tj.dir + "\n"); err != nil {
-		t.Fatal(err)
-	}
-	s.job.Close()
-	s.waitStarted(t)
+	s.handJob(t, tj)
 	if !containertest.Eventually(10*time.Second, func() bool {
 		_, err := os.Stat(filepath.Join(s.prep.RuncRoot, shim.SpareContainerID(s.prep.Token)))
 		return os.IsNotExist(err)
