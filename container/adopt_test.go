@@ -154,14 +154,31 @@ func fileID(t testing.TB, path string) *container.FileID {
 	return container.IDOf(&st)
 }
 
-// openFDs is the number of this process's open file descriptors.
-func openFDs(t testing.TB) int {
+// openFDs are this process's open file descriptors and what each names.
+func openFDs(t testing.TB) map[string]string {
 	t.Helper()
 	ents, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return len(ents)
+	fds := map[string]string{}
+	for _, e := range ents {
+		fds[e.Name()], _ = os.Readlink(filepath.Join("/proc/self/fd", e.Name()))
+	}
+	return fds
+}
+
+// newFDs are the descriptors open in after and not in before. Only new
+// ones count: one closed meanwhile is another goroutine's (os/exec
+// closes a finished child's pidfd when its Wait returns).
+func newFDs(before, after map[string]string) []string {
+	var out []string
+	for fd, what := range after {
+		if before[fd] != what {
+			out = append(out, fd+" -> "+what)
+		}
+	}
+	return out
 }
 
 // viewScript prints what a job sees of its mounts and limits: the mount
@@ -236,8 +253,8 @@ func TestAdopt(t *testing.T) {
 	if err := c.Adopt(&container.Adoption{ID: "job1", Resources: h.Resources(jobLimits), Binds: binds, ShmBytes: jobShm}); err != nil {
 		t.Fatal(err)
 	}
-	if n := openFDs(t); n != fds {
-		t.Errorf("%d descriptors open after Adopt, %d before", n, fds)
+	if leaked := newFDs(fds, openFDs(t)); len(leaked) > 0 {
+		t.Errorf("descriptors Adopt left open: %v", leaked)
 	}
 	got := execIn(t, stateRoot, "job1", viewScript, "W="+w)
 	for _, s := range []string{"/tmp rw,nosuid,nodev", "size=131072k", "/dev/shm rw,nosuid,nodev,noexec", "size=32768k",
