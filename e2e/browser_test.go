@@ -156,11 +156,21 @@ func (b *Browser) Press(what, sel string) int64 {
 	ctx, cancel := context.WithTimeout(b.ctx, browserWait)
 	defer cancel()
 	resp, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(sel)))
+	// A live update can replace the element between the query and the
+	// click, which then fails before any mouse event is sent (the node's
+	// box is looked up first): query it again.
+	for try := 0; try < 5 && err != nil && strings.Contains(err.Error(), staleNode); try++ {
+		resp, err = chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(sel)))
+	}
 	if err != nil || resp == nil {
 		b.t.Fatalf("%s browser: %s: %v (response %v)\n%s", b.who, what, err, resp, b.pageText())
 	}
 	return resp.Status
 }
+
+// staleNode is the DevTools protocol's answer about a node the page has
+// since removed.
+const staleNode = "Could not find node with given id"
 
 // Eval evaluates a JavaScript expression in the page (a promise's value
 // once it settles).
