@@ -273,3 +273,59 @@ func TestPreparedSpareNotNeeded(t *testing.T) {
 		t.Errorf("a spare without a job wrote a result (%v)", err)
 	}
 }
+
+// TestPreparedSpareFallsBackWhenAdoptionFails: a job that fits the
+// preparation but whose container the prepared one cannot become (here:
+// a --mount at a top-level path the host lacks, which runc makes in a
+// new container's root but which the prepared container's read-only
+// root cannot take) runs in a container started the usual way, in the
+// cgroup noded placed it in (the spare's), with its mount; the prepared
+// container is gone.
+func TestPreparedSpareFallsBackWhenAdoptionFails(t *testing.T) {
+	data := mustDataRoot(t)
+	target := fmt.Sprintf("/corral-test-%x", time.Now().UnixNano())
+	if _, err := os.Stat(target); !os.IsNotExist(err) {
+		t.Fatalf("%s exists on this host (%v): the test needs a path that does not", target, err)
+	}
+	tj := mustJob(t, "", func(j *shim.Job) {
+		j.Launch.Role = api.RoleExtern
+		j.CtlSocket = false
+		j.MountRoots = []string{data}
+		j.Launch.Mounts = []api.Mount{{Source: data + "/mine", Target: target}}
+	})
+	s := startPreparedSpare(t, tj)
+	s.waitPrepared(t)
+	if !s.prep.Fits(tj.job) {
+		t.Fatal("the job does not fit its preparation: the test would not reach the adoption")
+	}
+	tj.job.Prepared, tj.job.CgroupPath = s.prep.Token, s.place.Path
+	s.handJob(t, tj)
+	initPid, dirs := shim.ReadStarted(tj.dir)
+	if initPid == 0 || initPid == s.initPid {
+		t.Errorf("the job's corral-init is %d, the prepared one was %d: want a container started anew", initPid, s.initPid)
+	}
+	for c, d := range s.place.Dirs {
+		if dirs[c] != d {
+			t.Errorf("the job's cgroup (%q) is %s, want the one noded placed it in, the spare's %s", c, dirs[c], d)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(s.prep.RuncRoot, shim.SpareContainerID(s.prep.Token))); !os.IsNotExist(err) {
+		t.Errorf("the prepared container is still there (%v)", err)
+	}
+	srun := newFakeSrun(t, "tok", node)
+	mustStep(t, tj, 0, []int{0}, []string{"/bin/sh", "-c", "echo mounted > " + target + "/from-task && cat " + target + "/from-task"}, srun.ln.Addr().String())
+	runner, _ := startRunner(t, tj.dir, 0)
+	srun.writer(t)
+	got := srun.collect(t, nil)
+	runner.Wait()
+	if g := got[0]; g == nil || g.out != "mounted\n" || g.exit == nil || g.exit.Code != 0 {
+		t.Errorf("the task with the mount: %+v, want output \"mounted\" and exit 0", g)
+	}
+	if b, err := os.ReadFile(filepath.Join(data, "mine", "from-task")); err != nil || string(b) != "mounted\n" {
+		t.Errorf("the task's file in the mount's source: %q, %v", b, err)
+	}
+	if r := s.end(t, tj.dir); r.State != api.StateCancelled {
+		t.Errorf("result %+v, want CANCELLED", r)
+	}
+	s.mustLeaveNothing(t, tj)
+}
