@@ -9,6 +9,8 @@
 #                  two-CPU batch job on dev1
 # With SRUN_SPEED_BASE=DIR (the bin/ of another build, e.g. a copy of
 # main's) that build runs too, on a cluster of its own, as b-out / b-in.
+# With SRUN_SPEED_BLOCKS=1 each command runs all its rounds in a row
+# instead (back to back, as a pipeline's loop calls srun).
 # Prints p50 and p90 in ms per command and side.
 #   scripts/srun-speed.sh [ROUNDS]   (as root, after make build; default 30)
 set -u
@@ -65,9 +67,16 @@ one() {
 order=(c-out s-out c-in s-in)
 [ -n "$B" ] && order+=(b-out b-in)
 n=${#order[@]}
-for i in $(seq $N); do
-  for k in $(seq 0 $((n - 1))); do one ${order[$(( (i + k) % n ))]}; done
-done
+if [ "${SRUN_SPEED_BLOCKS:-}" = 1 ]; then
+  # Each command N times in a row, as a pipeline's loop runs it: what
+  # one srun leaves to do (its job's end, the next spare) is then on the
+  # next one's path.
+  for s in "${order[@]}"; do for i in $(seq $N); do one $s; done; done
+else
+  for i in $(seq $N); do
+    for k in $(seq 0 $((n - 1))); do one ${order[$(( (i + k) % n ))]}; done
+  done
+fi
 for s in "${order[@]}"; do
   printf '%s\n' ${t[$s]} | sort -n | awk -v n=$s '{a[NR]=$1} END{printf "%-6s p50 %6.1f  p90 %6.1f  (n=%d)\n", n, a[int(NR/2)+1], a[int(NR*0.9)+1], NR}'
 done
