@@ -194,8 +194,9 @@ func TestSweepSpares(t *testing.T) {
 // launch after another of the same user adopts the container the spare
 // prepared (the job's cgroup is the spare's, and the prepared container
 // is renamed after the job); the spare prepared after it, killed with
-// its container running, is swept: its container, cgroup and directory
-// are gone.
+// its container running while it waits, is noticed by noded, which
+// removes its container, cgroup and directory without a launch or a
+// restart to prompt it, and no longer counts it as its spare.
 func TestPreparedSpareRealShim(t *testing.T) {
 	ctld := nodedtest.NewFakeCtld(t, testKey)
 	n := mustNode(t, ctld, "", func(c *Config) { c.SpareShim = true })
@@ -237,13 +238,9 @@ func TestPreparedSpareRealShim(t *testing.T) {
 	if err := syscall.Kill(third.cmd.Process.Pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	if !containertest.Eventually(10*time.Second, func() bool { return shim.OwnerPid(third.prep.Dir) == 0 }) {
-		t.Fatal("the killed spare still owns its preparation")
-	}
-	n.d.sweepSpares()
-	// Its corral-init, orphaned, is reaped by PID 1: give it a moment.
+	// noded notices by itself, with no launch and no restart to come.
 	var leaks []string
-	containertest.Eventually(5*time.Second, func() bool {
+	containertest.Eventually(10*time.Second, func() bool {
 		leaks = containertest.Leaks(gone.Dirs, []string{third.prep.Dir}, cgroup.SpareName(n.d.cgScope, third.prep.Token))
 		return len(leaks) == 0
 	})
@@ -254,6 +251,12 @@ func TestPreparedSpareRealShim(t *testing.T) {
 		if _, err := os.Stat(p); !os.IsNotExist(err) {
 			t.Errorf("the dead spare left %s (%v)", p, err)
 		}
+	}
+	n.d.mu.Lock()
+	kept := n.d.spare != nil && n.d.spare.cmd.Process.Pid == third.cmd.Process.Pid
+	n.d.mu.Unlock()
+	if kept {
+		t.Error("noded still counts the dead spare as its spare")
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/corral-hpc/corral/noded/shim"
 )
 
@@ -74,6 +76,44 @@ func (d *Daemon) startSpare(want *shim.Preparation) {
 	d.mu.Unlock()
 	if !keep {
 		s.retire()
+		return
+	}
+	go d.watchSpare(s)
+}
+
+// watchSpare notices the spare s dying while it waits (killed, or
+// crashed while preparing), so that what it prepared, a container whose
+// corral-init runs as a user, goes at once rather than at the next
+// launch or noded's next start. It returns when s's process ends, which
+// for a spare handed a job is that job's end: nothing to do then. No
+// spare replaces a dead one here (one that dies at once would be
+// restarted without end); the next launch's refill starts one.
+func (d *Daemon) watchSpare(s *spareShim) {
+	fd, err := unix.PidfdOpen(s.cmd.Process.Pid, 0)
+	if err != nil {
+		return // gone already, or no pidfds: takeSpare and the sweeps still find it
+	}
+	defer unix.Close(fd)
+	// A pidfd polls readable once its process has ended, reaped or not.
+	for {
+		_, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, -1)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	d.mu.Lock()
+	dead := d.spare == s
+	if dead {
+		d.spare = nil
+	}
+	d.mu.Unlock()
+	if !dead {
+		return // handed a job, retired or stopped: whoever did that reaps it
+	}
+	d.log.Printf("spare shim %d ended while it waited; removing what it prepared", s.cmd.Process.Pid)
+	s.retire()
+	if s.prep != nil {
+		d.removeSpare(filepath.Join(d.sparesDir(), s.prep.Token))
 	}
 }
 
