@@ -209,6 +209,40 @@ func TestSrunDropsImpostors(t *testing.T) {
 	}
 }
 
+// TestSrunOutOfMemory: a node that reports OOM kills among its tasks
+// (Done's payload) makes srun say "Out Of Memory" once, naming that
+// node's tasks, and exit 1 whatever the tasks' statuses, as Slurm 22.05's
+// srun does when slurmstepd reports SIG_OOM (launch_slurm.c, srun.c).
+// Here n2's tasks exit 0 and 137, n1's 5: without the report srun would
+// exit 137.
+func TestSrunOutOfMemory(t *testing.T) {
+	play := func(t *testing.T, n *fakeStepNode, l api.StepLaunch) {
+		rc := dial(t, l, l.IOToken, n.name)
+		if rc == nil {
+			return
+		}
+		if n.name == "n1" {
+			rc.exit(t, 0, stepio.ExitStatus{Code: 5})
+			rc.exit(t, 1, stepio.ExitStatus{Code: 0})
+			rc.finish(t)
+			return
+		}
+		rc.exit(t, 2, stepio.ExitStatus{Code: 0})
+		rc.exit(t, 3, stepio.ExitStatus{Code: 137, Signal: 9})
+		rc.send(t, stepio.DoneFrame(2))
+		rc.finish(t)
+	}
+	n1, n2 := twoNodes(play)
+	fc := newFakeStepCluster(t, n1, n2)
+	code, _, stderr := fc.srun(t, "", inJob, "-N2", "-n4", "-i", "none", "hog")
+	if code != 1 {
+		t.Errorf("exit status %d, want 1 (Out Of Memory); stderr:\n%s", code, stderr)
+	}
+	if n := strings.Count(stderr, "Out Of Memory"); n != 1 || !strings.Contains(stderr, "srun: error: n2: tasks 2-3: Out Of Memory\n") {
+		t.Errorf("stderr says Out Of Memory %d times, want once for n2's tasks 2-3:\n%s", n, stderr)
+	}
+}
+
 // TestSrunKillOnBadExit: with -K a failing task makes srun kill the rest.
 func TestSrunKillOnBadExit(t *testing.T) {
 	play := func(t *testing.T, n *fakeStepNode, l api.StepLaunch) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -238,6 +239,31 @@ func foldExitCodes(ends []stepio.ExitStatus) int {
 		code = max(code, taskExitCode(st))
 	}
 	return code
+}
+
+// taskWords names a node's tasks as Slurm's srun does in its errors:
+// "task 0", "tasks 0-3,6".
+func taskWords(ranks []int) string {
+	rs := slices.Sorted(slices.Values(ranks))
+	var b strings.Builder
+	for i := 0; i < len(rs); {
+		j := i
+		for j+1 < len(rs) && rs[j+1] == rs[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(rs[i]))
+		if j > i {
+			b.WriteString("-" + strconv.Itoa(rs[j]))
+		}
+		i = j + 1
+	}
+	if len(rs) == 1 {
+		return "task " + b.String()
+	}
+	return "tasks " + b.String()
 }
 
 // describeTaskEnd is Slurm's words for a task that did not succeed

@@ -116,6 +116,22 @@ func TestOutputModes(t *testing.T) {
 	}
 }
 
+func TestTaskWords(t *testing.T) {
+	for _, c := range []struct {
+		ranks []int
+		want  string
+	}{
+		{[]int{0}, "task 0"},
+		{[]int{3, 0, 1, 2, 6}, "tasks 0-3,6"},
+		{[]int{4, 6}, "tasks 4,6"},
+		{[]int{7, 8, 10, 11, 12}, "tasks 7-8,10-12"},
+	} {
+		if got := taskWords(c.ranks); got != c.want {
+			t.Errorf("taskWords(%v) = %q, want %q", c.ranks, got, c.want)
+		}
+	}
+}
+
 func TestExitCodeFolding(t *testing.T) {
 	for _, tc := range []struct {
 		ends []stepio.ExitStatus

@@ -54,6 +54,7 @@ type stepSession struct {
 	now    func() time.Time // a test's clock for the double Ctrl-C
 
 	ends       map[int]stepio.ExitStatus
+	oom        bool // a node reported OOM kills among its tasks: srun exits 1
 	firstEnd   bool
 	killing    bool
 	lastInt    time.Time
@@ -217,6 +218,9 @@ func (s *stepSession) run(ctx context.Context) int {
 		fmt.Fprintf(s.env.stderr, "srun: cancelling StepId=%d.%d: %s\n", s.jobID, s.stepID, oneLine(s.cancelErr.Error()))
 	}
 	code := s.pmiExitCode(foldExitCodes(ends))
+	if s.oom {
+		code = 1 // whatever the tasks' statuses, as Slurm's srun after SIG_OOM
+	}
 	if err := s.out.close(); err != nil {
 		fmt.Fprintf(s.env.stderr, "srun: error: %v\n", err)
 		code = max(code, 1)
@@ -392,6 +396,11 @@ func (s *stepSession) frame(n *stepNode, f stepio.Frame) {
 			}
 		}
 		n.finished = true
+		if kills, err := stepio.DecodeDone(f.Payload); err == nil && kills > 0 && !s.oom {
+			// Slurm's srun, told SIG_OOM for a node's tasks, says so once.
+			s.oom = true
+			fmt.Fprintf(s.env.stderr, "srun: error: %s: %s: Out Of Memory\n", n.Node, taskWords(n.Ranks))
+		}
 		s.pmiNodeGone(n)
 	case stepio.Fence, stepio.Abort:
 		s.pmiFrame(n, f)

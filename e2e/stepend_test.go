@@ -287,7 +287,8 @@ exit 0`, caught, caught)
 }
 
 // A step whose task the OOM killer ended is OUT_OF_MEMORY 0:125 and srun
-// says so; its job, whose script goes on and exits 0, is COMPLETED.
+// says so and exits 1; its job, whose script goes on and exits 0, is
+// COMPLETED.
 // Slurm 22.05 on the loopback cluster with task/cgroup (ConstrainRAMSpace)
 // shows the same for `srun -n1 python3 -c 'a = bytearray(400<<20)'` in a
 // --mem=100M job: srun "task 0: Out Of Memory", slurmstepd "Detected 1
@@ -300,6 +301,7 @@ func TestStepOutOfMemory(t *testing.T) {
 	bin := slurmBin(t, dir)
 	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
 	script := `srun -J hog -n1 sh -c 'head -c 600M /dev/zero | tail' 2> hog.err
+echo $? > hog.rc
 srun -J calm -n1 true
 exit 0`
 	id := c.Submit(dir, "--mem", "128M", "-o", "out", "--wrap", script)
@@ -314,7 +316,13 @@ exit 0`
 	if r.Code != 0 || r.Stdout != want {
 		t.Errorf("sacct -j %d: exit %d\n%s\nwant\n%s\nstderr %q", id, r.Code, r.Stdout, want, r.Stderr)
 	}
-	if b, _ := os.ReadFile(filepath.Join(dir, "hog.err")); !strings.Contains(string(b), "Detected 1 oom-kill event(s) in StepId="+fmt.Sprint(id)+".0") {
-		t.Errorf("srun's stderr %q does not tell the OOM kill", b)
+	b, _ := os.ReadFile(filepath.Join(dir, "hog.err"))
+	for _, s := range []string{"Detected 1 oom-kill event(s) in StepId=" + fmt.Sprint(id) + ".0", ": task 0: Out Of Memory\n"} {
+		if !strings.Contains(string(b), s) {
+			t.Errorf("srun's stderr %q does not say %q", b, s)
+		}
+	}
+	if rc, _ := os.ReadFile(filepath.Join(dir, "hog.rc")); string(rc) != "1\n" {
+		t.Errorf("srun of the OOM-killed step exited %q, want 1 (as Slurm's after SIG_OOM)", rc)
 	}
 }

@@ -16,7 +16,7 @@ const (
 	Stdout  Kind = 'O' // runner → srun: a task's output
 	Stderr  Kind = 'E' // runner → srun: a task's error output
 	Exit    Kind = 'X' // runner → srun: a task ended; payload is ExitStatus
-	Done    Kind = 'D' // runner → srun: every task of the node ended
+	Done    Kind = 'D' // runner → srun: every task of the node ended; payload is DoneFrame's
 	Stdin   Kind = 'I' // srun → runner: input for a task; empty payload is EOF
 	Signal  Kind = 'S' // srun → runner: payload is one byte, the signal number
 	Winsize Kind = 'W' // srun → runner: payload is rows and cols, 2 bytes each
@@ -68,6 +68,33 @@ func DecodeExit(p []byte) (ExitStatus, error) {
 // ExitFrame is the Exit frame of task.
 func ExitFrame(task uint32, e ExitStatus) Frame {
 	return Frame{Kind: Exit, Task: task, Payload: e.encode()}
+}
+
+// DoneFrame is a node's last frame: every task of the node ended, and
+// oomKills of the job's OOM kills on the node fell while they ran (0:
+// none). With kills its payload is their count (8 bytes), and srun says
+// "Out Of Memory" and exits 1, as Slurm's does when slurmstepd reports
+// SIG_OOM; without, it is empty, as an older runner's.
+func DoneFrame(oomKills int64) Frame {
+	f := Frame{Kind: Done, Task: AllTasks}
+	if oomKills > 0 {
+		f.Payload = binary.BigEndian.AppendUint64(nil, uint64(oomKills))
+	}
+	return f
+}
+
+// DecodeDone reads a Done frame's payload: the OOM kills among the
+// node's tasks.
+func DecodeDone(p []byte) (oomKills int64, err error) {
+	switch len(p) {
+	case 0:
+		return 0, nil
+	case 8:
+		if n := int64(binary.BigEndian.Uint64(p)); n >= 0 {
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: done payload of %d bytes", ErrFrame, len(p))
 }
 
 // HelloFrame is a runner's first frame.

@@ -102,3 +102,31 @@ func TestMalformed(t *testing.T) {
 		t.Errorf("truncated payload: %v", err)
 	}
 }
+
+func TestDoneFrame(t *testing.T) {
+	for _, n := range []int64{0, 1, 3} {
+		f := DoneFrame(n)
+		if f.Kind != Done || f.Task != AllTasks {
+			t.Errorf("DoneFrame(%d) = %+v", n, f)
+		}
+		var buf bytes.Buffer
+		if err := NewWriter(&buf).Write(f); err != nil {
+			t.Fatal(err)
+		}
+		back, err := Read(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := DecodeDone(back.Payload); err != nil || got != n {
+			t.Errorf("DecodeDone(DoneFrame(%d)) = %d, %v", n, got, err)
+		}
+	}
+	if len(DoneFrame(0).Payload) != 0 {
+		t.Error("a Done without OOM kills has a payload: an older srun would still read it, but it need not")
+	}
+	for _, p := range [][]byte{{1}, make([]byte, 9), {0x80, 0, 0, 0, 0, 0, 0, 0}} {
+		if _, err := DecodeDone(p); !errors.Is(err, ErrFrame) {
+			t.Errorf("DecodeDone(%v): %v, want ErrFrame", p, err)
+		}
+	}
+}

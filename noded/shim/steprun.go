@@ -116,7 +116,7 @@ func RunStep(jobDir string, stepID int, ctl StepControls) *StepResult {
 		rl.send(stepio.Frame{Kind: stepio.Stderr, Task: uint32(tasks[0].rank),
 			Payload: []byte(oomMessage(res.OOMKills, job.Launch.JobID, stepID, s.Node))})
 	}
-	rl.send(stepio.Frame{Kind: stepio.Done, Task: stepio.AllTasks})
+	rl.send(stepio.DoneFrame(res.OOMKills))
 	res.ExitCode, res.Signal = highest(res.Tasks)
 	pm.settle(res)
 	return res
@@ -216,7 +216,7 @@ func (r *relay) fail(ranks []int, format string, a ...any) *StepResult {
 		r.send(stepio.Frame{Kind: stepio.Stderr, Task: uint32(rank), Payload: []byte("corral: " + res.Message + "\n")})
 		r.send(stepio.ExitFrame(uint32(rank), stepio.ExitStatus{Code: 1}))
 	}
-	r.send(stepio.Frame{Kind: stepio.Done, Task: stepio.AllTasks})
+	r.send(stepio.DoneFrame(0))
 	return res
 }
 
