@@ -3,12 +3,13 @@ package shim
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/corral-hpc/corral/internal/fsutil"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/cgroup"
+	"github.com/corral-hpc/corral/internal/fsutil"
 )
 
 // Names inside a job directory.
@@ -82,6 +83,12 @@ type Job struct {
 
 // ContainerID names a job's container in RuncRoot.
 func ContainerID(jobID uint64) string { return fmt.Sprintf("job%d", jobID) }
+
+// limits are the job's cgroup limits on this node, for a container
+// started (run) or adopted (prepared.go) alike.
+func (j *Job) limits() cgroup.Limits {
+	return cgroup.Limits{Cpuset: j.Cpuset, CPUs: j.Launch.CPUs, MemBytes: j.Launch.MemBytes, MaxPids: j.MaxPids}
+}
 
 // KillWait is the grace between SIGTERM and SIGKILL.
 func (j *Job) KillWait() time.Duration { return time.Duration(j.KillWaitMs) * time.Millisecond }

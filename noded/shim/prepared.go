@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/opencontainers/cgroups"
 	"golang.org/x/sys/unix"
@@ -163,7 +162,7 @@ func (pr *prepared) adopt(dir string, job *Job, ctl Controls, binds []container.
 	setup, endWatch := watchSetup(job, ctl)
 	err = c.Adopt(&container.Adoption{
 		ID:        ContainerID(l.JobID),
-		Resources: host.Resources(cgroup.Limits{Cpuset: job.Cpuset, CPUs: l.CPUs, MemBytes: l.MemBytes, MaxPids: job.MaxPids}),
+		Resources: host.Resources(job.limits()),
 		Binds:     binds,
 		ShmBytes:  l.ShmBytes,
 		Stop:      setup.c,
@@ -190,10 +189,15 @@ func (pr *prepared) destroy() {
 	}
 	c := pr.c
 	pr.c = nil
+	destroyPrepared(pr.p.Token, c)
+}
+
+// destroyPrepared ends and removes the prepared container c of spare token.
+func destroyPrepared(token string, c *container.Container) {
 	_ = c.Signal(unix.SIGKILL)
 	_, _ = c.Wait()
 	if err := c.Destroy(); err != nil {
-		log.Printf("spare %s: destroying the prepared container: %v", pr.p.Token, err)
+		log.Printf("spare %s: destroying the prepared container: %v", token, err)
 	}
 }
 
@@ -214,8 +218,7 @@ func (pr *prepared) discard(job *Job) {
 	pr.gone = make(chan struct{})
 	go func() {
 		defer close(pr.gone)
-		held := &prepared{p: pr.p, c: c}
-		held.destroy()
+		destroyPrepared(pr.p.Token, c)
 	}()
 }
 
@@ -250,13 +253,7 @@ func OwnerPid(spareDir string) int {
 	if err != nil {
 		return 0
 	}
-	p, ok := parseStat(pid, string(b))
-	if !ok || p.start != start {
-		return 0
-	}
-	// The state follows the command's closing parenthesis.
-	if rest := string(b[strings.LastIndexByte(string(b), ')')+1:]); strings.HasPrefix(strings.TrimSpace(rest), "Z") ||
-		strings.HasPrefix(strings.TrimSpace(rest), "X") {
+	if p, ok := parseStat(pid, string(b)); !ok || p.start != start || p.state == 'Z' || p.state == 'X' {
 		return 0
 	}
 	return pid

@@ -108,11 +108,11 @@ func run(dir string, job *Job, ctl Controls, pr *prepared) (res *Result, cleanup
 		return stopped, cleanup, nil
 	}
 	defer files.Close()
+	ctlBinds, err := ctlBind(dir, job) // ctlsock.go
+	if err != nil {
+		return &Result{}, cleanup, err
+	}
 	if pr.adoptable(job) {
-		ctlBinds, err := ctlBind(dir, job) // ctlsock.go
-		if err != nil {
-			return &Result{}, cleanup, err
-		}
 		if cancelled(ctl.Cancel) {
 			return &Result{State: api.StateCancelled, End: time.Now()}, cleanup, nil
 		}
@@ -146,10 +146,6 @@ func run(dir string, job *Job, ctl Controls, pr *prepared) (res *Result, cleanup
 	if err := os.Mkdir(rootfs, 0o755); err != nil {
 		return &Result{}, cleanup, err
 	}
-	ctlBinds, err := ctlBind(dir, job) // ctlsock.go
-	if err != nil {
-		return &Result{}, cleanup, err
-	}
 	if cancelled(ctl.Cancel) {
 		return &Result{State: api.StateCancelled, ExitCode: 0, End: time.Now()}, cleanup, nil
 	}
@@ -179,9 +175,7 @@ func run(dir string, job *Job, ctl Controls, pr *prepared) (res *Result, cleanup
 		ShmBytes:   l.ShmBytes,
 		CgroupPath: job.CgroupPath,
 		Devices:    gpuDevices(job), // gpu.go
-		Resources: host.Resources(cgroup.Limits{
-			Cpuset: job.Cpuset, CPUs: l.CPUs, MemBytes: l.MemBytes, MaxPids: job.MaxPids,
-		}),
+		Resources:  host.Resources(job.limits()),
 		Args:       args,
 		Env:        withImageEnv(Environment(job), job.ImageEnv),
 		Cwd:        l.WorkDir,

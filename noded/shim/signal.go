@@ -43,6 +43,7 @@ func warningScope(sig *api.JobSignal) api.SignalScope {
 // proc is one process as /proc shows it.
 type proc struct {
 	pid, ppid int
+	state     byte   // R, S, D, Z (a zombie), X (dead), ...
 	start     uint64 // clock ticks after boot
 	ns        string // its PID namespace ("pid:[inode]"), "" if unknown
 }
@@ -246,5 +247,5 @@ func parseStat(pid int, line string) (proc, bool) {
 	if err1 != nil || err2 != nil {
 		return proc{}, false
 	}
-	return proc{pid: pid, ppid: ppid, start: start}, true
+	return proc{pid: pid, ppid: ppid, state: f[0][0], start: start}, true
 }
