@@ -29,7 +29,9 @@ import (
 // favorsmall; gwindow=DURATION (GuardWindow); goverlap (GuardOverlap);
 // pack=N (Pack); fair=SHARE
 // and fairmin=DURATION (GuardFairStart and GuardFairMin: guarded after
-// that share of the wait to the fair start).
+// that share of the wait to the fair start); oracle (with fair=: each
+// job's fair start is its start in an EASY replay of the same trace, a
+// clairvoyant bound on what a fair-start guard can do, not a policy).
 //
 // A trace is an SWF file or synth:JOBS:PROCS:LOAD:SEED (synthTrace's
 // workload). CORRAL_SHAKE=N replays N shaken copies of each trace (60 s
@@ -102,6 +104,13 @@ func ablationReplay(tr *Trace, name string, pol setup, shakes int) (headline, er
 	}
 	var h headline
 	for _, c := range copies {
+		if pol.fairStarts != nil {
+			easy, err := easyStarts(c)
+			if err != nil {
+				return h, err
+			}
+			pol.fairStarts = easy
+		}
 		res, err := runWith(c, Config{Policy: Policy(name)}, pol)
 		if err != nil {
 			return h, err
@@ -117,6 +126,26 @@ func ablationReplay(tr *Trace, name string, pol setup, shakes int) (headline, er
 		h.jain += m.Fairness / n
 	}
 	return h, nil
+}
+
+// easyStarts replays tr under EASY and returns each job's start by job
+// ID: the ablation choice oracle's fair starts, which no online policy
+// knows (they depend on later arrivals and actual run times), so that
+// the best a guard from fair starts could do is measured.
+func easyStarts(tr *Trace) (map[int64]int64, error) {
+	pol, err := policyFor(PolicyEASY)
+	if err != nil {
+		return nil, err
+	}
+	res, err := runWith(tr, Config{Policy: PolicyEASY}, pol)
+	if err != nil {
+		return nil, err
+	}
+	starts := make(map[int64]int64, len(res.Records))
+	for _, r := range res.Records {
+		starts[r.ID] = r.Start
+	}
+	return starts, nil
 }
 
 // printTopWaits prints the k jobs that waited longest (CORRAL_TOPWAIT=k),
@@ -170,6 +199,8 @@ func ablationSetup(name string) (setup, error) {
 			b.ReserveOldest, err = strconv.Atoi(val)
 		case "oldafter":
 			b.ReserveOldestAfter, err = time.ParseDuration(val)
+		case "oracle":
+			s.fairStarts = map[int64]int64{} // easyStarts fills it per trace
 		case "pack":
 			b.Pack, err = strconv.Atoi(val)
 		default:
@@ -178,6 +209,9 @@ func ablationSetup(name string) (setup, error) {
 		if err != nil {
 			return s, err
 		}
+	}
+	if s.fairStarts != nil && b.GuardFairStart == 0 {
+		return s, fmt.Errorf("oracle gives the fair starts that fair=SHARE guards from: add fair=")
 	}
 	if maxAge > 0 {
 		s.priority.MaxAge = maxAge

@@ -46,6 +46,11 @@ func ParsePolicy(s string) (Policy, error) {
 type setup struct {
 	planner  sched.Planner
 	priority priority.Config
+	// fairStarts, if set, gives each job its fair start (sched.FairStart)
+	// up front, by job ID in seconds since the trace start, instead of
+	// the planner's: the ablation tool's clairvoyant bound (its choice
+	// oracle: the start EASY gave the job in a replay of the same trace).
+	fairStarts map[int64]int64
 	// predict tells the planner each job's expected run time, predicted
 	// from its user's history (EASY++), to order backfill candidates by;
 	// every job is still planned and killed at its requested time.
@@ -217,6 +222,13 @@ func runWith(tr *Trace, cfg Config, pol setup) (*Result, error) {
 	}
 	res := &Result{Policy: cfg.Policy, Procs: procs}
 	jobs := admit(tr, cfg, procs, res)
+	if pol.fairStarts != nil {
+		for _, j := range jobs {
+			if st, ok := pol.fairStarts[j.ID]; ok {
+				j.fair = at(st)
+			}
+		}
+	}
 	r := &replay{pol: pol, calc: calc, procs: procs, ledger: calc.NewLedger(),
 		history: map[string][]int64{}, index: make([]int, len(tr.Jobs))}
 	if err := r.run(jobs); err != nil {
