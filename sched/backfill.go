@@ -123,6 +123,13 @@ type Backfill struct {
 	// one by one: among the first Pack candidates that fit now, the set
 	// that uses the most CPUs (pack.go), then the rest greedily.
 	Pack int
+	// PackFill, with Pack, chooses the set that uses the most processor
+	// time before the partition's next reservation (pack.go) instead of
+	// the most CPUs now: it fills the holes of a drain for a wide job,
+	// where short-first orders lose utilization in overload. An
+	// ablation choice, not in the stock configuration
+	// (docs/scheduling.md measures it).
+	PackFill bool
 	// GuardFairStart, if set, also guards a job once it has waited this
 	// share of the wait its fair start promised (FairStart, fairstart.go),
 	// and at least GuardFairMin; GuardAfter, if set, stays the longest a
@@ -418,7 +425,7 @@ func (b Backfill) planEASY(p *profile, plannable []int, reqs []request, out []ou
 		sortByWFP(order, reqs, now, b.Order == RankedWFP)
 	}
 	if b.Pack > 0 {
-		packStart(p, order, reqs, out, b.Pack)
+		packStart(p, order, reqs, out, b.Pack, b.PackFill)
 	}
 	for _, i := range order {
 		if !out[i].planned && p.mayStart(&reqs[i], &out[i]) && startNow(p, &reqs[i], &out[i]) {

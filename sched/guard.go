@@ -47,7 +47,7 @@ func (b Backfill) planGuarded(p *profile, guarded []int, reqs []request, out []o
 		return
 	}
 	if b.Pack > 0 {
-		packStart(p, deferred, reqs, out, b.Pack)
+		packStart(p, deferred, reqs, out, b.Pack, b.PackFill)
 	}
 	for _, i := range deferred {
 		r, o := &reqs[i], &out[i]

@@ -16,10 +16,12 @@ const packScale = 4096
 
 // packStart starts, among the first n candidates of order that fit now
 // on their own, the set with the most CPUs that fits the free CPUs of
-// their partition now; ties go to sets of earlier candidates. Each start
-// is placed and checked as any other, so a set member that the
-// reservations or the other members leave no room for does not start.
-func packStart(p *profile, order []int, reqs []request, out []outcome, n int) {
+// their partition now, or with fill the most processor time before the
+// partition's next reservation (fillValues); ties go to sets of earlier
+// candidates. Each start is placed and checked as any other, so a set
+// member that the reservations or the other members leave no room for
+// does not start.
+func packStart(p *profile, order []int, reqs []request, out []outcome, n int, fill bool) {
 	byPart := make(map[*partState][]int)
 	var parts []*partState
 	for _, i := range order {
@@ -45,10 +47,15 @@ func packStart(p *profile, order []int, reqs []request, out []outcome, n int) {
 			free += ns.tl.freeAt(0).CPUs
 		}
 		weights := make([]int, len(items))
+		values := make([]int64, len(items))
 		for k, i := range items {
 			weights[k] = reqs[i].count * reqs[i].need.CPUs
+			values[k] = int64(weights[k])
 		}
-		for _, k := range knapsack(weights, free) {
+		if fill {
+			values = fillValues(items, weights, reqs, out, part)
+		}
+		for _, k := range knapsack(weights, values, free) {
 			i := items[k]
 			if p.mayStart(&reqs[i], &out[i]) && startNow(p, &reqs[i], &out[i]) {
 				p.started(&reqs[i], &out[i])
@@ -57,12 +64,35 @@ func packStart(p *profile, order []int, reqs []request, out []outcome, n int) {
 	}
 }
 
-// knapsack returns, in increasing order, the indexes of a subset of
-// weights with the largest sum not over capacity, taking an earlier item
-// whenever a set with it is as good as one without. Capacities over
-// packScale are scaled down, rounding weights up, so that a chosen set
-// never exceeds the true capacity.
-func knapsack(weights []int, capacity int) []int {
+// fillValues are PackFill's values of items, processor time: each one's
+// CPUs times its expected run time if it is expected to end by the
+// partition's next reservation (the earliest planned start after now),
+// or if the partition has none; else its CPUs for one second, so that a
+// job that would run past the reservation is chosen only into room that
+// nothing ending before it fills.
+func fillValues(items, weights []int, reqs []request, out []outcome, part *partState) []int64 {
+	next := int64(never)
+	for i := range out {
+		if o := &out[i]; o.planned && o.start > 0 && o.start != never && reqs[i].part == part {
+			next = min(next, o.start)
+		}
+	}
+	values := make([]int64, len(items))
+	for k, i := range items {
+		values[k] = int64(weights[k])
+		if next == never || reqs[i].expect <= next {
+			values[k] *= max(reqs[i].expect, 1)
+		}
+	}
+	return values
+}
+
+// knapsack returns, in increasing order, the indexes of a subset of items
+// with the largest total value whose weights add up to at most capacity,
+// taking an earlier item whenever a set with it is as good as one
+// without. Capacities over packScale are scaled down, rounding weights
+// up, so that a chosen set never exceeds the true capacity.
+func knapsack(weights []int, values []int64, capacity int) []int {
 	if capacity <= 0 {
 		return nil
 	}
@@ -71,7 +101,7 @@ func knapsack(weights []int, capacity int) []int {
 		unit = (capacity + packScale - 1) / packScale
 	}
 	c := capacity / unit
-	best := make([]int, c+1) // best[x]: the largest sum within x
+	best := make([]int64, c+1) // best[x]: the largest value within x
 	take := make([][]bool, len(weights))
 	// Items are visited last to first so that the walk back from the
 	// full capacity meets them first to last and prefers earlier ones.
@@ -79,7 +109,7 @@ func knapsack(weights []int, capacity int) []int {
 		w := (weights[k] + unit - 1) / unit
 		take[k] = make([]bool, c+1)
 		for x := c; x >= w; x-- {
-			if v := best[x-w] + w; v >= best[x] && w > 0 {
+			if v := best[x-w] + values[k]; v >= best[x] && w > 0 {
 				best[x], take[k][x] = v, true
 			}
 		}

@@ -27,7 +27,7 @@ import (
 // backfill); fairshare (the stock multifactor priority instead of FCFS);
 // maxage=DURATION; guardk=N (GuardReserve); size=N (the size weight);
 // favorsmall; gwindow=DURATION (GuardWindow); goverlap (GuardOverlap);
-// pack=N (Pack); fair=SHARE
+// pack=N (Pack); packfill (PackFill); fair=SHARE
 // and fairmin=DURATION (GuardFairStart and GuardFairMin: guarded after
 // that share of the wait to the fair start); oracle (with fair=: each
 // job's fair start is its start in an EASY replay of the same trace, a
@@ -201,6 +201,8 @@ func ablationSetup(name string) (setup, error) {
 			b.ReserveOldestAfter, err = time.ParseDuration(val)
 		case "oracle":
 			s.fairStarts = map[int64]int64{} // easyStarts fills it per trace
+		case "packfill":
+			b.PackFill = true
 		case "pack":
 			b.Pack, err = strconv.Atoi(val)
 		default:
