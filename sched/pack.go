@@ -1,5 +1,7 @@
 package sched
 
+import "math"
+
 // Backfill set selection (Backfill.Pack), after Shmueli and Feitelson's
 // LOS: instead of starting EASY's candidates greedily in their order,
 // choose among the first few that fit now the set that uses the most
@@ -77,11 +79,19 @@ func fillValues(items, weights []int, reqs []request, out []outcome, part *partS
 			next = min(next, o.start)
 		}
 	}
+	// Each value is capped so that no sum of them overflows: a wide job
+	// with a limit of months is worth more CPU-nanoseconds than an int64
+	// holds.
+	limit := math.MaxInt64 / int64(len(items)+1)
 	values := make([]int64, len(items))
 	for k, i := range items {
 		values[k] = int64(weights[k])
-		if next == never || reqs[i].expect <= next {
-			values[k] *= max(reqs[i].expect, 1)
+		if d := max(reqs[i].expect, 1); next == never || reqs[i].expect <= next {
+			if values[k] > limit/d {
+				values[k] = limit
+			} else {
+				values[k] *= d
+			}
 		}
 	}
 	return values

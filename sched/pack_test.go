@@ -198,3 +198,28 @@ func TestKnapsackScaledNeverOverfills(t *testing.T) {
 		}
 	}
 }
+
+// PackFill's values are processor-nanoseconds, capped so that no sum of
+// them overflows: a million CPUs for a year is more than an int64 holds.
+func TestFillValuesDoNotOverflow(t *testing.T) {
+	part := &partState{}
+	year := int64(365 * 24 * time.Hour)
+	reqs := []request{{part: part, expect: year}, {part: part, expect: int64(time.Hour)}, {part: part, expect: year}}
+	out := make([]outcome, len(reqs))
+	values := fillValues([]int{0, 1, 2}, []int{1_000_000, 4, 1_000_000}, reqs, out, part)
+	var sum int64
+	for k, v := range values {
+		if v <= 0 {
+			t.Fatalf("value %d is %d", k, v)
+		}
+		if sum += v; sum <= 0 {
+			t.Fatalf("the values %v overflow when added", values)
+		}
+	}
+	if values[1] != 4*int64(time.Hour) {
+		t.Fatalf("4 CPUs for an hour are worth %d, want %d", values[1], 4*int64(time.Hour))
+	}
+	if values[0] <= values[1] {
+		t.Fatalf("a million CPUs for a year (%d) are worth no more than 4 for an hour (%d)", values[0], values[1])
+	}
+}
