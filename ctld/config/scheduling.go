@@ -63,6 +63,7 @@ var schedulingKeys = []string{
 	"PriorityMaxAge", "PriorityDecayHalfLife", "PriorityUsageResetPeriod", "PriorityFavorSmall",
 	"FairshareAlgorithm", "TRESBillingWeights", "SchedulerType", "BackfillMode", "BackfillDepth",
 	"BackfillOrder", "BackfillReserveOldest", "BackfillReserveOldestAfter", "BackfillGuardAfter",
+	"BackfillPack", "BackfillPackFill",
 }
 
 // lineKinds are the keys a line may start with, besides scheduling keys.
@@ -184,6 +185,9 @@ func ParseFile(r io.Reader, source string) (*File, error) {
 	}
 	if defaultLine == 0 {
 		f.Partitions[0].Default = true
+	}
+	if line, err := f.Scheduling.checkPack(settings); err != nil {
+		return nil, fmt.Errorf("%s:%d: %w", source, line, err)
 	}
 	if err := shares.apply(&f.Scheduling.Priority, source); err != nil {
 		return nil, err
@@ -314,8 +318,35 @@ func (s *Scheduling) setKey(key, v string, settings map[string]int) error {
 		var secs int64
 		secs, err = ParseTime(v) // 0 turns the guard off
 		s.Planner.GuardAfter = time.Duration(secs) * time.Second
+	case "BackfillPack":
+		var n int64
+		n, err = strconv.ParseInt(v, 10, 32)
+		if err != nil || n < 0 || n > maxPack {
+			return fmt.Errorf("use a whole number of candidates from 0 (off) to %d", maxPack)
+		}
+		s.Planner.Pack = int(n)
+	case "BackfillPackFill":
+		s.Planner.PackFill, err = parseYesNo(v)
 	}
 	return err
+}
+
+// maxPack bounds BackfillPack: each plan solves a knapsack over that many
+// candidates (sched/pack.go), in time proportional to their number.
+const maxPack = 1024
+
+// checkPack refuses set selection where it would do nothing, naming the
+// line of the key at fault: Pack chooses among easy's backfill
+// candidates, and PackFill changes how.
+func (s *Scheduling) checkPack(settings map[string]int) (int, error) {
+	b := s.Planner
+	if b.Pack > 0 && b.Mode != sched.EASY {
+		return settings["BackfillPack"], errors.New("BackfillPack chooses among easy's backfill candidates; it needs BackfillMode=easy")
+	}
+	if b.PackFill && b.Pack == 0 {
+		return settings["BackfillPackFill"], errors.New("BackfillPackFill=YES needs BackfillPack=N, the number of candidates it chooses among")
+	}
+	return 0, nil
 }
 
 func parseWeight(v string) (int64, error) {

@@ -84,6 +84,9 @@ BackfillOrder=Shortest BackfillReserveOldest=0 BackfillReserveOldestAfter=0 Back
 		{"BackfillReserveOldest=3\n", func(s Scheduling) bool { return s.Planner.ReserveOldest == 3 }},
 		{"BackfillReserveOldestAfter=10:00\n", func(s Scheduling) bool { return s.Planner.ReserveOldestAfter == 10*time.Minute }},
 		{"BackfillOrder=rwfp\n", func(s Scheduling) bool { return s.Planner.Order == sched.RankedWFP }},
+		{"BackfillPack=32 BackfillPackFill=YES\n", func(s Scheduling) bool { return s.Planner.Pack == 32 && s.Planner.PackFill }},
+		{"BackfillPackFill=no\nBackfillPack=8\n", func(s Scheduling) bool { return s.Planner.Pack == 8 && !s.Planner.PackFill }},
+		{"BackfillPack=0\n", func(s Scheduling) bool { return s.Planner.Pack == 0 && s.Planner == sched.DefaultBackfill() }},
 		{"BackfillMode=conservative\n", func(s Scheduling) bool {
 			return s.Planner.Mode == sched.Conservative && s.Planner.ReserveOldest == 2
 		}},
@@ -155,6 +158,12 @@ func TestSchedulingErrors(t *testing.T) {
 		{"BackfillReserveOldest=-1\n", "BackfillReserveOldest=-1: use a whole number of jobs per partition, 0 to reserve for the top job by priority"},
 		{"BackfillOrder=random\n", `BackfillOrder=random: unknown backfill order "random" (valid: priority, shortest, area, slowdown, wfp, rwfp)`},
 		{"BackfillGuardAfter=soon\n", "BackfillGuardAfter=soon: "},
+		{"BackfillPack=-1\n", "BackfillPack=-1: use a whole number of candidates from 0 (off) to 1024"},
+		{"BackfillPack=5000\n", "BackfillPack=5000: use a whole number of candidates from 0 (off) to 1024"},
+		{"BackfillPackFill=sometimes\n", "BackfillPackFill=sometimes: use YES or NO"},
+		{"BackfillPackFill=YES\n", "corral.conf:2: BackfillPackFill=YES needs BackfillPack=N, the number of candidates it chooses among"},
+		{"BackfillPack=8\nBackfillMode=conservative\n", "corral.conf:2: BackfillPack chooses among easy's backfill candidates; it needs BackfillMode=easy"},
+		{"SchedulerType=fcfs\nBackfillPack=8\n", "corral.conf:3: BackfillPack chooses among easy's backfill candidates; it needs BackfillMode=easy"},
 		{"AccountName=a Colour=red\n", "corral.conf:2: unknown key Colour on a AccountName line (valid: AccountName, Parent, Fairshare)"},
 		{"AccountName=a\nAccountName=a\n", "corral.conf:3: account a is already defined on line 2"},
 		{"AccountName=root\n", "AccountName=root: root is the tree's root"},
