@@ -11,6 +11,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/corral-hpc/corral/ctld/config"
 	"github.com/corral-hpc/corral/sim"
 )
 
@@ -22,9 +23,11 @@ func simCommand() *ucli.Command {
 		Name:  "sim",
 		Usage: "replay a workload trace (SWF) through corral's scheduler in virtual time",
 		UsageText: "corral sim --trace FILE.swf [--procs N] [--policy P | --compare P,P,...] [--slurm-conf FILE]\n" +
-			"           [--shake N [--jitter S] [--seed N]] [--jobs N] [--json]\n\n" +
+			"           [--conf FILE] [--shake N [--jitter S] [--seed N]] [--jobs N] [--json]\n\n" +
 			"Policies: fcfs, easy, conservative, slurm (Slurm's backfill with 22.05's defaults, or\n" +
-			"the slurm.conf given with --slurm-conf) and default (corral's stock configuration).\n\n" +
+			"the slurm.conf given with --slurm-conf) and default (corral's stock configuration, or\n" +
+			"the scheduling settings of the corral.conf given with --conf: priority weights, decay,\n" +
+			"Backfill* keys; its accounts and users are not used, as a trace's users are numbers).\n\n" +
 			"Prints waits and bounded slowdowns (tau 10 s: mean, median, p95, p99, max),\n" +
 			"utilization, makespan, per-user fairness (Jain's index over users' mean bounded\n" +
 			"slowdown), the same split by width (1, 2-16, >16 processors) and run time (<1h,\n" +
@@ -41,6 +44,7 @@ func simCommand() *ucli.Command {
 			&ucli.StringFlag{Name: "policy", Value: string(sim.PolicyDefault), Usage: "fcfs, easy, conservative, slurm or default"},
 			&ucli.StringFlag{Name: "compare", Usage: "replay each of these policies (comma-separated) and print them side by side"},
 			&ucli.StringFlag{Name: "slurm-conf", Usage: "slurm.conf whose priority and backfill settings the slurm policy uses", TakesFile: true},
+			&ucli.StringFlag{Name: "conf", Usage: "corral.conf whose scheduling settings the default policy uses", TakesFile: true},
 			&ucli.IntFlag{Name: "shake", Usage: "replay N copies with jittered submit times and report the spread"},
 			&ucli.Int64Flag{Name: "jitter", Value: 60, Usage: "with --shake: the most seconds a submit time moves either way"},
 			&ucli.Uint64Flag{Name: "seed", Value: 1, Usage: "with --shake: the seed of the jitter (same seed, same replays)"},
@@ -121,6 +125,22 @@ func parseSimArgs(c *ucli.Context) (simRequest, error) {
 			return q, usageErrorf("%s: %v", path, err)
 		}
 		q.cfg.Slurm = &sc
+	}
+	if path := c.String("conf"); path != "" {
+		if !containsPolicy(q.policies, sim.PolicyDefault) {
+			return q, usageErrorf("--conf is for the default policy: add it to --policy or --compare")
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return q, usageErrorf("cannot read corral.conf: %v", err)
+		}
+		defer f.Close()
+		file, err := config.ParseFile(f, path)
+		if err != nil {
+			return q, usageErrorf("%v", err)
+		}
+		q.cfg.Site = &sim.SiteConfig{Priority: file.Scheduling.Priority, Basic: file.Scheduling.Basic,
+			Planner: file.Scheduling.Planner}
 	}
 	return q, nil
 }

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -99,6 +101,8 @@ func TestSimBadInput(t *testing.T) {
 	noSize := MustSWF(t, "1 0 -1 10 1 -1 -1 1 10 -1 1 1 1 -1 -1 -1 -1 -1\n")
 	conf := MustSWF(t, "SchedulerParameters=bf_interval=60\n")
 	badConf := MustSWF(t, "PriorityType=priority/multifactor\nPriorityWeightAge=x\n")
+	siteConf := MustSWF(t, "PartitionName=batch Nodes=ALL Default=YES\nBackfillMode=conservative\n")
+	badSite := MustSWF(t, "PartitionName=batch Nodes=ALL Default=YES\nBackfillPackFill=YES\n")
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -124,6 +128,9 @@ func TestSimBadInput(t *testing.T) {
 			`: line 2: PriorityWeightAge: "x" is not a weight (a whole number, 0 or more)`},
 		{[]string{"--trace", good, "--policy", "slurm", "--slurm-conf", missing}, "corral sim: cannot read slurm.conf: open " +
 			missing + ": no such file or directory"},
+		{[]string{"--trace", good, "--policy", "easy", "--conf", siteConf}, "corral sim: --conf is for the default policy: add it to --policy or --compare"},
+		{[]string{"--trace", good, "--conf", badSite}, "corral sim: " + badSite + ":2: BackfillPackFill=YES needs BackfillPack=N, the number of candidates it chooses among"},
+		{[]string{"--trace", good, "--conf", missing}, "corral sim: cannot read corral.conf: open " + missing + ": no such file or directory"},
 	} {
 		r := runSimCLI(tc.args...)
 		mustFail(t, r, 2, tc.want)
@@ -209,5 +216,47 @@ func TestSimShake(t *testing.T) {
 	if text.code != 0 || !strings.Contains(text.stdout, "3 replays with submit times jittered by up to 60 s (seed 1)") ||
 		!strings.Contains(text.stdout, "bsld mean") || !strings.Contains(text.stdout, " ± ") {
 		t.Errorf("exit %d:\n%s%s", text.code, text.stdout, text.stderr)
+	}
+}
+
+// --conf replays the default policy with a site's corral.conf: with
+// PriorityType=basic and BackfillMode=conservative it is the
+// conservative policy, column for column.
+func TestSimSiteConf(t *testing.T) {
+	// 60 jobs of three users on 8 processors, arriving faster than they
+	// run, so that backfilling has choices to make.
+	var trace strings.Builder
+	trace.WriteString("; MaxProcs: 8\n")
+	for i := range 60 {
+		procs, run := 1+(i*5)%8, 30+(i*37)%300
+		fmt.Fprintf(&trace, "%d %d -1 %d %d -1 -1 %d %d -1 1 %d 1 -1 -1 -1 -1 -1\n", i+1, i*20, run, procs, procs, run*2, 1+i%3)
+	}
+	path := MustSWF(t, trace.String())
+	conf := filepath.Join(t.TempDir(), "corral.conf")
+	text := "PartitionName=batch Nodes=ALL Default=YES\nPriorityType=basic BackfillMode=conservative\n"
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runSimCLI("--trace", path, "--compare", "conservative,default", "--conf", conf, "--json")
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	var got compareOutput
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Results) != 2 {
+		t.Fatalf("%d results", len(got.Results))
+	}
+	if cons, site := got.Results[0].Metrics, got.Results[1].Metrics; !reflect.DeepEqual(cons, site) {
+		t.Fatalf("with %s, default's metrics\n%+v\ndiffer from conservative's\n%+v", text, site, cons)
+	}
+	stock := runSimCLI("--trace", path, "--compare", "conservative,default", "--json")
+	var plain compareOutput
+	if err := json.Unmarshal([]byte(stock.stdout), &plain); err != nil {
+		t.Fatal(err)
+	}
+	if reflect.DeepEqual(plain.Results[0].Metrics, plain.Results[1].Metrics) {
+		t.Fatal("the stock default replays this trace as conservative does: the check proves nothing")
 	}
 }

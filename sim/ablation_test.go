@@ -141,11 +141,16 @@ func easyStarts(tr *Trace) (map[int64]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	starts := make(map[int64]int64, len(res.Records))
-	for _, r := range res.Records {
+	return startsByID(res.Records), nil
+}
+
+// startsByID is each record's start by job ID.
+func startsByID(rs []Record) map[int64]int64 {
+	starts := make(map[int64]int64, len(rs))
+	for _, r := range rs {
 		starts[r.ID] = r.Start
 	}
-	return starts, nil
+	return starts
 }
 
 // printTopWaits prints the k jobs that waited longest (CORRAL_TOPWAIT=k),

@@ -91,14 +91,7 @@ func TestGivenFairStartsReachThePlanner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	starts := func(rs []Record) map[int64]int64 {
-		m := map[int64]int64{}
-		for _, r := range rs {
-			m[r.ID] = r.Start
-		}
-		return m
-	}
-	want, got, easy := starts(cons.Records), starts(res.Records), starts(unguarded.Records)
+	want, got, easy := startsByID(cons.Records), startsByID(res.Records), startsByID(unguarded.Records)
 	differ := 0
 	for id, w := range want {
 		if got[id] != w {

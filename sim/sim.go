@@ -107,6 +107,32 @@ func policyFor(p Policy) (setup, error) {
 	return setup{}, fmt.Errorf("unknown policy %q (valid: fcfs, easy, conservative, slurm, default)", p)
 }
 
+// SiteConfig is what the default policy replays instead of the stock
+// configuration when a site gives its own (corral sim --conf): the
+// scheduling settings of its corral.conf, as the controller reads them
+// (ctld/config.Scheduling), so that a change can be tried on a trace
+// before the controller runs it.
+type SiteConfig struct {
+	Priority priority.Config
+	Basic    bool // PriorityType=basic: submit order
+	Planner  sched.Backfill
+}
+
+// setup is the replay of a site's configuration, with the run-time
+// predictions the stock default also gets. The share tree is left out:
+// a trace's users are numbers, in no account of the file, so they share
+// the default account equally.
+func (c SiteConfig) setup() setup {
+	prio := c.Priority
+	if c.Basic {
+		prio = fcfsPriority()
+	}
+	prio.Accounts, prio.Users, prio.DefaultAccount = nil, nil, ""
+	b := c.Planner
+	b.StartsOnly = true
+	return setup{planner: b, priority: prio, predict: true}
+}
+
 // Config is one replay.
 type Config struct {
 	Procs   int    // machine size; 0 = the trace header's MaxProcs
@@ -114,6 +140,9 @@ type Config struct {
 	MaxJobs int    // replay only the first MaxJobs jobs; 0 = all
 	// Slurm configures PolicySlurm; nil means DefaultSlurmConfig.
 	Slurm *SlurmConfig
+	// Site, if set, is a site's own scheduling settings (its corral.conf)
+	// for PolicyDefault in place of the stock ones.
+	Site *SiteConfig
 	// Reference is the ReferencePolicy replay of the same trace, for
 	// Metrics.UnfairStarts; nil makes Run replay it.
 	Reference []Record
@@ -187,6 +216,9 @@ func Run(tr *Trace, cfg Config) (*Result, error) {
 	}
 	if cfg.Policy == PolicySlurm && cfg.Slurm != nil {
 		pol = slurmSetup(*cfg.Slurm)
+	}
+	if cfg.Policy == PolicyDefault && cfg.Site != nil {
+		pol = cfg.Site.setup()
 	}
 	res, err := runWith(tr, cfg, pol)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/corral-hpc/corral/priority"
 	"github.com/corral-hpc/corral/sched"
 )
 
@@ -286,5 +287,42 @@ func TestKTHPublishedVariants(t *testing.T) {
 		if math.Abs(got-tc.published)/tc.published > 0.10 {
 			t.Errorf("%s: %.2f is more than 10%% from the published %.2f", tc.name, got, tc.published)
 		}
+	}
+}
+
+// A site's corral.conf replaces the stock settings of the default policy,
+// and only of it: PriorityType=basic with BackfillMode=conservative
+// replays exactly as the conservative policy (FCFS priority, user
+// estimates, every job reserved), which the stock default does not.
+func TestSiteConfigReplacesTheDefault(t *testing.T) {
+	tr := synthTrace(500, 64, 0.95, 7)
+	site := &SiteConfig{Basic: true, Priority: priority.DefaultConfig(), Planner: sched.Backfill{Mode: sched.Conservative}}
+	starts := func(cfg Config) map[int64]int64 {
+		t.Helper()
+		res, err := Run(tr, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return startsByID(res.Records)
+	}
+	cons := starts(Config{Policy: PolicyConservative})
+	withSite := starts(Config{Policy: PolicyDefault, Site: site})
+	stock := starts(Config{Policy: PolicyDefault})
+	easy := starts(Config{Policy: PolicyEASY, Site: site}) // not the default: Site is ignored
+	easyAlone := starts(Config{Policy: PolicyEASY})
+	differ := 0
+	for id, want := range cons {
+		if withSite[id] != want {
+			t.Fatalf("job %d starts at %d with the site's conservative settings, at %d under the conservative policy", id, withSite[id], want)
+		}
+		if stock[id] != want {
+			differ++
+		}
+		if easy[id] != easyAlone[id] {
+			t.Fatalf("job %d: the site's settings changed the easy policy (%d, alone %d)", id, easy[id], easyAlone[id])
+		}
+	}
+	if differ == 0 {
+		t.Fatal("the stock default starts every job as conservative backfilling does: the check proves nothing")
 	}
 }
