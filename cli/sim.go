@@ -139,8 +139,7 @@ func parseSimArgs(c *ucli.Context) (simRequest, error) {
 		if err != nil {
 			return q, usageErrorf("%v", err)
 		}
-		q.cfg.Site = &sim.SiteConfig{Priority: file.Scheduling.Priority, Basic: file.Scheduling.Basic,
-			Planner: file.Scheduling.Planner}
+		q.cfg.Site = &file.Scheduling
 	}
 	return q, nil
 }

@@ -21,5 +21,9 @@
 // Singleton): the replay then keeps an array's %N limit and singleton
 // dependencies through package groups, exactly as the controller does.
 //
+// Config.Site replays the default policy with a site's scheduling
+// settings as the controller reads them (ctld/config.Scheduling, the
+// file's own type), so a change can be tried on a trace first.
+//
 // `corral sim` (package cli) is the command line for it.
 package sim

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/corral-hpc/corral/ctld/config"
 	"github.com/corral-hpc/corral/groups"
 	"github.com/corral-hpc/corral/priority"
 	"github.com/corral-hpc/corral/sched"
@@ -107,22 +108,12 @@ func policyFor(p Policy) (setup, error) {
 	return setup{}, fmt.Errorf("unknown policy %q (valid: fcfs, easy, conservative, slurm, default)", p)
 }
 
-// SiteConfig is what the default policy replays instead of the stock
-// configuration when a site gives its own (corral sim --conf): the
-// scheduling settings of its corral.conf, as the controller reads them
-// (ctld/config.Scheduling), so that a change can be tried on a trace
-// before the controller runs it.
-type SiteConfig struct {
-	Priority priority.Config
-	Basic    bool // PriorityType=basic: submit order
-	Planner  sched.Backfill
-}
-
-// setup is the replay of a site's configuration, with the run-time
-// predictions the stock default also gets. The share tree is left out:
-// a trace's users are numbers, in no account of the file, so they share
-// the default account equally.
-func (c SiteConfig) setup() setup {
+// siteSetup is the default policy replayed with a site's scheduling
+// settings (its corral.conf, as the controller reads it) instead of the
+// stock ones, with the run-time predictions the stock default also
+// gets. The share tree is left out: a trace's users are numbers, in no
+// account of the file, so they share the default account equally.
+func siteSetup(c config.Scheduling) setup {
 	prio := c.Priority
 	if c.Basic {
 		prio = fcfsPriority()
@@ -140,9 +131,10 @@ type Config struct {
 	MaxJobs int    // replay only the first MaxJobs jobs; 0 = all
 	// Slurm configures PolicySlurm; nil means DefaultSlurmConfig.
 	Slurm *SlurmConfig
-	// Site, if set, is a site's own scheduling settings (its corral.conf)
-	// for PolicyDefault in place of the stock ones.
-	Site *SiteConfig
+	// Site, if set, is a site's own scheduling settings (its corral.conf,
+	// ctld/config) for PolicyDefault in place of the stock ones, so that
+	// a change can be tried on a trace before the controller runs it.
+	Site *config.Scheduling
 	// Reference is the ReferencePolicy replay of the same trace, for
 	// Metrics.UnfairStarts; nil makes Run replay it.
 	Reference []Record
@@ -218,7 +210,7 @@ func Run(tr *Trace, cfg Config) (*Result, error) {
 		pol = slurmSetup(*cfg.Slurm)
 	}
 	if cfg.Policy == PolicyDefault && cfg.Site != nil {
-		pol = cfg.Site.setup()
+		pol = siteSetup(*cfg.Site)
 	}
 	res, err := runWith(tr, cfg, pol)
 	if err != nil {

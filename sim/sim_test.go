@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/corral-hpc/corral/ctld/config"
 	"github.com/corral-hpc/corral/priority"
 	"github.com/corral-hpc/corral/sched"
 )
@@ -296,7 +297,7 @@ func TestKTHPublishedVariants(t *testing.T) {
 // estimates, every job reserved), which the stock default does not.
 func TestSiteConfigReplacesTheDefault(t *testing.T) {
 	tr := synthTrace(500, 64, 0.95, 7)
-	site := &SiteConfig{Basic: true, Priority: priority.DefaultConfig(), Planner: sched.Backfill{Mode: sched.Conservative}}
+	site := &config.Scheduling{Basic: true, Priority: priority.DefaultConfig(), Planner: sched.Backfill{Mode: sched.Conservative}}
 	starts := func(cfg Config) map[int64]int64 {
 		t.Helper()
 		res, err := Run(tr, cfg)
