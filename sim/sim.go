@@ -99,19 +99,16 @@ func policyFor(p Policy) (setup, error) {
 	case PolicyConservative:
 		return setup{planner: sched.Backfill{Mode: sched.Conservative, StartsOnly: true}, priority: fcfsPriority()}, nil
 	case PolicyDefault:
-		b := sched.DefaultBackfill()
-		b.StartsOnly = true
-		return setup{planner: b, priority: defaultPriority(), predict: true}, nil
+		return siteSetup(config.DefaultScheduling()), nil // a file without scheduling lines
 	case PolicySlurm:
 		return slurmSetup(DefaultSlurmConfig()), nil
 	}
 	return setup{}, fmt.Errorf("unknown policy %q (valid: fcfs, easy, conservative, slurm, default)", p)
 }
 
-// siteSetup is the default policy replayed with a site's scheduling
-// settings (its corral.conf, as the controller reads it) instead of the
-// stock ones, with the run-time predictions the stock default also
-// gets. The share tree is left out: a trace's users are numbers, in no
+// siteSetup is the default policy replayed with scheduling settings as
+// the controller reads them from a corral.conf (config.DefaultScheduling
+// for the stock ones), with run-time predictions. The share tree is left out: a trace's users are numbers, in no
 // account of the file, so they share the default account equally.
 func siteSetup(c config.Scheduling) setup {
 	prio := c.Priority
