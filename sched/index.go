@@ -114,6 +114,44 @@ func (n *nodeState) computeTail(need int) int64 {
 	return tl.at[i]
 }
 
+// tailsAfter returns every threshold's tail after CPUs were reserved over
+// [from, to), from the tails before. Free CPUs only went down, and only
+// there, so a final run can only have lost a prefix: its new start is the
+// end of the last segment in [max(from, old), to) now short of its
+// threshold. Tails grow with the threshold, so one backward scan of that
+// range serves them all: the thresholds still open are always the lowest
+// ones. Rescanning each final run instead made a plan with thousands of
+// reservations on one large node quadratic.
+func (n *nodeState) tailsAfter(from, to int64) [cpuLevels]int64 {
+	tails := n.tail
+	open := 0 // thresholds below open may still move
+	for open < cpuLevels && tails[open] != never && tails[open] < to {
+		open++
+	}
+	if open == 0 {
+		return tails
+	}
+	tl := &n.tl
+	k := len(tl.at) - 1
+	if to != never {
+		k = tl.find(to - 1)
+	}
+	for ; k >= 0 && open > 0; k-- {
+		end := tl.end(k)
+		if end <= from {
+			break
+		}
+		for open > 0 && tails[open-1] >= end { // no short segment after its tail
+			open--
+		}
+		for open > 0 && cpuThresholds[open-1] > tl.free[k].CPUs {
+			tails[open-1] = end
+			open--
+		}
+	}
+	return tails
+}
+
 // initBounds computes every bound from the timeline: per threshold, the
 // tail, then one pass over the runs before it, in which the first run long
 // enough for each duration level is that level's hole (holes grow with
@@ -160,13 +198,14 @@ func (n *nodeState) initBounds() {
 func (n *nodeState) updateBounds(from, to int64, minFree int, holes, tails []int) ([]int, []int) {
 	tl := &n.tl
 	var starts [numDur]int64
+	newTails := n.tailsAfter(from, to)
 	for c := 0; c < cpuLevels && cpuThresholds[c] <= n.capacity.CPUs; c++ {
 		need := cpuThresholds[c]
 		if need <= minFree {
 			continue
 		}
 		oldTail := n.tail[c]
-		newTail := n.computeTail(need)
+		newTail := newTails[c]
 		if newTail != oldTail {
 			n.tail[c] = newTail
 			tails = append(tails, c)
