@@ -3,6 +3,7 @@ package sched
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -260,13 +261,7 @@ func (b Backfill) Plan(s Snapshot) Plan {
 	case FCFS:
 		planFCFS(p, plannable, reqs, out, b.StartsOnly)
 	default:
-		for _, i := range plannable {
-			if !p.mayStart(&reqs[i], &out[i]) {
-				continue
-			}
-			planOne(p, &reqs[i], 0, &out[i])
-			p.started(&reqs[i], &out[i])
-		}
+		planConservative(p, plannable, reqs, out, b.StartsOnly)
 	}
 	plan := assemble(s.Now, jobs, out, b.StartsOnly)
 	plan.FairStarts = fair
@@ -379,6 +374,40 @@ func planOne(p *profile, r *request, from int64, o *outcome) {
 	}
 	o.gpus = p.place(r, t, nodes)
 	o.start, o.nodes = t, nodes
+}
+
+// planConservative reserves for every job in priority order. A job's
+// reservation depends only on the jobs before it, so with startsOnly the
+// plan stops once no job left needs as few CPUs as are still free now:
+// the rest could only be reserved for later, which starts nothing. On a
+// large machine with a long queue the reservations behind that point
+// were most of a replay's time.
+func planConservative(p *profile, plannable []int, reqs []request, out []outcome, startsOnly bool) {
+	var narrowest []int // narrowest[k]: fewest CPUs any of plannable[k:] needs
+	freeNow := 0        // CPUs free now on all up nodes: no node has more
+	if startsOnly {
+		narrowest = make([]int, len(plannable)+1)
+		narrowest[len(plannable)] = math.MaxInt
+		for k := len(plannable) - 1; k >= 0; k-- {
+			narrowest[k] = min(narrowest[k+1], reqs[plannable[k]].need.CPUs)
+		}
+		for _, n := range p.nodes {
+			freeNow += n.tl.freeAt(0).CPUs
+		}
+	}
+	for k, i := range plannable {
+		if startsOnly && narrowest[k] > freeNow {
+			return
+		}
+		if !p.mayStart(&reqs[i], &out[i]) {
+			continue
+		}
+		planOne(p, &reqs[i], 0, &out[i])
+		p.started(&reqs[i], &out[i])
+		if out[i].start == 0 {
+			freeNow -= reqs[i].need.CPUs * len(out[i].nodes)
+		}
+	}
 }
 
 // startNow starts r now if it fits without touching any reservation.
