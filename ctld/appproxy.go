@@ -61,6 +61,11 @@ func (a appProxy) open(uid uint32, id uint64, name string) (web.AppTarget, error
 		return web.AppTarget{}, fault.Errorf(fault.Conflict, "job %d is %s, not running: its apps are served only while it runs", id, st)
 	}
 	host := j.batchHost()
+	if j.launch.inFlight > 0 {
+		// RUNNING from the moment the launch is sent; until the node
+		// answers, it does not know the job and would refuse the app.
+		return web.AppTarget{}, fault.Errorf(fault.Unavailable, "job %d is starting on node %s: its apps are served once it runs there; try again in a moment", id, host)
+	}
 	client := s.nodes.client(host)
 	if client == nil {
 		return web.AppTarget{}, fault.Errorf(fault.Unavailable, "job %d runs on node %s, which is not known now", id, host)

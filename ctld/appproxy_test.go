@@ -12,9 +12,10 @@ import (
 
 // Who may open a session's app is who may act on the job: its owner,
 // operators and admins; another user is refused before anything is
-// dialled. An unknown job or app is 404, a job not running 409; once it
-// runs, the app is on its batch node at the port it published, which
-// the launch carried to the node.
+// dialled. An unknown job or app is 404, a job not running 409, one whose
+// launch the node has not answered 503; once it runs, the app is on its
+// batch node at the port it published, which the launch carried to the
+// node.
 func TestAppProxyOpen(t *testing.T) {
 	tc := MustServer(t, withPartitions(matrixConf))
 	spec := script("nb")
@@ -52,12 +53,23 @@ func TestAppProxyOpen(t *testing.T) {
 		}
 	}
 
+	// RUNNING while the launch is unanswered: the node does not know the
+	// job yet, so its app is not served (503), not refused as unknown.
 	n := newFakeNode(tc, "n1", 2, 1<<30)
+	hold := make(chan struct{})
+	n.mu.Lock()
+	n.holdLaunch = hold
+	n.mu.Unlock()
 	n.register()
+	tc.waitJob(id, "running", inState(api.StateRunning))
+	if got := status(uidOwner, id, "nb"); got != http.StatusServiceUnavailable {
+		t.Errorf("the owner, launch unanswered: %d, want 503", got)
+	}
+	close(hold)
 	if l := n.waitLaunch(); !reflect.DeepEqual(l.Apps, spec.Apps) {
 		t.Errorf("the launch carries apps %+v, want %+v", l.Apps, spec.Apps)
 	}
-	tc.waitJob(id, "running", inState(api.StateRunning))
+	tc.waitAcked(id)
 	for _, uid := range []uint32{uidOwner, uidOperator, uidAdmin} {
 		got, err := apps.OpenApp(context.Background(), uid, id, "nb")
 		if err != nil || got.Node != "n1" || got.Port != 8888 || got.Dial == nil {

@@ -191,8 +191,15 @@ func TestAppProxy(t *testing.T) {
 	// listener is the first job's, so the second's app is refused.
 	squatter := c.Submit(dir, "--app", "web="+strconv.Itoa(port), "-t", "5", "-o", "/dev/null", "--wrap", "sleep 300")
 	c.WaitState(squatter, api.StateRunning, 20*time.Second)
-	if code, body, _ := owner.get("/apps/" + strconv.FormatUint(squatter, 10) + "/web/from-squatter"); code != http.StatusConflict ||
-		!strings.Contains(body, "held by a process outside job "+strconv.FormatUint(squatter, 10)) {
+	// RUNNING comes with the launch; until its node answers, the app is
+	// 503 (starting), so ask again until it is not.
+	squatted := "/apps/" + strconv.FormatUint(squatter, 10) + "/web/from-squatter"
+	code, body, _ := owner.get(squatted)
+	for deadline := time.Now().Add(20 * time.Second); code == http.StatusServiceUnavailable && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+		code, body, _ = owner.get(squatted)
+	}
+	if code != http.StatusConflict || !strings.Contains(body, "held by a process outside job "+strconv.FormatUint(squatter, 10)) {
 		t.Errorf("a port held by another job: %d %s, want 409", code, body)
 	}
 
