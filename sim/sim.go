@@ -64,6 +64,11 @@ type setup struct {
 	// limitUnit, when set, plans with requests rounded up to it (Slurm
 	// keeps time limits in whole minutes), running jobs included.
 	limitUnit int64
+	// inOrder: the planner ranks jobs in submit order and, between
+	// ticks, stops at the first that does not fit (fcfs, and slurm's main
+	// scheduler with every priority weight 0), so a plan starts nothing
+	// while the oldest job does not fit the free processors.
+	inOrder bool
 }
 
 // fcfsPriority orders jobs by submit time only: age is monotone in submit
@@ -93,7 +98,7 @@ func defaultPriority() priority.Config {
 func policyFor(p Policy) (setup, error) {
 	switch p {
 	case PolicyFCFS:
-		return setup{planner: sched.Backfill{Mode: sched.FCFS, StartsOnly: true}, priority: fcfsPriority()}, nil
+		return setup{planner: sched.Backfill{Mode: sched.FCFS, StartsOnly: true}, priority: fcfsPriority(), inOrder: true}, nil
 	case PolicyEASY:
 		return setup{planner: sched.Backfill{Mode: sched.EASY, StartsOnly: true}, priority: fcfsPriority()}, nil
 	case PolicyConservative:
@@ -434,7 +439,7 @@ func (r *replay) charge(j *simJob, now int64) {
 
 // schedule builds a snapshot, plans, and starts what the plan starts.
 func (r *replay) schedule(now int64) {
-	if len(r.pending) == 0 {
+	if len(r.pending) == 0 || r.headWaits(now) {
 		return
 	}
 	const node = "machine"
@@ -521,6 +526,20 @@ func (r *replay) schedule(now int64) {
 		}
 	}
 	r.pending = kept
+}
+
+// headWaits reports whether an in-order plan now, not at a tick, would
+// start nothing because the oldest job does not fit the free processors.
+// Pending jobs are kept by submit time then trace position, the planners'
+// order for FCFS priority and for equal priorities; a job under a group
+// limit may be passed over, so then the plan decides. On an overloaded
+// log this spares a plan of thousands of jobs at almost every event.
+func (r *replay) headWaits(now int64) bool {
+	if !r.pol.inOrder || r.pol.tick > 0 && now%r.pol.tick == 0 {
+		return false
+	}
+	h := r.pending[0]
+	return h.Procs > r.procs-r.busy && !h.groups.Singleton && h.groups.MaxRunning == 0
 }
 
 // endPos is where j is or belongs in byEnd.

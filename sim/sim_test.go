@@ -327,3 +327,58 @@ func TestSiteConfigReplacesTheDefault(t *testing.T) {
 		t.Fatal("the stock default starts every job as conservative backfilling does: the check proves nothing")
 	}
 }
+
+// Skipping the plan while the oldest job does not fit (fcfs, and slurm
+// with equal priorities between backfill ticks) must start the same jobs
+// at the same times as planning at every event: on overloaded synthetic
+// traces, with ties in submit time, and with array limits and singletons
+// on some jobs (which may let a plan pass over the oldest).
+func TestHeadWaitsStartsWhatEveryPlanStarts(t *testing.T) {
+	noBackfill := DefaultSlurmConfig()
+	noBackfill.Backfill = false
+	setups := map[string]setup{"slurm": slurmSetup(DefaultSlurmConfig()), "slurm, no backfill": slurmSetup(noBackfill)}
+	setups["fcfs"], _ = policyFor(PolicyFCFS)
+	for name, pol := range setups {
+		if !pol.inOrder {
+			t.Fatalf("%s: not in order", name)
+		}
+		every := pol
+		every.inOrder = false
+		for seed := uint64(1); seed <= 4; seed++ {
+			checkSameStarts(t, name, seed, pol, every)
+		}
+	}
+}
+
+func checkSameStarts(t *testing.T, name string, seed uint64, pol, every setup) {
+	t.Helper()
+	tr := synthTrace(800, 64, 1.2, seed)
+	if seed%2 == 0 {
+		for i := range tr.Jobs {
+			j := &tr.Jobs[i]
+			j.Submit -= j.Submit % 600 // ties: arrivals in bursts
+			switch i % 7 {
+			case 0:
+				j.Array, j.ArrayMax = int64(1+i%3), 1
+			case 1:
+				j.Singleton, j.Executable = 1, 1
+			}
+		}
+	}
+	got, err := runWith(tr, Config{}, pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := runWith(tr, Config{}, every)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Records) != len(want.Records) {
+		t.Fatalf("%s, seed %d: %d jobs replayed, want %d", name, seed, len(got.Records), len(want.Records))
+	}
+	for i := range want.Records {
+		if got.Records[i] != want.Records[i] {
+			t.Fatalf("%s, seed %d: job %d ran as %+v, planning at every event gives %+v", name, seed, i, got.Records[i], want.Records[i])
+		}
+	}
+}

@@ -56,6 +56,10 @@ func slurmSetup(c SlurmConfig) setup {
 	if c.Backfill {
 		s.tick = secs(c.Interval)
 	}
+	// With every weight 0 (priority/basic) all priorities are equal and
+	// jobs go by submit time, and the main scheduler, which alone runs
+	// between ticks, stops at the first job that does not fit.
+	s.inOrder = c.Priority.Weights == (priority.Weights{})
 	return s
 }
 
