@@ -127,8 +127,8 @@ type Backfill struct {
 	// PackFill, with Pack, chooses the set that uses the most processor
 	// time before the partition's next reservation (pack.go) instead of
 	// the most CPUs now: it fills the holes of a drain for a wide job,
-	// where short-first orders lose utilization in overload. An
-	// ablation choice, not in the stock configuration
+	// where short-first orders lose utilization in overload. Off in the
+	// stock configuration; a site turns it on with BackfillPackFill=YES
 	// (docs/scheduling.md measures it).
 	PackFill bool
 	// GuardFairStart, if set, also guards a job once it has waited this

@@ -113,8 +113,9 @@ func policyFor(p Policy) (setup, error) {
 
 // siteSetup is the default policy replayed with scheduling settings as
 // the controller reads them from a corral.conf (config.DefaultScheduling
-// for the stock ones), with run-time predictions. The share tree is left out: a trace's users are numbers, in no
-// account of the file, so they share the default account equally.
+// for the stock ones), with run-time predictions. The share tree is left
+// out: a trace's users are numbers, in no account of the file, so they
+// share the default account equally.
 func siteSetup(c config.Scheduling) setup {
 	prio := c.Priority
 	if c.Basic {
