@@ -378,14 +378,17 @@ func planOne(p *profile, r *request, from int64, o *outcome) {
 
 // planConservative reserves for every job in priority order. A job's
 // reservation depends only on the jobs before it, so with startsOnly the
-// plan stops once no job left needs as few CPUs as are still free now:
-// the rest could only be reserved for later, which starts nothing. On a
-// large machine with a long queue the reservations behind that point
-// were most of a replay's time.
+// plan stops once no job left could start now: none needs as few CPUs as
+// are still free now, or none finds its CPUs free for its whole run time
+// on any node (nowFits). The rest could only be reserved for later,
+// which starts nothing. On a large machine with a long queue the
+// reservations behind that point were most of a replay's time.
 func planConservative(p *profile, plannable []int, reqs []request, out []outcome, startsOnly bool) {
 	var narrowest []int // narrowest[k]: fewest CPUs any of plannable[k:] needs
 	freeNow := 0        // CPUs free now on all up nodes: no node has more
+	var fits *nowFits
 	if startsOnly {
+		fits = newNowFits(plannable, reqs)
 		narrowest = make([]int, len(plannable)+1)
 		narrowest[len(plannable)] = math.MaxInt
 		for k := len(plannable) - 1; k >= 0; k-- {
@@ -396,8 +399,11 @@ func planConservative(p *profile, plannable []int, reqs []request, out []outcome
 		}
 	}
 	for k, i := range plannable {
-		if startsOnly && narrowest[k] > freeNow {
-			return
+		if startsOnly {
+			if narrowest[k] > freeNow || !fits.any(p.nodes) {
+				return
+			}
+			fits.remove(k)
 		}
 		if !p.mayStart(&reqs[i], &out[i]) {
 			continue

@@ -1,0 +1,124 @@
+package sched
+
+import (
+	"math"
+	"math/bits"
+)
+
+// nowFits answers, while a conservative plan with StartsOnly is built,
+// "could any job not yet planned still start now?". A job fits now only
+// if some node keeps its CPUs free from now for its whole run time: on
+// that node, the fewest CPUs free over [0, dur) is at least its need.
+// That minimum only falls as the profile's early part fills up, in an
+// overloaded replay within a few hundred reservations, long before the
+// queue ends; once no job left passes the test, the rest of the plan
+// could only reserve later starts, which the simulator does not use.
+//
+// The test is necessary, not sufficient (it ignores memory, GPUs,
+// partitions, node counts and group limits, and rounds run times down),
+// so stopping on it never drops a start; passing only costs time.
+//
+// Jobs are kept in buckets of run time whose lower bounds grow by at
+// most a quarter, each bucket in priority order: jobs leave in priority
+// order, so what remains of a bucket is a suffix, and its fewest CPUs a
+// suffix minimum. No sort per plan.
+type nowFits struct {
+	cpus  []int // per bucket, the jobs' CPUs in priority order, then suffix minima
+	start [durBuckets + 1]int
+	next  [durBuckets]int // first job of each bucket not yet planned
+	of    []uint8         // of[k]: the k-th plannable job's bucket
+}
+
+// durBuckets covers run times up to never: 8 one-step buckets, then 4
+// per power of two of the run time in units of 2^30 ns (about a second).
+const durBuckets = 4*33 + 3 - 8 + 1
+
+// durBucket is where a run time goes; bucketFloor(durBucket(d)) <= d.
+func durBucket(d int64) int {
+	u := uint64(d) >> 30
+	if u < 8 {
+		return int(u)
+	}
+	l := bits.Len64(u)
+	return 4*l + int(u>>(l-3)&3) - 8
+}
+
+// bucketFloor is the shortest run time in bucket b.
+func bucketFloor(b int) int64 {
+	if b < 8 {
+		return int64(b) << 30
+	}
+	l, sub := (b+8)/4, (b+8)%4
+	return int64(4+sub) << (l - 3) << 30
+}
+
+func newNowFits(plannable []int, reqs []request) *nowFits {
+	f := &nowFits{cpus: make([]int, len(plannable)), of: make([]uint8, len(plannable))}
+	var count [durBuckets]int
+	for k, i := range plannable {
+		b := durBucket(reqs[i].dur)
+		f.of[k] = uint8(b)
+		count[b]++
+	}
+	for b := range count {
+		f.start[b+1] = f.start[b] + count[b]
+		f.next[b] = f.start[b]
+	}
+	for k, i := range plannable {
+		b := f.of[k]
+		f.cpus[f.next[b]] = reqs[i].need.CPUs
+		f.next[b]++
+	}
+	for b := range count {
+		f.next[b] = f.start[b]
+		for x := f.start[b+1] - 2; x >= f.start[b]; x-- {
+			f.cpus[x] = min(f.cpus[x], f.cpus[x+1])
+		}
+	}
+	return f
+}
+
+// remove takes the k-th plannable job out of the test: it is planned.
+// Jobs are removed in priority order.
+func (f *nowFits) remove(k int) { f.next[f.of[k]]++ }
+
+// fewest is the fewest CPUs a remaining job of bucket b needs.
+func (f *nowFits) fewest(b int) int {
+	if f.next[b] == f.start[b+1] {
+		return math.MaxInt
+	}
+	return f.cpus[f.next[b]]
+}
+
+// any reports whether some remaining job might still start now on one
+// of nodes. A job whose run time ends within segment i of a node's
+// profile (at[i] < dur <= at[i+1]) needs its CPUs free in segments 0..i,
+// so it passes if it needs no more than their minimum; so does every
+// shorter job that needs as few, which is why the buckets are folded in
+// from the shortest.
+func (f *nowFits) any(nodes []*nodeState) bool {
+	fewest := math.MaxInt
+	for b := range durBuckets {
+		fewest = min(fewest, f.fewest(b))
+	}
+	if fewest == math.MaxInt {
+		return false
+	}
+	for _, n := range nodes {
+		tl := &n.tl
+		free, shortest, b := math.MaxInt, math.MaxInt, 0
+		for i := range tl.at {
+			free = min(free, tl.free[i].CPUs)
+			if free < fewest {
+				break // no job left fits any longer window here
+			}
+			for e := tl.end(i); b < durBuckets && bucketFloor(b) <= e; b++ {
+				shortest = min(shortest, f.fewest(b))
+			}
+			if shortest <= free {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,122 @@
+package sched
+
+import (
+	"fmt"
+	"math/rand"
+	"reflect"
+	"testing"
+	"time"
+)
+
+func TestDurBucketFloorsBoundRunTimes(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	ds := []int64{0, 1, 1<<30 - 1, 1 << 30, 8<<30 - 1, 8 << 30, int64(time.Hour), int64(7 * 24 * time.Hour), never - 1, never}
+	for range 10000 {
+		ds = append(ds, rng.Int63n(never>>uint(1+rng.Intn(62))))
+	}
+	for _, d := range ds {
+		b := durBucket(d)
+		if b < 0 || b >= durBuckets {
+			t.Fatalf("durBucket(%d) = %d, outside [0, %d)", d, b, durBuckets)
+		}
+		if f := bucketFloor(b); f > d {
+			t.Fatalf("bucketFloor(durBucket(%d)) = %d: above the run time", d, f)
+		}
+		if b+1 < durBuckets && bucketFloor(b+1) <= d {
+			t.Fatalf("run time %d belongs above bucket %d (next floor %d)", d, b, bucketFloor(b+1))
+		}
+		if b >= 8 && b+1 < durBuckets && 4*bucketFloor(b+1) > 5*bucketFloor(b) {
+			t.Fatalf("buckets %d and %d are more than a quarter apart", b, b+1)
+		}
+	}
+}
+
+// TestNowFitsAsksTheWholeWindow: one 8-CPU node with 4 CPUs busy for an
+// hour, then 2 busy until the third hour.
+func TestNowFitsAsksTheWholeWindow(t *testing.T) {
+	s := Snapshot{Now: T0,
+		Nodes:      []Node{MakeNode("n1").CPUs(8).Obj()},
+		Partitions: []Partition{{Name: "batch", Nodes: []string{"n1"}}},
+		Running: []Running{
+			MakeRunning(1).On("n1", 2).Ends(time.Hour).Obj(),
+			MakeRunning(2).On("n1", 2).Ends(3 * time.Hour).Obj(),
+		}}
+	for _, c := range []struct {
+		cpus int
+		dur  time.Duration
+		want bool
+	}{
+		{4, 2 * time.Hour, true},        // 4 free from now on
+		{5, 30 * time.Minute, false},    // 4 free in the first hour
+		{6, 2 * time.Hour, false},       // the first hour again
+		{4, 0, true},                    // the first segment counts even for no time
+		{1, time.Duration(never), true}, // no limit: the whole profile
+	} {
+		t.Run(fmt.Sprintf("%dcpus/%s", c.cpus, c.dur), func(t *testing.T) {
+			p := newProfile(s)
+			reqs := []request{{need: Resources{CPUs: 9}, dur: int64(time.Minute)}, {need: Resources{CPUs: c.cpus}, dur: int64(c.dur)}}
+			f := newNowFits([]int{0, 1}, reqs)
+			if got := f.any(p.nodes); got != c.want {
+				t.Fatalf("any = %v, want %v", got, c.want)
+			}
+			f.remove(0) // the 9-CPU job, which never fits, leaves first
+			if got := f.any(p.nodes); got != c.want {
+				t.Fatalf("after the first job left: any = %v, want %v", got, c.want)
+			}
+			f.remove(1)
+			if f.any(p.nodes) {
+				t.Fatal("any = true with no job left")
+			}
+		})
+	}
+}
+
+// TestConservativeStartsOnlyOnABusyNode replays the simulator's case,
+// one large node with long queues of mixed widths and limits, where the
+// plan stops once nothing left can start now: the starts must be the
+// full plan's.
+func TestConservativeStartsOnlyOnABusyNode(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	limits := []time.Duration{time.Minute, 10 * time.Minute, time.Hour, 90 * time.Minute, 4 * time.Hour, 24 * time.Hour, 72 * time.Hour}
+	for round := range 300 {
+		cpus := 16 << rng.Intn(5)
+		s := Snapshot{Now: T0,
+			Nodes:      []Node{MakeNode("n1").CPUs(cpus).Obj()},
+			Partitions: []Partition{{Name: "batch", Nodes: []string{"n1"}}}}
+		for used, id := 0, uint64(1); used < cpus; id++ {
+			c := min(1+rng.Intn(cpus/4), cpus-used-rng.Intn(2))
+			if c < 1 {
+				break
+			}
+			s.Running = append(s.Running, MakeRunning(id).On("n1", c).Ends(time.Duration(1+rng.Intn(600))*time.Minute).Obj())
+			used += c
+		}
+		for id := uint64(1000); id < uint64(1000+20+rng.Intn(200)); id++ {
+			j := MakeJob(id).CPUs(1 + rng.Intn(cpus/2)).Time(limits[rng.Intn(len(limits))])
+			if rng.Intn(5) == 0 {
+				j.CPUs(1 + rng.Intn(3))
+			}
+			s.Pending = append(s.Pending, j.Obj())
+		}
+		full := Backfill{Mode: Conservative}.Plan(s)
+		only := Backfill{Mode: Conservative, StartsOnly: true}.Plan(s)
+		if !reflect.DeepEqual(full.Starts, only.Starts) {
+			t.Fatalf("round %d: starts differ:\nfull %+v\nonly %+v", round, full.Starts, only.Starts)
+		}
+	}
+}
+
+// TestNowFitsCountsARunTimeEndingWithASegment: a job whose run time ends
+// exactly where the free CPUs drop fits before the drop.
+func TestNowFitsCountsARunTimeEndingWithASegment(t *testing.T) {
+	d := bucketFloor(40) // a run time that is its bucket's floor
+	n := &nodeState{tl: timeline{at: []int64{0, d}, free: []Resources{{CPUs: 6}, {CPUs: 0}}}}
+	f := newNowFits([]int{0}, []request{{need: Resources{CPUs: 6}, dur: d}})
+	if !f.any([]*nodeState{n}) {
+		t.Fatal("a 6-CPU job ending as the 6 free CPUs are taken does not fit now")
+	}
+	f = newNowFits([]int{0}, []request{{need: Resources{CPUs: 6}, dur: bucketFloor(41)}})
+	if f.any([]*nodeState{n}) {
+		t.Fatal("a job running a bucket into the full segment fits now")
+	}
+}
