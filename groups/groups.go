@@ -51,6 +51,23 @@ func (b *Builder) Pending(j Job) []sched.Member {
 	return b.members(j, true)
 }
 
+// Limited reports whether j, pending, joins any limited group: when it
+// does not, Pending returns nil and sets no limit, and a caller with long
+// queues of such jobs may skip it.
+func (j *Job) Limited() bool {
+	if j.Array != 0 && j.MaxRunning > 0 || j.Singleton {
+		return true
+	}
+	for _, l := range []api.Limits{j.UserLimits, j.AccountLimits} {
+		for _, x := range policy.RunningLimits(l, j.Use) {
+			if x.Max > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Running is the limited groups a running job counts in.
 func (b *Builder) Running(j Job) []sched.Member {
 	if b.limits == nil {

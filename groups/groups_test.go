@@ -110,3 +110,35 @@ func TestPolicyGroupsAgreeWithTallyCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestLimitedSaysWhetherPendingJoinsAGroup: a job Limited calls free
+// joins nothing and sets no limit; each way of joining one is seen.
+func TestLimitedSaysWhetherPendingJoinsAGroup(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		job  Job
+		want bool
+	}{
+		{"plain", Job{User: "alice", Name: "a", Account: "physics"}, false},
+		{"array without %N", Job{User: "alice", Array: 7}, false},
+		{"limits that are not running limits", Job{User: "alice", Account: "physics",
+			UserLimits: api.Limits{MaxPendingJobs: 5, MaxCPUsPerJob: 8}}, false},
+		{"array %N", Job{User: "alice", Array: 7, MaxRunning: 2}, true},
+		{"singleton", Job{User: "alice", Name: "a", Singleton: true}, true},
+		{"user running jobs", Job{User: "alice", UserLimits: api.Limits{MaxRunningJobs: 1}}, true},
+		{"user CPUs", Job{User: "alice", UserLimits: api.Limits{MaxCPUs: 4}, Use: policy.Request{CPUs: 1}}, true},
+		{"account memory", Job{User: "alice", Account: "physics", AccountLimits: api.Limits{MaxMemBytes: 1 << 30}}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := c.job.Limited(); got != c.want {
+				t.Fatalf("Limited = %v, want %v", got, c.want)
+			}
+			var b Builder
+			if m := b.Pending(c.job); !c.want && (m != nil || b.Limits() != nil) {
+				t.Fatalf("a job Limited calls free joins %v with limits %v", m, b.Limits())
+			} else if c.want && m == nil {
+				t.Fatal("a limited job joins no group")
+			}
+		})
+	}
+}

@@ -191,6 +191,7 @@ type simJob struct {
 	pos       int       // index in the trace, the tie-breaker
 	charge    int64     // usage is charged up to here
 	groups    groups.Job
+	grouped   bool // groups.Limited: the job joins a limited group
 	// fair is the job's fair start as the planner computed it
 	// (sched.FairStart); zero until then.
 	fair time.Time
@@ -299,6 +300,7 @@ func admit(tr *Trace, cfg Config, procs int, res *Result) []*simJob {
 		if j.Array > 0 {
 			sj.groups.Array, sj.groups.MaxRunning = uint64(j.Array), int(max(j.ArrayMax, 0))
 		}
+		sj.grouped = sj.groups.Limited()
 		sj.estimated = j.ReqTime > 0
 		jobs = append(jobs, sj)
 	}
@@ -334,6 +336,7 @@ type replay struct {
 	// buffers reused from one plan to the next
 	snap    sched.Snapshot
 	pjobs   []priority.Job
+	allocs  []sched.Allocation
 	index   []int // trace position -> index in pending
 	started []bool
 }
@@ -451,11 +454,17 @@ func (r *replay) schedule(now int64) {
 	}
 	r.pjobs = r.pjobs[:0]
 	narrowest := r.procs + 1
+	w := r.pol.priority.Weights
+	// Age alone orders jobs as their submit times do, which the planner
+	// falls back to on equal priorities: computing it decides nothing.
+	byAge := w.Fairshare == 0 && w.Size == 0
 	for _, j := range r.pending {
-		r.pjobs = append(r.pjobs, priority.Job{User: j.user, Eligible: j.submitted, Nodes: 1, CPUs: j.Procs})
+		if !byAge {
+			r.pjobs = append(r.pjobs, priority.Job{User: j.user, Eligible: j.submitted, Nodes: 1, CPUs: j.Procs})
+		}
 		narrowest = min(narrowest, j.Procs)
 	}
-	if r.pol.priority.Weights.Fairshare > 0 {
+	if w.Fairshare > 0 {
 		stale := now-r.fsAt >= calcPeriod
 		for i := 0; !stale && i < len(r.pjobs); i++ {
 			stale = !r.fs.Has(r.pjobs[i].User, "")
@@ -471,9 +480,11 @@ func (r *replay) schedule(now int64) {
 		return // no plan can start a job that does not fit the free processors
 	}
 	s.Now, s.Running, s.Pending = at(now), s.Running[:0], s.Pending[:0]
+	r.allocs = slices.Grow(r.allocs[:0], len(r.byEnd)) // one array, not one per job
 	for _, j := range r.byEnd {
+		r.allocs = append(r.allocs, sched.Allocation{Node: node, Resources: sched.Resources{CPUs: j.Procs}})
 		s.Running = append(s.Running, sched.Running{ID: uint64(j.pos), End: at(j.Start + j.Requested),
-			Alloc: []sched.Allocation{{Node: node, Resources: sched.Resources{CPUs: j.Procs}}}})
+			Alloc: r.allocs[len(r.allocs)-1 : len(r.allocs) : len(r.allocs)]})
 	}
 	cluster := priority.Cluster{Nodes: 1, CPUs: r.procs}
 	prioAt := at(now)
@@ -488,11 +499,15 @@ func (r *replay) schedule(now int64) {
 			PerNode:   sched.Resources{CPUs: j.Procs},
 			TimeLimit: time.Duration(j.Requested) * time.Second,
 			Expected:  time.Duration(j.expect) * time.Second,
-			Priority:  r.calc.Priority(r.pjobs[i], r.fs, prioAt, cluster).Priority,
 			Submit:    j.submitted,
 			FairStart: j.fair,
-			Groups:    g.Pending(j.groups),
 		})
+		if !byAge {
+			s.Pending[i].Priority = r.calc.Priority(r.pjobs[i], r.fs, prioAt, cluster).Priority
+		}
+		if j.grouped {
+			s.Pending[i].Groups = g.Pending(j.groups)
+		}
 	}
 	if s.GroupLimits = g.Limits(); s.GroupLimits != nil {
 		for i, j := range r.byEnd {
