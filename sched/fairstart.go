@@ -90,6 +90,9 @@ func (b Backfill) guardedAt(r *request, fair time.Time) time.Time {
 // ties keep priority order. fair holds the fair
 // starts this plan computed, for jobs whose snapshot had none.
 func (b Backfill) guardedBy(jobs []int, reqs []request, now time.Time, fair map[uint64]time.Time) []int {
+	if b.GuardAfter == 0 && !b.UsesFairStarts() {
+		return b.oldest(jobs, reqs, now)
+	}
 	out := slices.Clone(jobs)
 	slices.SortStableFunc(out, func(a, b int) int { return reqs[a].eligible().Compare(reqs[b].eligible()) })
 	oldest := make(map[*partState]int) // the ReserveOldest jobs of each partition seen so far
@@ -105,4 +108,52 @@ func (b Backfill) guardedBy(jobs []int, reqs []request, now time.Time, fair map[
 		at := b.guardedAt(&reqs[i], f)
 		return at.IsZero() || at.After(now)
 	})
+}
+
+// oldest is guardedBy when only ReserveOldest guards: the ReserveOldest
+// jobs of each partition eligible longest (at least ReserveOldestAfter),
+// oldest first, ties in priority order. It keeps the few best of each
+// partition as it goes instead of sorting the whole queue by age, which
+// was a tenth of a replay of a long queue.
+func (b Backfill) oldest(jobs []int, reqs []request, now time.Time) []int {
+	if b.ReserveOldest <= 0 {
+		return nil
+	}
+	type pick struct {
+		eligible time.Time
+		pos      int // in jobs: priority order
+	}
+	best := make(map[*partState][]pick)
+	for pos, i := range jobs {
+		r := &reqs[i]
+		e := r.eligible()
+		kept := best[r.part]
+		if len(kept) == b.ReserveOldest && !e.Before(kept[len(kept)-1].eligible) {
+			continue // not older than the youngest kept, and later in priority
+		}
+		if e.Add(b.ReserveOldestAfter).After(now) {
+			continue
+		}
+		at := len(kept) // after every kept job as old or older
+		for at > 0 && e.Before(kept[at-1].eligible) {
+			at--
+		}
+		kept = slices.Insert(kept, at, pick{e, pos})
+		best[r.part] = kept[:min(len(kept), b.ReserveOldest)]
+	}
+	var all []pick
+	for _, kept := range best {
+		all = append(all, kept...)
+	}
+	slices.SortFunc(all, func(x, y pick) int {
+		if c := x.eligible.Compare(y.eligible); c != 0 {
+			return c
+		}
+		return x.pos - y.pos
+	})
+	out := make([]int, len(all))
+	for k, x := range all {
+		out[k] = jobs[x.pos]
+	}
+	return out
 }

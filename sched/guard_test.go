@@ -269,3 +269,41 @@ func TestReserveOldestStillBackfills(t *testing.T) {
 	v.MustWait(1, api.ReasonPriority, time.Hour)
 	v.MustWait(2, api.ReasonResources, 2*time.Hour)
 }
+
+// TestOldestMatchesSortingTheQueueByAge: the ReserveOldest jobs of each
+// partition, picked as the queue is walked, are those of sorting it by
+// eligibility (ties in priority order) and taking each partition's first.
+func TestOldestMatchesSortingTheQueueByAge(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	parts := []*partState{{}, {}, {}}
+	for round := range 500 {
+		n := rng.Intn(40)
+		reqs := make([]request, n)
+		jobs := make([]int, n)
+		for i := range reqs {
+			// few distinct times, so that ties are common
+			reqs[i] = request{Pending: &Pending{Submit: T0.Add(-time.Duration(rng.Intn(6)) * time.Hour)},
+				part: parts[rng.Intn(len(parts))]}
+			if rng.Intn(4) == 0 {
+				reqs[i].Eligible = reqs[i].Submit.Add(time.Duration(rng.Intn(3)) * time.Hour)
+			}
+			jobs[i] = i
+		}
+		rng.Shuffle(n, func(a, b int) { jobs[a], jobs[b] = jobs[b], jobs[a] })
+		b := Backfill{ReserveOldest: rng.Intn(4), ReserveOldestAfter: time.Duration(rng.Intn(3)) * time.Hour}
+
+		byAge := slices.Clone(jobs)
+		slices.SortStableFunc(byAge, func(x, y int) int { return reqs[x].eligible().Compare(reqs[y].eligible()) })
+		var want []int
+		count := map[*partState]int{}
+		for _, i := range byAge {
+			if count[reqs[i].part] < b.ReserveOldest && !reqs[i].eligible().Add(b.ReserveOldestAfter).After(T0) {
+				count[reqs[i].part]++
+				want = append(want, i)
+			}
+		}
+		if got := b.oldest(jobs, reqs, T0); !slices.Equal(got, want) {
+			t.Fatalf("round %d (oldest %d after %s): got %v, want %v", round, b.ReserveOldest, b.ReserveOldestAfter, got, want)
+		}
+	}
+}

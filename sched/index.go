@@ -64,16 +64,32 @@ func levelOf(req Resources, dur int64) int {
 	if req.CPUs < 1 {
 		return -1
 	}
-	c := 0
-	for c+1 < cpuLevels && req.CPUs >= cpuThresholds[c+1] {
-		c++
+	c := cpuLevels - 1
+	if req.CPUs < len(cpuLevelOf) {
+		c = int(cpuLevelOf[req.CPUs])
 	}
-	d := 0
-	for d+1 < numDur && dur >= durLevels[d+1] {
-		d++
+	d, hi := 0, numDur // durLevels[d] <= dur < durLevels[hi]; durLevels[0] is 0
+	for hi-d > 1 {
+		if mid := (d + hi) / 2; durLevels[mid] <= dur {
+			d = mid
+		} else {
+			hi = mid
+		}
 	}
 	return c*numDur + d
 }
+
+// cpuLevelOf[n] is the largest CPU threshold index not above n, for n up
+// to the largest threshold: every job's admission looks it up.
+var cpuLevelOf = func() []uint8 {
+	t := make([]uint8, cpuThresholds[cpuLevels-1]+1)
+	for n := range t {
+		for c := 0; c < cpuLevels && cpuThresholds[c] <= n; c++ {
+			t[n] = uint8(c)
+		}
+	}
+	return t
+}()
 
 // nodeState is one up node while a plan is built.
 type nodeState struct {

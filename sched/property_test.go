@@ -464,8 +464,13 @@ func TestSortPendingMatchesSortByPriority(t *testing.T) {
 	rng := rand.New(rand.NewSource(3))
 	var jobs []Pending
 	for i := 0; i < 500; i++ {
+		// whole seconds, nanoseconds apart, and before 1970
+		at := T0.Add(time.Duration(rng.Intn(5))*time.Second + time.Duration(rng.Intn(3)))
+		if rng.Intn(5) == 0 {
+			at = time.Unix(-int64(rng.Intn(3)), int64(rng.Intn(3)))
+		}
 		jobs = append(jobs, MakeJob(uint64(rng.Intn(300))).Prio(int64(rng.Intn(4))).
-			Submitted(T0.Add(time.Duration(rng.Intn(5))*time.Second)).CPUs(1+i).Obj())
+			Submitted(at).CPUs(1+i).Obj())
 	}
 	sorted := SortByPriority(jobs)
 	for i, p := range sortPending(jobs) {

@@ -175,3 +175,26 @@ func TestProfileReleasesInAnyOrder(t *testing.T) {
 		t.Errorf("running jobs in reverse: %v, by end: %v", got, want)
 	}
 }
+
+// TestLevelOfPicksTheLargestThresholdsNotAbove: the level's CPU and
+// duration thresholds are the largest not above the job's, on and
+// around every threshold.
+func TestLevelOfPicksTheLargestThresholdsNotAbove(t *testing.T) {
+	var durs []int64
+	for _, d := range durLevels {
+		durs = append(durs, d, d+1, max(d-1, 0))
+	}
+	durs = append(durs, never)
+	for n := 1; n <= 300; n++ {
+		for _, dur := range durs {
+			l := levelOf(cpus(n), dur)
+			c, d := l/numDur, l%numDur
+			if cpuThresholds[c] > n || c+1 < cpuLevels && cpuThresholds[c+1] <= n {
+				t.Fatalf("levelOf(%d CPUs) uses threshold %d", n, cpuThresholds[c])
+			}
+			if durLevels[d] > dur || d+1 < numDur && durLevels[d+1] <= dur {
+				t.Fatalf("levelOf(%d ns) uses duration level %d", dur, durLevels[d])
+			}
+		}
+	}
+}
