@@ -328,6 +328,9 @@ type replay struct {
 
 	fs   priority.Fairshares // recomputed every calcPeriod, as Slurm does
 	fsAt int64
+	// fsNew: a job arrived whose user fs does not include, so the next
+	// plan recomputes it at once.
+	fsNew bool
 	// dirty: a job arrived or ended since the last tick's plan, so a
 	// tick may start something (setup.tick).
 	dirty bool
@@ -375,6 +378,9 @@ func (r *replay) run(jobs []*simJob) error {
 			j := jobs[next]
 			j.expect = r.predicted(j)
 			r.pending = append(r.pending, j)
+			if r.pol.priority.Weights.Fairshare > 0 && !r.fs.Has(j.user, "") {
+				r.fsNew = true
+			}
 			next++
 			r.dirty = true
 		}
@@ -464,17 +470,12 @@ func (r *replay) schedule(now int64) {
 		}
 		narrowest = min(narrowest, j.Procs)
 	}
-	if w.Fairshare > 0 {
-		stale := now-r.fsAt >= calcPeriod
-		for i := 0; !stale && i < len(r.pjobs); i++ {
-			stale = !r.fs.Has(r.pjobs[i].User, "")
+	if w.Fairshare > 0 && (r.fsNew || now-r.fsAt >= calcPeriod) {
+		for _, j := range r.byEnd {
+			r.charge(j, now)
 		}
-		if stale {
-			for _, j := range r.byEnd {
-				r.charge(j, now)
-			}
-			r.fs, r.fsAt = r.calc.Fairshares(r.ledger, at(now), r.pjobs), now
-		}
+		// The computation includes every pending job's user.
+		r.fs, r.fsAt, r.fsNew = r.calc.Fairshares(r.ledger, at(now), r.pjobs), now, false
 	}
 	if narrowest > r.procs-r.busy && !r.needsFairStarts() {
 		return // no plan can start a job that does not fit the free processors
