@@ -192,12 +192,17 @@ type outcome struct {
 // Plan implements Planner.
 func (b Backfill) Plan(s Snapshot) Plan {
 	p := newProfile(s)
-	jobs := sortPending(s.Pending) // pointers into s.Pending, priority order
-	var last *partState            // most jobs share a partition: look it up once
-	out := make([]outcome, len(jobs))
-	var plannable []int // indexes into jobs, priority order
-	var deep []int      // admitted but beyond Depth: a guarded job may be there
-	reqs := make([]request, len(jobs))
+	sc := scratchPool.Get().(*scratch)
+	defer sc.release()
+	sc.keys = sized(sc.keys, len(s.Pending))
+	sc.jobs = sized(sc.jobs, len(s.Pending))
+	jobs := sortPendingInto(s.Pending, sc.keys, sc.jobs) // pointers into s.Pending, priority order
+	var last *partState                                  // most jobs share a partition: look it up once
+	sc.out = sized(sc.out, len(jobs))
+	sc.reqs = sized(sc.reqs, len(jobs))
+	out, reqs := sc.out, sc.reqs
+	plannable := sc.plannable[:0] // indexes into jobs, priority order
+	var deep []int                // admitted but beyond Depth: a guarded job may be there
 	for i := range jobs {
 		j := jobs[i]
 		out[i].start = never
@@ -216,6 +221,7 @@ func (b Backfill) Plan(s Snapshot) Plan {
 			plannable = append(plannable, i)
 		}
 	}
+	sc.plannable = plannable
 
 	// EASY's one reservation per partition is a guarded job's when that
 	// is also the partition's top job.
@@ -257,7 +263,7 @@ func (b Backfill) Plan(s Snapshot) Plan {
 	}
 	switch b.Mode {
 	case EASY:
-		b.planEASY(p, plannable, reqs, out, reserved, s.Now)
+		b.planEASY(p, plannable, reqs, out, reserved, s.Now, sc)
 	case FCFS:
 		planFCFS(p, plannable, reqs, out, b.StartsOnly)
 	default:
@@ -288,23 +294,28 @@ func firstPerPartition(jobs []int, reqs []request, n int) []int {
 // they lie was a tenth of a replay of a long queue. Seconds and
 // nanoseconds order times as time.Time.Compare does.
 func sortPending(in []Pending) []*Pending {
-	type key struct {
-		priority, sec int64
-		id            uint64
-		nsec, i       int32
-	}
-	keys := make([]key, len(in))
+	return sortPendingInto(in, make([]pendingKey, len(in)), make([]*Pending, len(in)))
+}
+
+type pendingKey struct {
+	priority, sec int64
+	id            uint64
+	nsec, i       int32
+}
+
+// sortPendingInto is sortPending with its key and result arrays given,
+// each as long as in.
+func sortPendingInto(in []Pending, keys []pendingKey, out []*Pending) []*Pending {
 	for i := range in {
 		j := &in[i]
-		keys[i] = key{j.Priority, j.Submit.Unix(), j.ID, int32(j.Submit.Nanosecond()), int32(i)}
+		keys[i] = pendingKey{j.Priority, j.Submit.Unix(), j.ID, int32(j.Submit.Nanosecond()), int32(i)}
 	}
-	slices.SortFunc(keys, func(x, y key) int {
+	slices.SortFunc(keys, func(x, y pendingKey) int {
 		if x.priority != y.priority {
 			return cmp.Compare(y.priority, x.priority)
 		}
 		return cmp.Or(cmp.Compare(x.sec, y.sec), cmp.Compare(x.nsec, y.nsec), cmp.Compare(x.id, y.id), cmp.Compare(x.i, y.i))
 	})
-	out := make([]*Pending, len(in))
 	for k := range keys {
 		out[k] = &in[keys[k].i]
 	}
@@ -431,8 +442,9 @@ func startNow(p *profile, r *request, o *outcome) bool {
 
 // planEASY reserves for the top job of each partition not yet reserved,
 // and starts later jobs now where they delay no reservation.
-func (b Backfill) planEASY(p *profile, plannable []int, reqs []request, out []outcome, reserved map[*partState]bool, now time.Time) {
-	var candidates []int
+func (b Backfill) planEASY(p *profile, plannable []int, reqs []request, out []outcome, reserved map[*partState]bool, now time.Time, sc *scratch) {
+	candidates := sc.candidates[:0]
+	defer func() { sc.candidates = candidates }()
 	for _, i := range plannable {
 		r := &reqs[i]
 		if reserved[r.part] {
@@ -450,7 +462,8 @@ func (b Backfill) planEASY(p *profile, plannable []int, reqs []request, out []ou
 		p.started(r, &out[i])
 		reserved[r.part] = out[i].start != never
 	}
-	order := append([]int(nil), candidates...)
+	order := append(sc.order[:0], candidates...)
+	sc.order = order
 	switch b.Order {
 	case ShortestFirst:
 		sort.SliceStable(order, func(a, c int) bool { return reqs[order[a]].expect < reqs[order[c]].expect })

@@ -1,0 +1,41 @@
+package sched
+
+import "sync"
+
+// scratch is one plan's per-job working arrays, reused from plan to plan:
+// a trace replay plans tens of thousands of times over a queue thousands
+// deep, and allocating them anew was most of what it allocated, and a
+// tenth of its time went to collecting them. Nothing a Plan returns
+// points into them.
+type scratch struct {
+	keys       []pendingKey
+	jobs       []*Pending
+	out        []outcome
+	reqs       []request
+	plannable  []int
+	candidates []int
+	order      []int
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// release clears what the arrays point to, so that a pooled scratch
+// holds no snapshot alive, and returns it to the pool.
+func (sc *scratch) release() {
+	clear(sc.jobs)
+	clear(sc.out)
+	clear(sc.reqs)
+	scratchPool.Put(sc)
+}
+
+// sized returns buf with length n, every element zero: buf's own array
+// when it is large enough. Arrays come back cleared (release), and only
+// the part a plan used was written.
+func sized[T any](buf []T, n int) []T {
+	if cap(buf) < n {
+		return make([]T, n)
+	}
+	buf = buf[:n]
+	clear(buf)
+	return buf
+}
