@@ -191,7 +191,8 @@ type simJob struct {
 	pos       int       // index in the trace, the tie-breaker
 	charge    int64     // usage is charged up to here
 	groups    groups.Job
-	grouped   bool // groups.Limited: the job joins a limited group
+	grouped   bool  // groups.Limited: the job joins a limited group
+	prio      int64 // priority at the last plan, when not age alone
 	// fair is the job's fair start as the planner computed it
 	// (sched.FairStart); zero until then.
 	fair time.Time
@@ -505,6 +506,12 @@ func (r *replay) schedule(now int64) {
 	if p := r.pol.prioPeriod; p > 0 {
 		prioAt = at(now / p * p) // as of the last recalculation
 	}
+	if !byAge {
+		for i, j := range r.pending {
+			j.prio = r.calc.Priority(r.pjobs[i], r.fs, prioAt, cluster).Priority
+		}
+		orderPending(r.pending) // r.pjobs is rebuilt at the next plan
+	}
 	var g groups.Builder // the controller's %N and singleton limits
 	for i, j := range r.pending {
 		r.index[j.pos] = i
@@ -517,7 +524,7 @@ func (r *replay) schedule(now int64) {
 			FairStart: j.fair,
 		})
 		if !byAge {
-			s.Pending[i].Priority = r.calc.Priority(r.pjobs[i], r.fs, prioAt, cluster).Priority
+			s.Pending[i].Priority = j.prio
 		}
 		if j.grouped {
 			s.Pending[i].Groups = g.Pending(j.groups)
