@@ -4,8 +4,9 @@
 // It is pure: Plan takes a Snapshot (nodes, partitions, running jobs with
 // their expected ends, pending jobs with their priorities, and the time "now")
 // and returns a Plan. It does no I/O, reads no clock and keeps no state
-// between calls, so the controller and the trace simulator run the very same
-// code and a plan is identical for identical input.
+// between calls (its working arrays come from a pool, scratch.go, and
+// carry nothing over), so the controller and the trace simulator run the
+// very same code and a plan is identical for identical input.
 //
 // Resources are a small vector (CPUs, memory, fractional GPU units) per
 // node; callers translate job requests and node capacities into it. A
@@ -33,5 +34,6 @@
 // first, with reservations; set selection (pack.go) starts EASY's
 // candidates by the set that fills the free CPUs best. A job's fair start
 // (fairstart.go), computed once and kept by the caller, can bring its
-// guard forward.
+// guard forward. With StartsOnly (the simulator's plans), conservative
+// planning stops once no job left could start now (nowfits.go).
 package sched
