@@ -168,14 +168,29 @@ func (c *Calculator) SizeFactor(j Job, cl Cluster) float64 {
 // Priority computes a job's priority from precomputed fairshares.
 func (c *Calculator) Priority(j Job, fs Fairshares, now time.Time, cl Cluster) Breakdown {
 	w := c.cfg.Weights
-	mk := func(v float64, weight int64) Factor {
-		return Factor{Value: v, Weight: weight, Part: int64(math.Round(v * float64(weight)))}
-	}
 	b := Breakdown{
-		Fairshare: mk(fs.Factor(j.User, j.Account), w.Fairshare),
-		Age:       mk(c.AgeFactor(j.Eligible, now), w.Age),
-		Size:      mk(c.SizeFactor(j, cl), w.Size),
+		Fairshare: factor(fs.Factor(j.User, j.Account), w.Fairshare),
+		Age:       factor(c.AgeFactor(j.Eligible, now), w.Age),
+		Size:      factor(c.SizeFactor(j, cl), w.Size),
 	}
 	b.Priority = b.Fairshare.Part + b.Age.Part + b.Size.Part
 	return b
+}
+
+func factor(v float64, weight int64) Factor {
+	return Factor{Value: v, Weight: weight, Part: int64(math.Round(v * float64(weight)))}
+}
+
+// FixedPart and AgePart split Priority(j, fs, now, cl).Priority into
+// what stays the same while fs does (the fairshare and size parts) and
+// what grows with now, for a caller that ranks a long queue again and
+// again between fairshare computations (the trace simulator).
+func (c *Calculator) FixedPart(j Job, fs Fairshares, cl Cluster) int64 {
+	w := c.cfg.Weights
+	return factor(fs.Factor(j.User, j.Account), w.Fairshare).Part + factor(c.SizeFactor(j, cl), w.Size).Part
+}
+
+// AgePart is the age part of a job's priority; see FixedPart.
+func (c *Calculator) AgePart(eligible, now time.Time) int64 {
+	return factor(c.AgeFactor(eligible, now), c.cfg.Weights.Age).Part
 }

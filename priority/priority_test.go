@@ -388,3 +388,31 @@ func TestReport(t *testing.T) {
 		t.Errorf("A %+v, a1 %+v, b1 %+v", rows[0], rows[1], rows[3])
 	}
 }
+
+// TestFixedAndAgePartsSumToPriority: the split the simulator caches adds
+// up to Priority for every mix of weights, users, sizes and waits.
+func TestFixedAndAgePartsSumToPriority(t *testing.T) {
+	for _, cfg := range []Config{
+		DefaultConfig(),
+		{Weights: Weights{Fairshare: 7, Age: 1_000_003, Size: 33}, MaxAge: 3 * day, FavorSmall: true},
+	} {
+		if cfg.MaxAge == 0 {
+			cfg.MaxAge = 7 * day
+		}
+		c := MustCalculator(t, cfg)
+		fs := c.Fairshares(MustLedger(DefaultDecay(), map[string]float64{"u1": 9, "u2": 1}), t0, []Job{{User: "u3"}})
+		cl := Cluster{Nodes: 10, CPUs: 333}
+		for _, user := range []string{"u1", "u2", "u3", "nobody"} {
+			for _, cpus := range []int{0, 1, 7, 333, 1000} {
+				for _, wait := range []time.Duration{-time.Hour, 0, time.Second, 1234567 * time.Millisecond, 2 * day, 30 * day} {
+					j := Job{User: user, Eligible: t0, Nodes: 1 + cpus%3, CPUs: cpus}
+					now := t0.Add(wait)
+					want := c.Priority(j, fs, now, cl).Priority
+					if got := c.FixedPart(j, fs, cl) + c.AgePart(j.Eligible, now); got != want {
+						t.Fatalf("%+v at +%s: parts sum to %d, Priority is %d", j, wait, got, want)
+					}
+				}
+			}
+		}
+	}
+}

@@ -601,7 +601,16 @@ func sortByWFP(order []int, reqs []request, now time.Time, ranked bool) {
 			s[k].score *= 2 - float64(k)/float64(max(len(order)-1, 1))
 		}
 	}
-	slices.SortStableFunc(s, func(a, c scored) int { return cmp.Compare(c.score, a.score) })
+	// Stable: ties keep priority order. Scores are finite.
+	slices.SortStableFunc(s, func(a, c scored) int {
+		switch {
+		case a.score > c.score:
+			return -1
+		case a.score < c.score:
+			return 1
+		}
+		return 0
+	})
 	for k := range s {
 		order[k] = s[k].i
 	}

@@ -193,6 +193,11 @@ type simJob struct {
 	groups    groups.Job
 	grouped   bool  // groups.Limited: the job joins a limited group
 	prio      int64 // priority at the last plan, when not age alone
+	// fixed is the priority's fairshare and size parts under the
+	// fairshare computation numbered fixedOf (replay.fsGen), which they
+	// do not outlive; the age part is added at every plan.
+	fixed   int64
+	fixedOf int
 	// fair is the job's fair start as the planner computed it
 	// (sched.FairStart); zero until then.
 	fair time.Time
@@ -271,7 +276,7 @@ func runWith(tr *Trace, cfg Config, pol setup) (*Result, error) {
 			}
 		}
 	}
-	r := &replay{pol: pol, calc: calc, procs: procs, ledger: calc.NewLedger(),
+	r := &replay{pol: pol, calc: calc, procs: procs, ledger: calc.NewLedger(), fsGen: 1,
 		history: map[string][]int64{}, index: make([]int, len(tr.Jobs))}
 	if err := r.run(jobs); err != nil {
 		return nil, err
@@ -345,6 +350,7 @@ type replay struct {
 	// fsNew: a job arrived whose user fs does not include, so the next
 	// plan recomputes it at once.
 	fsNew bool
+	fsGen int // counts fairshare computations, from 1: see simJob.fixed
 	// dirty: a job arrived or ended since the last tick's plan, so a
 	// tick may start something (setup.tick).
 	dirty bool
@@ -490,6 +496,7 @@ func (r *replay) schedule(now int64) {
 		}
 		// The computation includes every pending job's user.
 		r.fs, r.fsAt, r.fsNew = r.calc.Fairshares(r.ledger, at(now), r.pjobs), now, false
+		r.fsGen++
 	}
 	if narrowest > r.procs-r.busy && !r.needsFairStarts() {
 		return // no plan can start a job that does not fit the free processors
@@ -508,7 +515,10 @@ func (r *replay) schedule(now int64) {
 	}
 	if !byAge {
 		for i, j := range r.pending {
-			j.prio = r.calc.Priority(r.pjobs[i], r.fs, prioAt, cluster).Priority
+			if j.fixedOf != r.fsGen { // shares recomputed since: parts change
+				j.fixed, j.fixedOf = r.calc.FixedPart(r.pjobs[i], r.fs, cluster), r.fsGen
+			}
+			j.prio = j.fixed + r.calc.AgePart(j.submitted, prioAt)
 		}
 		orderPending(r.pending) // r.pjobs is rebuilt at the next plan
 	}

@@ -1,0 +1,43 @@
+package sched
+
+import (
+	"cmp"
+	"math/rand"
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestSortByWFPIsAStableSortByScore: candidates come out by WFP, largest
+// first, and equal scores (common: jobs submitted together with equal
+// requests) keep their priority order, plain and ranked.
+func TestSortByWFPIsAStableSortByScore(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	for round := range 200 {
+		n := rng.Intn(60)
+		reqs := make([]request, n)
+		order := make([]int, n)
+		for i := range reqs {
+			reqs[i] = request{Pending: &Pending{Submit: T0.Add(-time.Duration(rng.Intn(3)) * time.Hour)},
+				count: 1, need: Resources{CPUs: 1 + rng.Intn(2)}, expect: int64(time.Duration(1+rng.Intn(2)) * time.Hour)}
+			order[i] = i
+		}
+		rng.Shuffle(n, func(a, b int) { order[a], order[b] = order[b], order[a] })
+		for _, ranked := range []bool{false, true} {
+			score := make(map[int]float64, n)
+			for k, i := range order {
+				score[i] = reqs[i].wfp(T0)
+				if ranked {
+					score[i] *= 2 - float64(k)/float64(max(n-1, 1))
+				}
+			}
+			want := slices.Clone(order)
+			slices.SortStableFunc(want, func(a, b int) int { return cmp.Compare(score[b], score[a]) })
+			got := slices.Clone(order)
+			sortByWFP(got, reqs, T0, ranked)
+			if !slices.Equal(got, want) {
+				t.Fatalf("round %d, ranked %v: %v, want %v", round, ranked, got, want)
+			}
+		}
+	}
+}
