@@ -143,10 +143,18 @@ func (c *Calculator) Fairshares(l *Ledger, at time.Time, jobs []Job) Fairshares 
 
 // AgeFactor is min(1, eligible wait / max age); 0 before eligibility.
 func (c *Calculator) AgeFactor(eligible, now time.Time) float64 {
-	if eligible.IsZero() || !now.After(eligible) {
+	if eligible.IsZero() {
 		return 0
 	}
-	return math.Min(1, now.Sub(eligible).Seconds()/c.cfg.MaxAge.Seconds())
+	return c.ageFactor(now.Sub(eligible))
+}
+
+// ageFactor is AgeFactor of a job eligible for wait (0 if not yet).
+func (c *Calculator) ageFactor(wait time.Duration) float64 {
+	if wait <= 0 {
+		return 0
+	}
+	return math.Min(1, wait.Seconds()/c.cfg.MaxAge.Seconds())
 }
 
 // SizeFactor is the mean of the job's share of the cluster's nodes and of
@@ -190,7 +198,8 @@ func (c *Calculator) FixedPart(j Job, fs Fairshares, cl Cluster) int64 {
 	return factor(fs.Factor(j.User, j.Account), w.Fairshare).Part + factor(c.SizeFactor(j, cl), w.Size).Part
 }
 
-// AgePart is the age part of a job's priority; see FixedPart.
-func (c *Calculator) AgePart(eligible, now time.Time) int64 {
-	return factor(c.AgeFactor(eligible, now), c.cfg.Weights.Age).Part
+// AgePart is the age part of the priority of a job eligible for wait
+// (now less its eligible time); see FixedPart.
+func (c *Calculator) AgePart(wait time.Duration) int64 {
+	return factor(c.ageFactor(wait), c.cfg.Weights.Age).Part
 }

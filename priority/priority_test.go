@@ -408,7 +408,7 @@ func TestFixedAndAgePartsSumToPriority(t *testing.T) {
 					j := Job{User: user, Eligible: t0, Nodes: 1 + cpus%3, CPUs: cpus}
 					now := t0.Add(wait)
 					want := c.Priority(j, fs, now, cl).Priority
-					if got := c.FixedPart(j, fs, cl) + c.AgePart(j.Eligible, now); got != want {
+					if got := c.FixedPart(j, fs, cl) + c.AgePart(now.Sub(j.Eligible)); got != want {
 						t.Fatalf("%+v at +%s: parts sum to %d, Priority is %d", j, wait, got, want)
 					}
 				}

@@ -464,6 +464,25 @@ func (b Backfill) planEASY(p *profile, plannable []int, reqs []request, out []ou
 	}
 	order := append(sc.order[:0], candidates...)
 	sc.order = order
+	// With StartsOnly only candidates that fit now matter, and none that
+	// needs more CPUs than a node has free now fits: on a busy machine
+	// with a long queue most are left out before the sort. (A full plan
+	// keeps them all: the reasons it reports depend on the order in which
+	// group limits are checked.)
+	keep := func(int) bool { return true }
+	if b.StartsOnly {
+		free := 0
+		for _, n := range p.nodes {
+			free = max(free, n.tl.free[0].CPUs)
+		}
+		keep = func(i int) bool { return reqs[i].need.CPUs <= free }
+	}
+	switch b.Order {
+	case WFP, RankedWFP:
+		order = sortByWFP(order, reqs, now, b.Order == RankedWFP, keep)
+	default:
+		order = slices.DeleteFunc(order, func(i int) bool { return !keep(i) })
+	}
 	switch b.Order {
 	case ShortestFirst:
 		sort.SliceStable(order, func(a, c int) bool { return reqs[order[a]].expect < reqs[order[c]].expect })
@@ -471,8 +490,6 @@ func (b Backfill) planEASY(p *profile, plannable []int, reqs []request, out []ou
 		sort.SliceStable(order, func(a, c int) bool { return reqs[order[a]].area() < reqs[order[c]].area() })
 	case LargestSlowdown:
 		sort.SliceStable(order, func(a, c int) bool { return reqs[order[a]].slowdown(now) > reqs[order[c]].slowdown(now) })
-	case WFP, RankedWFP:
-		sortByWFP(order, reqs, now, b.Order == RankedWFP)
 	}
 	if b.Pack > 0 {
 		packStart(p, order, reqs, out, b.Pack, b.PackFill)
@@ -586,20 +603,26 @@ func (r *request) slowdown(now time.Time) float64 {
 	return (float64(now.Sub(r.eligible())) + d) / d
 }
 
-// sortByWFP orders candidates (in priority order) by WFP, largest
-// first, each weighed by its priority rank when ranked: 2 for the first
-// down to 1 for the last. Scores are computed once, not per comparison.
-func sortByWFP(order []int, reqs []request, now time.Time, ranked bool) {
+// sortByWFP orders the candidates keep accepts (order is in priority
+// order) by WFP, largest first, each weighed by its priority rank among
+// all candidates when ranked: 2 for the first down to 1 for the last. It
+// returns them in order's array. Scores are computed once, not per
+// comparison.
+func sortByWFP(order []int, reqs []request, now time.Time, ranked bool, keep func(int) bool) []int {
 	type scored struct {
 		i     int
 		score float64
 	}
-	s := make([]scored, len(order))
+	s := make([]scored, 0, len(order))
 	for k, i := range order {
-		s[k] = scored{i, reqs[i].wfp(now)}
-		if ranked {
-			s[k].score *= 2 - float64(k)/float64(max(len(order)-1, 1))
+		if !keep(i) {
+			continue
 		}
+		x := scored{i, reqs[i].wfp(now)}
+		if ranked {
+			x.score *= 2 - float64(k)/float64(max(len(order)-1, 1))
+		}
+		s = append(s, x)
 	}
 	// Stable: ties keep priority order. Scores are finite.
 	slices.SortStableFunc(s, func(a, c scored) int {
@@ -611,9 +634,11 @@ func sortByWFP(order []int, reqs []request, now time.Time, ranked bool) {
 		}
 		return 0
 	})
+	order = order[:len(s)]
 	for k := range s {
 		order[k] = s[k].i
 	}
+	return order
 }
 
 // wfp is (wait so far / planned run time)^3 x CPUs on all nodes, the

@@ -88,13 +88,13 @@ func (o *occupancy) nextChange(t int64) int64 {
 // anyStrict says whether any job of the snapshot limits who shares its
 // nodes: only then must the planner keep every node's occupants.
 func anyStrict(s Snapshot) bool {
-	for _, r := range s.Running {
-		if r.Sharing != ShareNode {
+	for i := range s.Running { // by index: a long queue's jobs are not copied
+		if s.Running[i].Sharing != ShareNode {
 			return true
 		}
 	}
-	for _, j := range s.Pending {
-		if j.Sharing != ShareNode && j.Blocked == "" {
+	for i := range s.Pending {
+		if j := &s.Pending[i]; j.Sharing != ShareNode && j.Blocked == "" {
 			return true
 		}
 	}

@@ -482,10 +482,14 @@ func TestSortPendingMatchesSortByPriority(t *testing.T) {
 
 func TestPropertyStartsOnlyStartsTheSameJobs(t *testing.T) {
 	forEachRandomSnapshot(t, 30, allModes, func(t *testing.T, s Snapshot, mode Mode) {
-		full := Backfill{Mode: mode}.Plan(s)
-		only := Backfill{Mode: mode, StartsOnly: true}.Plan(s)
-		if !reflect.DeepEqual(full.Starts, only.Starts) || len(only.Pending) != 0 {
-			t.Fatalf("starts differ or estimates returned:\n%+v\n%+v", full, only)
+		for _, b := range []Backfill{{Mode: mode}, {Mode: mode, Order: RankedWFP, ReserveOldest: 2},
+			{Mode: mode, Order: ShortestFirst, Pack: 4}} {
+			full := b.Plan(s)
+			b.StartsOnly = true
+			only := b.Plan(s)
+			if !reflect.DeepEqual(full.Starts, only.Starts) || len(only.Pending) != 0 {
+				t.Fatalf("%+v: starts differ or estimates returned:\n%+v\n%+v", b, full, only)
+			}
 		}
 	})
 }

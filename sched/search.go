@@ -79,6 +79,7 @@ func newProfile(s Snapshot) *profile {
 	releases := make([]release, 0, len(s.Running))
 	used := make([]Resources, len(s.Nodes))
 	holds := make(map[*nodeState]map[int][]devHold)
+	var last *nodeState
 	for _, r := range s.Running {
 		end := int64(never)
 		if !r.End.IsZero() {
@@ -87,7 +88,10 @@ func newProfile(s Snapshot) *profile {
 			end = max(offset(s.Now, r.End), 1)
 		}
 		for _, a := range r.Alloc {
-			ns := byName[a.Node]
+			if last == nil || last.name != a.Node { // most jobs share a node with the one before
+				last = byName[a.Node]
+			}
+			ns := last
 			if ns == nil {
 				continue
 			}

@@ -10,7 +10,8 @@ import (
 
 // TestSortByWFPIsAStableSortByScore: candidates come out by WFP, largest
 // first, and equal scores (common: jobs submitted together with equal
-// requests) keep their priority order, plain and ranked.
+// requests) keep their priority order, plain and ranked, also when some
+// are left out.
 func TestSortByWFPIsAStableSortByScore(t *testing.T) {
 	rng := rand.New(rand.NewSource(9))
 	for round := range 200 {
@@ -34,9 +35,15 @@ func TestSortByWFPIsAStableSortByScore(t *testing.T) {
 			want := slices.Clone(order)
 			slices.SortStableFunc(want, func(a, b int) int { return cmp.Compare(score[b], score[a]) })
 			got := slices.Clone(order)
-			sortByWFP(got, reqs, T0, ranked)
+			got = sortByWFP(got, reqs, T0, ranked, func(int) bool { return true })
 			if !slices.Equal(got, want) {
 				t.Fatalf("round %d, ranked %v: %v, want %v", round, ranked, got, want)
+			}
+			// Leaving candidates out keeps the others' ranks and order.
+			narrow := func(i int) bool { return reqs[i].need.CPUs == 1 }
+			got = sortByWFP(slices.Clone(order), reqs, T0, ranked, narrow)
+			if want = slices.DeleteFunc(want, func(i int) bool { return !narrow(i) }); !slices.Equal(got, want) {
+				t.Fatalf("round %d, ranked %v, one-CPU candidates: %v, want %v", round, ranked, got, want)
 			}
 		}
 	}

@@ -509,16 +509,16 @@ func (r *replay) schedule(now int64) {
 			Alloc: r.allocs[len(r.allocs)-1 : len(r.allocs) : len(r.allocs)]})
 	}
 	cluster := priority.Cluster{Nodes: 1, CPUs: r.procs}
-	prioAt := at(now)
+	prioSec := now
 	if p := r.pol.prioPeriod; p > 0 {
-		prioAt = at(now / p * p) // as of the last recalculation
+		prioSec = now / p * p // as of the last recalculation
 	}
 	if !byAge {
 		for i, j := range r.pending {
 			if j.fixedOf != r.fsGen { // shares recomputed since: parts change
 				j.fixed, j.fixedOf = r.calc.FixedPart(r.pjobs[i], r.fs, cluster), r.fsGen
 			}
-			j.prio = j.fixed + r.calc.AgePart(j.submitted, prioAt)
+			j.prio = j.fixed + r.calc.AgePart(time.Duration(prioSec-j.Submit)*time.Second)
 		}
 		orderPending(r.pending) // r.pjobs is rebuilt at the next plan
 	}
