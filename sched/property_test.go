@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -473,10 +474,21 @@ func TestSortPendingMatchesSortByPriority(t *testing.T) {
 			Submitted(at).CPUs(1+i).Obj())
 	}
 	sorted := SortByPriority(jobs)
-	for i, p := range sortPending(jobs) {
-		if !reflect.DeepEqual(*p, sorted[i]) {
-			t.Fatalf("sortPending and SortByPriority disagree at %d", i)
+	// Shuffled, already in order (the simulator's case), and in order
+	// but for the last two.
+	late := slices.Clone(sorted)
+	late[len(late)-1], late[len(late)-2] = late[len(late)-2], late[len(late)-1]
+	for _, in := range [][]Pending{jobs, slices.Clone(sorted), late} {
+		for i, p := range sortPending(in) {
+			if !reflect.DeepEqual(*p, sorted[i]) {
+				t.Fatalf("sortPending and SortByPriority disagree at %d", i)
+			}
 		}
+	}
+	// Equal priorities, newest first: not in order.
+	newest := []Pending{MakeJob(1).Submitted(T0.Add(2)).Obj(), MakeJob(2).Submitted(T0.Add(1)).Obj(), MakeJob(3).Obj()}
+	if got := sortPending(newest); got[0].ID != 3 || got[2].ID != 1 {
+		t.Fatalf("newest first: order %d %d %d, want 3 2 1", got[0].ID, got[1].ID, got[2].ID)
 	}
 }
 

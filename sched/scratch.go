@@ -28,14 +28,13 @@ func (sc *scratch) release() {
 	scratchPool.Put(sc)
 }
 
-// sized returns buf with length n, every element zero: buf's own array
-// when it is large enough. Arrays come back cleared (release), and only
-// the part a plan used was written.
+// sized returns buf with length n: buf's own array when it is large
+// enough. A plan writes only within the length it asked for, and release
+// clears that, so the arrays of out and reqs come back all zero; keys and
+// jobs are written whole before they are read.
 func sized[T any](buf []T, n int) []T {
 	if cap(buf) < n {
 		return make([]T, n)
 	}
-	buf = buf[:n]
-	clear(buf)
-	return buf
+	return buf[:n]
 }
