@@ -31,35 +31,44 @@ func ParsePolicies(s string) ([]Policy, error) {
 
 // Compare replays tr under each policy (cfg.Policy is ignored) and
 // returns the results in the order of policies. The reference replay for
-// unfair starts is made once and shared; the replays run concurrently,
-// each on its own state, so the results are the same as one at a time.
+// unfair starts is made once, as one of the replays when the reference
+// policy is among them; the replays, the reference's included, run
+// concurrently, each on its own state, so the results are the same as
+// one at a time, and unfair starts are counted once all have ended.
 func Compare(tr *Trace, cfg Config, policies []Policy) ([]*Result, error) {
-	out := make([]*Result, len(policies))
-	if cfg.Reference == nil {
-		ref := Config{Procs: cfg.Procs, Policy: ReferencePolicy, MaxJobs: cfg.MaxJobs}
-		res, err := Run(tr, ref)
-		if err != nil {
-			return nil, err
-		}
-		cfg.Reference = res.Records
-		if i := slices.Index(policies, ReferencePolicy); i >= 0 {
-			out[i] = res
-		}
+	runs := slices.Clone(policies)
+	refAt := slices.Index(runs, ReferencePolicy)
+	if cfg.Reference == nil && refAt < 0 {
+		refAt = len(runs)
+		runs = append(runs, ReferencePolicy)
 	}
-	err := parallel(len(policies), func(i int) error {
-		if out[i] != nil {
-			return nil
-		}
+	out := make([]*Result, len(runs))
+	err := parallel(len(runs), func(i int) error {
 		c := cfg
-		c.Policy = policies[i]
-		res, err := Run(tr, c)
-		out[i] = res
+		c.Policy = runs[i]
+		pol, err := setupOf(c)
+		if err != nil {
+			return err
+		}
+		out[i], err = runWith(tr, c, pol)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	ref := cfg.Reference
+	if ref == nil {
+		ref = out[refAt].Records
+	}
+	for i, res := range out {
+		// As Run: the reference replay itself counts none unless the
+		// caller handed a reference in.
+		if cfg.Reference != nil || i != refAt {
+			res.Metrics.UnfairStarts = UnfairStarts(res.Records, ref)
+		}
+		res.Metrics.UnfairReference = ReferencePolicy
+	}
+	return out[:len(policies)], nil
 }
 
 // parallel calls f(0..n-1) on up to GOMAXPROCS goroutines and returns

@@ -100,15 +100,22 @@ func TestParsePoliciesAndCompare(t *testing.T) {
 		}
 	}
 	tr := MustTrace(t, fiveJobs...)
-	all := []Policy{PolicyConservative, PolicySlurm, PolicyEASY, PolicyDefault, PolicyFCFS}
-	res, err := Compare(tr, Config{}, all)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, p := range all {
-		one := MustRun(t, tr, Config{Policy: p})
-		if res[i].Policy != p || !reflect.DeepEqual(res[i].Metrics, one.Metrics) {
-			t.Errorf("%s: compared %+v, alone %+v", p, res[i].Metrics, one.Metrics)
+	// With the reference policy among them and without it (its replay
+	// is then made on the side).
+	for _, ps := range [][]Policy{{PolicyConservative, PolicySlurm, PolicyEASY, PolicyDefault, PolicyFCFS},
+		{PolicyFCFS, PolicyDefault}} {
+		res, err := Compare(tr, Config{}, ps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res) != len(ps) {
+			t.Fatalf("%d results for %d policies", len(res), len(ps))
+		}
+		for i, p := range ps {
+			one := MustRun(t, tr, Config{Policy: p})
+			if res[i].Policy != p || !reflect.DeepEqual(res[i].Metrics, one.Metrics) {
+				t.Errorf("%s: compared %+v, alone %+v", p, res[i].Metrics, one.Metrics)
+			}
 		}
 	}
 }

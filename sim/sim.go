@@ -212,15 +212,9 @@ func Run(tr *Trace, cfg Config) (*Result, error) {
 	if cfg.Policy == "" {
 		cfg.Policy = PolicyDefault
 	}
-	pol, err := policyFor(cfg.Policy)
+	pol, err := setupOf(cfg)
 	if err != nil {
 		return nil, err
-	}
-	if cfg.Policy == PolicySlurm && cfg.Slurm != nil {
-		pol = slurmSetup(*cfg.Slurm)
-	}
-	if cfg.Policy == PolicyDefault && cfg.Site != nil {
-		pol = siteSetup(*cfg.Site)
 	}
 	// The reference replay runs beside this one: on a machine with two
 	// cores it costs no wall time while it is the shorter.
@@ -253,6 +247,17 @@ func Run(tr *Trace, cfg Config) (*Result, error) {
 	}
 	res.Metrics.UnfairReference = ReferencePolicy
 	return res, nil
+}
+
+// setupOf is cfg.Policy's setup, with cfg's Slurm or site settings.
+func setupOf(cfg Config) (setup, error) {
+	switch {
+	case cfg.Policy == PolicySlurm && cfg.Slurm != nil:
+		return slurmSetup(*cfg.Slurm), nil
+	case cfg.Policy == PolicyDefault && cfg.Site != nil:
+		return siteSetup(*cfg.Site), nil
+	}
+	return policyFor(cfg.Policy)
 }
 
 func runWith(tr *Trace, cfg Config, pol setup) (*Result, error) {
