@@ -27,6 +27,7 @@ type nowFits struct {
 	start [durBuckets + 1]int
 	next  [durBuckets]int // first job of each bucket not yet planned
 	of    []uint8         // of[k]: the k-th plannable job's bucket
+	used  []uint8         // the buckets that hold jobs, shortest first
 }
 
 // durBuckets covers run times up to never: 8 one-step buckets, then 4
@@ -42,6 +43,14 @@ func durBucket(d int64) int {
 	l := bits.Len64(u)
 	return 4*l + int(u>>(l-3)&3) - 8
 }
+
+// floors[b] is bucketFloor(b), looked up at every test.
+var floors = func() (t [durBuckets]int64) {
+	for b := range t {
+		t[b] = bucketFloor(b)
+	}
+	return t
+}()
 
 // bucketFloor is the shortest run time in bucket b.
 func bucketFloor(b int) int64 {
@@ -63,6 +72,9 @@ func newNowFits(plannable []int, reqs []request) *nowFits {
 	for b := range count {
 		f.start[b+1] = f.start[b] + count[b]
 		f.next[b] = f.start[b]
+		if count[b] > 0 {
+			f.used = append(f.used, uint8(b))
+		}
 	}
 	for k, i := range plannable {
 		b := f.of[k]
@@ -98,22 +110,22 @@ func (f *nowFits) fewest(b int) int {
 // from the shortest.
 func (f *nowFits) any(nodes []*nodeState) bool {
 	fewest := math.MaxInt
-	for b := range durBuckets {
-		fewest = min(fewest, f.fewest(b))
+	for _, b := range f.used {
+		fewest = min(fewest, f.fewest(int(b)))
 	}
 	if fewest == math.MaxInt {
 		return false
 	}
 	for _, n := range nodes {
 		tl := &n.tl
-		free, shortest, b := math.MaxInt, math.MaxInt, 0
+		free, shortest, u := math.MaxInt, math.MaxInt, 0
 		for i := range tl.at {
 			free = min(free, tl.free[i].CPUs)
 			if free < fewest {
 				break // no job left fits any longer window here
 			}
-			for e := tl.end(i); b < durBuckets && bucketFloor(b) <= e; b++ {
-				shortest = min(shortest, f.fewest(b))
+			for e := tl.end(i); u < len(f.used) && floors[f.used[u]] <= e; u++ {
+				shortest = min(shortest, f.fewest(int(f.used[u])))
 			}
 			if shortest <= free {
 				return true
