@@ -13,6 +13,13 @@
 // time, killed at its requested time; a request of -1 means the run time
 // itself.
 //
+// Plans are made with sched.Backfill.StartsOnly, and the replay keeps
+// between plans only what changes no decision: its queue in the
+// planner's order (pendingorder.go) and each job's fairshare and size
+// parts of its priority until the next fairshare computation. An
+// overloaded log's queue stays thousands deep for tens of thousands of
+// plans (docs/benchmarks.md, "Archive logs with long queues").
+//
 // Compare replays several policies on one trace, concurrently and with
 // the same results as one at a time; ShakeCompare repeats that on copies
 // of the trace with jittered submit times and reports the spread.
