@@ -3,7 +3,6 @@ package sched
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -290,9 +289,6 @@ func firstPerPartition(jobs []int, reqs []request, n int) []int {
 // sortPending orders jobs exactly as SortByPriority does (priority, then
 // submit time, then ID, then input order), as pointers into in: long
 // queues are neither copied nor moved.
-// The sort runs over compact keys, not the jobs: comparing jobs where
-// they lie was a tenth of a replay of a long queue. Seconds and
-// nanoseconds order times as time.Time.Compare does.
 func sortPending(in []Pending) []*Pending {
 	return sortPendingInto(in, make([]pendingKey, len(in)), make([]*Pending, len(in)))
 }
@@ -316,9 +312,13 @@ type pendingKey struct {
 }
 
 // sortPendingInto is sortPending with its key and result arrays given,
-// each as long as in.
+// each as long as in. A queue already in order (the simulator keeps its
+// own so) is checked in one pass; any other is sorted over compact keys,
+// not the jobs: comparing jobs where they lie was a tenth of a replay of
+// a long queue. Seconds and nanoseconds order times as
+// time.Time.Compare does.
 func sortPendingInto(in []Pending, keys []pendingKey, out []*Pending) []*Pending {
-	sorted := true // the simulator hands its queue over in this order
+	sorted := true
 	for i := 1; i < len(in) && sorted; i++ {
 		sorted = pendingBefore(&in[i-1], &in[i])
 	}
@@ -413,29 +413,19 @@ func planOne(p *profile, r *request, from int64, o *outcome) {
 
 // planConservative reserves for every job in priority order. A job's
 // reservation depends only on the jobs before it, so with startsOnly the
-// plan stops once no job left could start now: none needs as few CPUs as
-// are still free now, or none finds its CPUs free for its whole run time
-// on any node (nowFits). The rest could only be reserved for later,
-// which starts nothing. On a large machine with a long queue the
-// reservations behind that point were most of a replay's time.
+// plan stops once no job left could start now: none finds its CPUs free
+// for its whole run time on any node (nowFits). The rest could only be
+// reserved for later, which starts nothing. On a large machine with a
+// long queue the reservations behind that point were most of a replay's
+// time.
 func planConservative(p *profile, plannable []int, reqs []request, out []outcome, startsOnly bool) {
-	var narrowest []int // narrowest[k]: fewest CPUs any of plannable[k:] needs
-	freeNow := 0        // CPUs free now on all up nodes: no node has more
 	var fits *nowFits
 	if startsOnly {
 		fits = newNowFits(plannable, reqs)
-		narrowest = make([]int, len(plannable)+1)
-		narrowest[len(plannable)] = math.MaxInt
-		for k := len(plannable) - 1; k >= 0; k-- {
-			narrowest[k] = min(narrowest[k+1], reqs[plannable[k]].need.CPUs)
-		}
-		for _, n := range p.nodes {
-			freeNow += n.tl.freeAt(0).CPUs
-		}
 	}
 	for k, i := range plannable {
 		if startsOnly {
-			if narrowest[k] > freeNow || !fits.any(p.nodes) {
+			if !fits.any(p.nodes) {
 				return
 			}
 			fits.remove(k)
@@ -445,9 +435,6 @@ func planConservative(p *profile, plannable []int, reqs []request, out []outcome
 		}
 		planOne(p, &reqs[i], 0, &out[i])
 		p.started(&reqs[i], &out[i])
-		if out[i].start == 0 {
-			freeNow -= reqs[i].need.CPUs * len(out[i].nodes)
-		}
 	}
 }
 
@@ -491,7 +478,7 @@ func (b Backfill) planEASY(p *profile, plannable []int, reqs []request, out []ou
 	// with a long queue most are left out before the sort. (A full plan
 	// keeps them all: the reasons it reports depend on the order in which
 	// group limits are checked.)
-	keep := func(int) bool { return true }
+	var keep func(int) bool // nil: all
 	if b.StartsOnly {
 		free := 0
 		for _, n := range p.nodes {
@@ -499,10 +486,7 @@ func (b Backfill) planEASY(p *profile, plannable []int, reqs []request, out []ou
 		}
 		keep = func(i int) bool { return reqs[i].need.CPUs <= free }
 	}
-	switch b.Order {
-	case WFP, RankedWFP:
-		order = sortByWFP(order, reqs, now, b.Order == RankedWFP, keep)
-	default:
+	if keep != nil && b.Order != WFP && b.Order != RankedWFP {
 		order = slices.DeleteFunc(order, func(i int) bool { return !keep(i) })
 	}
 	switch b.Order {
@@ -512,6 +496,8 @@ func (b Backfill) planEASY(p *profile, plannable []int, reqs []request, out []ou
 		sort.SliceStable(order, func(a, c int) bool { return reqs[order[a]].area() < reqs[order[c]].area() })
 	case LargestSlowdown:
 		sort.SliceStable(order, func(a, c int) bool { return reqs[order[a]].slowdown(now) > reqs[order[c]].slowdown(now) })
+	case WFP, RankedWFP: // ranks count every candidate, so it leaves them out itself
+		order = sortByWFP(order, reqs, now, b.Order == RankedWFP, keep)
 	}
 	if b.Pack > 0 {
 		packStart(p, order, reqs, out, b.Pack, b.PackFill)
@@ -625,8 +611,8 @@ func (r *request) slowdown(now time.Time) float64 {
 	return (float64(now.Sub(r.eligible())) + d) / d
 }
 
-// sortByWFP orders the candidates keep accepts (order is in priority
-// order) by WFP, largest first, each weighed by its priority rank among
+// sortByWFP orders the candidates keep accepts (all if keep is nil;
+// order is in priority order) by WFP, largest first, each weighed by its priority rank among
 // all candidates when ranked: 2 for the first down to 1 for the last. It
 // returns them in order's array. Scores are computed once, not per
 // comparison.
@@ -637,7 +623,7 @@ func sortByWFP(order []int, reqs []request, now time.Time, ranked bool, keep fun
 	}
 	s := make([]scored, 0, len(order))
 	for k, i := range order {
-		if !keep(i) {
+		if keep != nil && !keep(i) {
 			continue
 		}
 		x := scored{i, reqs[i].wfp(now)}

@@ -129,15 +129,6 @@ func (FirstFit) Plan(s Snapshot) Plan {
 // submit time, then by ID, without modifying the input.
 func SortByPriority(in []Pending) []Pending {
 	out := append([]Pending(nil), in...)
-	sort.SliceStable(out, func(a, b int) bool {
-		x, y := out[a], out[b]
-		if x.Priority != y.Priority {
-			return x.Priority > y.Priority
-		}
-		if !x.Submit.Equal(y.Submit) {
-			return x.Submit.Before(y.Submit)
-		}
-		return x.ID < y.ID
-	})
+	sort.SliceStable(out, func(a, b int) bool { return pendingBefore(&out[a], &out[b]) })
 	return out
 }

@@ -35,7 +35,7 @@ func TestSortByWFPIsAStableSortByScore(t *testing.T) {
 			want := slices.Clone(order)
 			slices.SortStableFunc(want, func(a, b int) int { return cmp.Compare(score[b], score[a]) })
 			got := slices.Clone(order)
-			got = sortByWFP(got, reqs, T0, ranked, func(int) bool { return true })
+			got = sortByWFP(got, reqs, T0, ranked, nil)
 			if !slices.Equal(got, want) {
 				t.Fatalf("round %d, ranked %v: %v, want %v", round, ranked, got, want)
 			}
