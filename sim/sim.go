@@ -582,8 +582,9 @@ func (r *replay) schedule(now int64) {
 
 // headWaits reports whether an in-order plan now, not at a tick, would
 // start nothing because the oldest job does not fit the free processors.
-// Pending jobs are kept by submit time then trace position, the planners'
-// order for FCFS priority and for equal priorities; a job under a group
+// In-order policies rank by age alone, so pending jobs stay by submit
+// time then trace position (orderPending reorders only multifactor
+// queues), the planners' order for equal priorities; a job under a group
 // limit may be passed over, so then the plan decides. On an overloaded
 // log this spares a plan of thousands of jobs at almost every event.
 func (r *replay) headWaits(now int64) bool {
@@ -591,7 +592,7 @@ func (r *replay) headWaits(now int64) bool {
 		return false
 	}
 	h := r.pending[0]
-	return h.Procs > r.procs-r.busy && !h.groups.Singleton && h.groups.MaxRunning == 0
+	return h.Procs > r.procs-r.busy && !h.grouped
 }
 
 // endPos is where j is or belongs in byEnd.
