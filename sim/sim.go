@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"container/heap"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -198,9 +199,20 @@ type simJob struct {
 	// do not outlive; the age part is added at every plan.
 	fixed   int64
 	fixedOf int
+	// agedOut: the age part has reached its full weight, which a longer
+	// wait does not change, so no plan computes it again.
+	agedOut bool
 	// fair is the job's fair start as the planner computed it
 	// (sched.FairStart); zero until then.
 	fair time.Time
+	// alloc is what the job holds while it runs: the snapshot's entry
+	// for it points here, so no plan builds one.
+	alloc [1]sched.Allocation
+}
+
+// prioJob is the job as the priority calculator sees it.
+func (j *simJob) prioJob() priority.Job {
+	return priority.Job{User: j.user, Eligible: j.submitted, Nodes: 1, CPUs: j.Procs}
 }
 
 // Run replays the trace in virtual time: no sleeping, no daemons. The
@@ -282,7 +294,8 @@ func runWith(tr *Trace, cfg Config, pol setup) (*Result, error) {
 		}
 	}
 	r := &replay{pol: pol, calc: calc, procs: procs, ledger: calc.NewLedger(), fsGen: 1,
-		history: map[string][]int64{}, index: make([]int, len(tr.Jobs))}
+		history: map[string][]int64{}, index: make([]int, len(tr.Jobs)),
+		fullAge: calc.AgePart(math.MaxInt64)}
 	if err := r.run(jobs); err != nil {
 		return nil, err
 	}
@@ -347,8 +360,13 @@ type replay struct {
 	// planner's profile, rebuilt at every event from thousands of running
 	// jobs on a large machine, finds its releases already sorted.
 	byEnd []*simJob
-	busy  int // processors the running jobs hold
-	done  []Record
+	// held is the snapshot's list of running jobs, kept in byEnd's order
+	// as jobs start and end rather than rebuilt for every plan;
+	// runGroups: the last plan gave them group memberships.
+	held      []sched.Running
+	runGroups bool
+	busy      int // processors the running jobs hold
+	done      []Record
 
 	fs   priority.Fairshares // recomputed every calcPeriod, as Slurm does
 	fsAt int64
@@ -356,6 +374,8 @@ type replay struct {
 	// plan recomputes it at once.
 	fsNew bool
 	fsGen int // counts fairshare computations, from 1: see simJob.fixed
+	// fullAge is the age part of a job that has waited the maximum age.
+	fullAge int64
 	// dirty: a job arrived or ended since the last tick's plan, so a
 	// tick may start something (setup.tick).
 	dirty bool
@@ -364,7 +384,6 @@ type replay struct {
 	// buffers reused from one plan to the next
 	snap    sched.Snapshot
 	pjobs   []priority.Job
-	allocs  []sched.Allocation
 	index   []int // trace position -> index in pending
 	started []bool
 }
@@ -389,7 +408,9 @@ func (r *replay) run(jobs []*simJob) error {
 		for len(r.running) > 0 && r.running[0].End == now {
 			j := heap.Pop(&r.running).(*simJob)
 			r.charge(j, now)
-			r.byEnd = slices.Delete(r.byEnd, r.endPos(j), r.endPos(j)+1)
+			i := r.endPos(j)
+			r.byEnd = slices.Delete(r.byEnd, i, i+1)
+			r.held = slices.Delete(r.held, i, i+1)
 			r.busy -= j.Procs
 			r.done = append(r.done, j.Record)
 			h := append(r.history[j.user], j.run)
@@ -483,16 +504,12 @@ func (r *replay) schedule(now int64) {
 		s.Nodes = []sched.Node{{Name: node, Capacity: sched.Resources{CPUs: r.procs}, Up: true}}
 		s.Partitions = []sched.Partition{{Name: "batch", Nodes: []string{node}}}
 	}
-	r.pjobs = r.pjobs[:0]
 	narrowest := r.procs + 1
 	w := r.pol.priority.Weights
 	// Age alone orders jobs as their submit times do, which the planner
 	// falls back to on equal priorities: computing it decides nothing.
 	byAge := w.Fairshare == 0 && w.Size == 0
 	for _, j := range r.pending {
-		if !byAge {
-			r.pjobs = append(r.pjobs, priority.Job{User: j.user, Eligible: j.submitted, Nodes: 1, CPUs: j.Procs})
-		}
 		narrowest = min(narrowest, j.Procs)
 	}
 	if w.Fairshare > 0 && (r.fsNew || now-r.fsAt >= calcPeriod) {
@@ -500,32 +517,35 @@ func (r *replay) schedule(now int64) {
 			r.charge(j, now)
 		}
 		// The computation includes every pending job's user.
+		r.pjobs = r.pjobs[:0]
+		for _, j := range r.pending {
+			r.pjobs = append(r.pjobs, j.prioJob())
+		}
 		r.fs, r.fsAt, r.fsNew = r.calc.Fairshares(r.ledger, at(now), r.pjobs), now, false
 		r.fsGen++
 	}
 	if narrowest > r.procs-r.busy && !r.needsFairStarts() {
 		return // no plan can start a job that does not fit the free processors
 	}
-	s.Now, s.Running, s.Pending = at(now), s.Running[:0], s.Pending[:0]
-	r.allocs = slices.Grow(r.allocs[:0], len(r.byEnd)) // one array, not one per job
-	for _, j := range r.byEnd {
-		r.allocs = append(r.allocs, sched.Allocation{Node: node, Resources: sched.Resources{CPUs: j.Procs}})
-		s.Running = append(s.Running, sched.Running{ID: uint64(j.pos), End: at(j.Start + j.Requested),
-			Alloc: r.allocs[len(r.allocs)-1 : len(r.allocs) : len(r.allocs)]})
-	}
+	s.Now, s.Running, s.Pending = at(now), r.held, s.Pending[:0]
 	cluster := priority.Cluster{Nodes: 1, CPUs: r.procs}
 	prioSec := now
 	if p := r.pol.prioPeriod; p > 0 {
 		prioSec = now / p * p // as of the last recalculation
 	}
 	if !byAge {
-		for i, j := range r.pending {
+		for _, j := range r.pending {
 			if j.fixedOf != r.fsGen { // shares recomputed since: parts change
-				j.fixed, j.fixedOf = r.calc.FixedPart(r.pjobs[i], r.fs, cluster), r.fsGen
+				j.fixed, j.fixedOf = r.calc.FixedPart(j.prioJob(), r.fs, cluster), r.fsGen
 			}
-			j.prio = j.fixed + r.calc.AgePart(time.Duration(prioSec-j.Submit)*time.Second)
+			age := r.fullAge
+			if !j.agedOut {
+				age = r.calc.AgePart(time.Duration(prioSec-j.Submit) * time.Second)
+				j.agedOut = age == r.fullAge
+			}
+			j.prio = j.fixed + age
 		}
-		orderPending(r.pending) // r.pjobs is rebuilt at the next plan
+		orderPending(r.pending)
 	}
 	var g groups.Builder // the controller's %N and singleton limits
 	for i, j := range r.pending {
@@ -545,9 +565,13 @@ func (r *replay) schedule(now int64) {
 			s.Pending[i].Groups = g.Pending(j.groups)
 		}
 	}
-	if s.GroupLimits = g.Limits(); s.GroupLimits != nil {
+	if s.GroupLimits = g.Limits(); s.GroupLimits != nil || r.runGroups {
+		r.runGroups = s.GroupLimits != nil
 		for i, j := range r.byEnd {
-			s.Running[i].Groups = g.Running(j.groups)
+			s.Running[i].Groups = nil
+			if r.runGroups {
+				s.Running[i].Groups = g.Running(j.groups)
+			}
 		}
 	}
 	plan := r.pol.planner.Plan(*s)
@@ -568,7 +592,10 @@ func (r *replay) schedule(now int64) {
 		started[i] = true
 		j.Start, j.End, j.charge = now, now+j.run, now
 		heap.Push(&r.running, j)
-		r.byEnd = slices.Insert(r.byEnd, r.endPos(j), j)
+		j.alloc[0] = sched.Allocation{Node: node, Resources: sched.Resources{CPUs: j.Procs}}
+		k := r.endPos(j)
+		r.byEnd = slices.Insert(r.byEnd, k, j)
+		r.held = slices.Insert(r.held, k, sched.Running{ID: uint64(j.pos), End: at(j.Start + j.Requested), Alloc: j.alloc[:]})
 		r.busy += j.Procs
 	}
 	kept := r.pending[:0]
