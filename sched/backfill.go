@@ -473,18 +473,20 @@ func (b Backfill) planEASY(p *profile, plannable []int, reqs []request, out []ou
 	}
 	order := append(sc.order[:0], candidates...)
 	sc.order = order
-	// With StartsOnly only candidates that fit now matter, and none that
-	// needs more CPUs than a node has free now fits: on a busy machine
-	// with a long queue most are left out before the sort. (A full plan
-	// keeps them all: the reasons it reports depend on the order in which
-	// group limits are checked.)
+	// With StartsOnly only candidates that fit now matter, and none fits
+	// that needs more CPUs than a node has free now, or for which the
+	// search index already rules out every node now (the reservations
+	// above are in it; later starts only raise its bounds): on a busy
+	// machine with a long queue most are left out before the sort. (A
+	// full plan keeps them all: the reasons it reports depend on the
+	// order in which group limits are checked.)
 	var keep func(int) bool // nil: all
 	if b.StartsOnly {
 		free := 0
 		for _, n := range p.nodes {
 			free = max(free, n.tl.free[0].CPUs)
 		}
-		keep = func(i int) bool { return reqs[i].need.CPUs <= free }
+		keep = func(i int) bool { return reqs[i].need.CPUs <= free && p.mayStartNow(&reqs[i]) }
 	}
 	if keep != nil && b.Order != WFP && b.Order != RankedWFP {
 		order = slices.DeleteFunc(order, func(i int) bool { return !keep(i) })
