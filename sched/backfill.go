@@ -471,24 +471,25 @@ func (b Backfill) planEASY(p *profile, plannable []int, reqs []request, out []ou
 		p.started(r, &out[i])
 		reserved[r.part] = out[i].start != never
 	}
+	wfp := b.Order == WFP || b.Order == RankedWFP
+	if b.StartsOnly && wfp && b.Pack == 0 {
+		startsOnlyByWFP(p, candidates, reqs, out, now, b.Order == RankedWFP, sc)
+		return
+	}
 	order := append(sc.order[:0], candidates...)
 	sc.order = order
 	// With StartsOnly only candidates that fit now matter, and none fits
-	// that needs more CPUs than a node has free now, or for which the
-	// search index already rules out every node now (the reservations
-	// above are in it; later starts only raise its bounds): on a busy
-	// machine with a long queue most are left out before the sort. (A
-	// full plan keeps them all: the reasons it reports depend on the
-	// order in which group limits are checked.)
+	// that needs more CPUs than any node keeps free for its run time
+	// (widestNow): on a busy machine with a long queue most are left out
+	// before the sort. (A full plan keeps them all: the reasons it reports
+	// depend on the order in which group limits are checked.)
 	var keep func(int) bool // nil: all
 	if b.StartsOnly {
-		free := 0
-		for _, n := range p.nodes {
-			free = max(free, n.tl.free[0].CPUs)
-		}
-		keep = func(i int) bool { return reqs[i].need.CPUs <= free && p.mayStartNow(&reqs[i]) }
+		widest := newWidestNow(p.nodes, sc.widest)
+		sc.widest = widest
+		keep = func(i int) bool { return widest.fits(&reqs[i]) }
 	}
-	if keep != nil && b.Order != WFP && b.Order != RankedWFP {
+	if keep != nil && !wfp {
 		order = slices.DeleteFunc(order, func(i int) bool { return !keep(i) })
 	}
 	switch b.Order {
@@ -630,7 +631,7 @@ func sortByWFP(order []int, reqs []request, now time.Time, ranked bool, keep fun
 		}
 		x := scored{i, reqs[i].wfp(now)}
 		if ranked {
-			x.score *= 2 - float64(k)/float64(max(len(order)-1, 1))
+			x.score *= rankWeight(k, len(order))
 		}
 		s = append(s, x)
 	}
@@ -649,6 +650,12 @@ func sortByWFP(order []int, reqs []request, now time.Time, ranked bool, keep fun
 		order[k] = s[k].i
 	}
 	return order
+}
+
+// rankWeight weighs the k-th of n candidates' WFP score by its priority
+// rank (RankedWFP): 2 for the first down to 1 for the last.
+func rankWeight(k, n int) float64 {
+	return 2 - float64(k)/float64(max(n-1, 1))
 }
 
 // wfp is (wait so far / planned run time)^3 x CPUs on all nodes, the

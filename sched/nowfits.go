@@ -3,6 +3,8 @@ package sched
 import (
 	"math"
 	"math/bits"
+	"slices"
+	"sort"
 )
 
 // nowFits answers, while a conservative plan with StartsOnly is built,
@@ -133,4 +135,83 @@ func (f *nowFits) any(nodes []*nodeState) bool {
 		}
 	}
 	return false
+}
+
+// widestNow answers, while an easy plan with StartsOnly chooses its
+// backfill candidates, "how many CPUs does some node keep free from now
+// for d?": a job that needs more cannot start now, and after the
+// reservations it is built from, starts only lower the answer. On a busy
+// machine most candidates fail it, and the rest are far fewer to rank
+// and to search for.
+//
+// On one node, the CPUs free over [0, d) are the minimum over the
+// segments that begin before d: the fewest free up to the first segment
+// that ends at or after d. Over several nodes it is the most of that
+// minimum among all nodes' segments ending at or after d, a suffix
+// maximum once the segments are sorted by end.
+type widestNow struct {
+	ends []int64 // segment ends, ascending
+	most []int   // most[k]: the most CPUs free from now until ends[k] or later
+}
+
+// newWidestNow builds it from the nodes' profiles, in buf's arrays.
+func newWidestNow(nodes []*nodeState, buf widestNow) widestNow {
+	w := widestNow{ends: buf.ends[:0], most: buf.most[:0]}
+	for _, n := range nodes {
+		tl := &n.tl
+		fewest := math.MaxInt
+		for i := range tl.at {
+			if fewest = min(fewest, tl.free[i].CPUs); fewest <= 0 {
+				break // nothing longer fits here
+			}
+			w.ends = append(w.ends, tl.end(i))
+			w.most = append(w.most, fewest)
+		}
+	}
+	if len(nodes) > 1 {
+		sort.Sort(byEnd(w))
+	}
+	// Suffix maxima, keeping only the last segment of each run of equal
+	// answers: a busy node's profile has thousands of segments but few
+	// distinct counts of CPUs free from now, so each test is a search of
+	// a few entries.
+	n := len(w.most)
+	for k := n - 2; k >= 0; k-- {
+		w.most[k] = max(w.most[k], w.most[k+1])
+	}
+	kept := 0
+	for k := range n {
+		if k+1 < n && w.most[k] == w.most[k+1] {
+			continue
+		}
+		w.ends[kept], w.most[kept] = w.ends[k], w.most[k]
+		kept++
+	}
+	w.ends, w.most = w.ends[:kept], w.most[:kept]
+	return w
+}
+
+// byEnd sorts a widestNow's segments by end, before the suffix maxima.
+type byEnd widestNow
+
+func (b byEnd) Len() int           { return len(b.ends) }
+func (b byEnd) Less(i, j int) bool { return b.ends[i] < b.ends[j] }
+func (b byEnd) Swap(i, j int) {
+	b.ends[i], b.ends[j] = b.ends[j], b.ends[i]
+	b.most[i], b.most[j] = b.most[j], b.most[i]
+}
+
+// cpus is the most CPUs some node keeps free over [0, d), d > 0.
+func (w widestNow) cpus(d int64) int {
+	k, _ := slices.BinarySearch(w.ends, d)
+	if k == len(w.ends) {
+		return 0
+	}
+	return w.most[k]
+}
+
+// fits is false when no node keeps r's CPUs free from now for its run
+// time, so r cannot start now.
+func (w widestNow) fits(r *request) bool {
+	return r.need.CPUs <= 0 || r.need.CPUs <= w.cpus(max(r.dur, 1))
 }

@@ -494,7 +494,7 @@ func TestSortPendingMatchesSortByPriority(t *testing.T) {
 
 func TestPropertyStartsOnlyStartsTheSameJobs(t *testing.T) {
 	forEachRandomSnapshot(t, 30, allModes, func(t *testing.T, s Snapshot, mode Mode) {
-		for _, b := range []Backfill{{Mode: mode}, {Mode: mode, Order: RankedWFP, ReserveOldest: 2},
+		for _, b := range []Backfill{{Mode: mode}, {Mode: mode, Order: RankedWFP, ReserveOldest: 2}, {Mode: mode, Order: WFP},
 			{Mode: mode, Order: ShortestFirst, Pack: 4}} {
 			full := b.Plan(s)
 			b.StartsOnly = true

@@ -15,6 +15,8 @@ type scratch struct {
 	plannable  []int
 	candidates []int
 	order      []int
+	widest     widestNow
+	heap       wfpHeap
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}

@@ -187,13 +187,6 @@ func (p *profile) place(r *request, at int64, nodes []*nodeState) [][]gpu.Share 
 	return shares
 }
 
-// mayStartNow is false when the index rules out a start of r now on
-// every node of its partition; true says only that a search is needed.
-func (p *profile) mayStartNow(r *request) bool {
-	ix := r.part.ix
-	return ix == nil || ix.bound(1, r.level) <= 0
-}
-
 // earliest finds the first time t in [from, limit) at which r can start,
 // and the nodes to use; never if there is none.
 func (p *profile) earliest(r *request, from, limit int64) (int64, []*nodeState) {

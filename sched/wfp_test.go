@@ -11,8 +11,11 @@ import (
 // TestSortByWFPIsAStableSortByScore: candidates come out by WFP, largest
 // first, and equal scores (common: jobs submitted together with equal
 // requests) keep their priority order, plain and ranked, also when some
-// are left out.
+// are left out; startsOnlyByWFP's heap pops them in that order.
 func TestSortByWFPIsAStableSortByScore(t *testing.T) {
+	if rankWeight(0, 7) != 2 || rankWeight(3, 7) != 1.5 || rankWeight(6, 7) != 1 || rankWeight(0, 1) != 2 {
+		t.Fatalf("rank weights %v %v %v %v, want 2 1.5 1 2", rankWeight(0, 7), rankWeight(3, 7), rankWeight(6, 7), rankWeight(0, 1))
+	}
 	rng := rand.New(rand.NewSource(9))
 	for round := range 200 {
 		n := rng.Intn(60)
@@ -29,7 +32,7 @@ func TestSortByWFPIsAStableSortByScore(t *testing.T) {
 			for k, i := range order {
 				score[i] = reqs[i].wfp(T0)
 				if ranked {
-					score[i] *= 2 - float64(k)/float64(max(n-1, 1))
+					score[i] *= rankWeight(k, n)
 				}
 			}
 			want := slices.Clone(order)
@@ -38,6 +41,17 @@ func TestSortByWFPIsAStableSortByScore(t *testing.T) {
 			got = sortByWFP(got, reqs, T0, ranked, nil)
 			if !slices.Equal(got, want) {
 				t.Fatalf("round %d, ranked %v: %v, want %v", round, ranked, got, want)
+			}
+			// startsOnlyByWFP's heap yields them in the same order.
+			var h wfpHeap
+			for k, i := range order {
+				h = append(h, wfpCandidate{i: i, k: k, score: score[i]})
+			}
+			h.init()
+			for k := range want {
+				if i := h.pop(); i != want[k] {
+					t.Fatalf("round %d, ranked %v: the heap's %d-th is %d, want %d", round, ranked, k, i, want[k])
+				}
 			}
 			// Leaving candidates out keeps the others' ranks and order.
 			narrow := func(i int) bool { return reqs[i].need.CPUs == 1 }
