@@ -35,5 +35,7 @@
 // candidates by the set that fills the free CPUs best. A job's fair start
 // (fairstart.go), computed once and kept by the caller, can bring its
 // guard forward. With StartsOnly (the simulator's plans), conservative
-// planning stops once no job left could start now (nowfits.go).
+// planning stops once no job left could start now (nowfits.go), and easy
+// takes its WFP candidates best first, skipping those no node has the
+// CPUs free for (startsonly.go).
 package sched

@@ -213,5 +213,11 @@ func (w widestNow) cpus(d int64) int {
 // fits is false when no node keeps r's CPUs free from now for its run
 // time, so r cannot start now.
 func (w widestNow) fits(r *request) bool {
-	return r.need.CPUs <= 0 || r.need.CPUs <= w.cpus(max(r.dur, 1))
+	switch {
+	case r.need.CPUs <= 0:
+		return true
+	case len(w.most) == 0 || r.need.CPUs > w.most[0]: // more than any node has free now
+		return false
+	}
+	return r.need.CPUs <= w.cpus(max(r.dur, 1))
 }
