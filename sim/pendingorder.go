@@ -42,8 +42,8 @@ func plansBefore(a, b *simJob) bool {
 	if a.prio != b.prio {
 		return a.prio > b.prio
 	}
-	if !a.submitted.Equal(b.submitted) {
-		return a.submitted.Before(b.submitted)
+	if a.Submit != b.Submit { // submitted is at(Submit)
+		return a.Submit < b.Submit
 	}
 	return a.pos < b.pos
 }

@@ -15,7 +15,8 @@ func TestOrderPendingSortsAsThePlanner(t *testing.T) {
 		n := rng.Intn(300)
 		jobs := make([]*simJob, n)
 		for i := range jobs {
-			jobs[i] = &simJob{prio: int64(rng.Intn(20)), submitted: at(int64(rng.Intn(10))), pos: i}
+			sub := int64(rng.Intn(10))
+			jobs[i] = &simJob{Record: Record{Submit: sub}, prio: int64(rng.Intn(20)), submitted: at(sub), pos: i}
 		}
 		want := slices.Clone(jobs)
 		slices.SortFunc(want, func(a, b *simJob) int {

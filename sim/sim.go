@@ -188,6 +188,7 @@ type simJob struct {
 	// the trace) it is the run time itself, which no prediction beats.
 	estimated bool
 	user      string
+	userIdx   int       // the user's number, from 0 in order of first job
 	submitted time.Time // Submit in virtual time
 	pos       int       // index in the trace, the tie-breaker
 	charge    int64     // usage is charged up to here
@@ -310,6 +311,7 @@ func runWith(tr *Trace, cfg Config, pol setup) (*Result, error) {
 // the machine are counted as skipped.
 func admit(tr *Trace, cfg Config, procs int, res *Result) []*simJob {
 	var jobs []*simJob
+	users := map[int64]int{}
 	for i, j := range tr.Jobs {
 		if cfg.MaxJobs > 0 && len(jobs) >= cfg.MaxJobs {
 			break
@@ -333,6 +335,10 @@ func admit(tr *Trace, cfg Config, procs int, res *Result) []*simJob {
 		sj := &simJob{Record: Record{ID: j.ID, User: j.User, Procs: int(p), Submit: j.Submit, Requested: req},
 			run: min(j.Run, req), user: fmt.Sprint(j.User), submitted: at(j.Submit), pos: i}
 		sj.Killed = j.Run > req
+		if _, ok := users[j.User]; !ok {
+			users[j.User] = len(users)
+		}
+		sj.userIdx = users[j.User]
 		sj.groups = groups.Job{User: sj.user, Name: fmt.Sprint(j.Executable), Singleton: j.Singleton == 1}
 		if j.Array > 0 {
 			sj.groups.Array, sj.groups.MaxRunning = uint64(j.Array), int(max(j.ArrayMax, 0))
@@ -384,6 +390,7 @@ type replay struct {
 	// buffers reused from one plan to the next
 	snap    sched.Snapshot
 	pjobs   []priority.Job
+	listed  []int // by user number: the fsGen whose computation lists the user
 	index   []int // trace position -> index in pending
 	started []bool
 }
@@ -516,10 +523,16 @@ func (r *replay) schedule(now int64) {
 		for _, j := range r.byEnd {
 			r.charge(j, now)
 		}
-		// The computation includes every pending job's user.
+		// The computation includes every pending job's user, once.
 		r.pjobs = r.pjobs[:0]
 		for _, j := range r.pending {
-			r.pjobs = append(r.pjobs, j.prioJob())
+			if j.userIdx >= len(r.listed) {
+				r.listed = append(r.listed, make([]int, j.userIdx+1-len(r.listed))...)
+			}
+			if r.listed[j.userIdx] != r.fsGen {
+				r.listed[j.userIdx] = r.fsGen
+				r.pjobs = append(r.pjobs, j.prioJob())
+			}
 		}
 		r.fs, r.fsAt, r.fsNew = r.calc.Fairshares(r.ledger, at(now), r.pjobs), now, false
 		r.fsGen++
