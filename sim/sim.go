@@ -206,9 +206,6 @@ type simJob struct {
 	// fair is the job's fair start as the planner computed it
 	// (sched.FairStart); zero until then.
 	fair time.Time
-	// alloc is what the job holds while it runs: the snapshot's entry
-	// for it points here, so no plan builds one.
-	alloc [1]sched.Allocation
 }
 
 // prioJob is the job as the priority calculator sees it.
@@ -295,7 +292,7 @@ func runWith(tr *Trace, cfg Config, pol setup) (*Result, error) {
 		}
 	}
 	r := &replay{pol: pol, calc: calc, procs: procs, ledger: calc.NewLedger(), fsGen: 1,
-		history: map[string][]int64{}, index: make([]int, len(tr.Jobs)),
+		history: map[string][]int64{}, index: make([]int, len(tr.Jobs)), allocs: map[int][]sched.Allocation{},
 		fullAge: calc.AgePart(math.MaxInt64)}
 	if err := r.run(jobs); err != nil {
 		return nil, err
@@ -371,8 +368,13 @@ type replay struct {
 	// runGroups: the last plan gave them group memberships.
 	held      []sched.Running
 	runGroups bool
-	busy      int // processors the running jobs hold
-	done      []Record
+	// allocs holds one allocation per job width, which every running job
+	// of that width shares (the planner only reads them): a plan reads
+	// thousands, and a few hundred small arrays stay in cache where one
+	// per job would not.
+	allocs map[int][]sched.Allocation
+	busy   int // processors the running jobs hold
+	done   []Record
 
 	fs   priority.Fairshares // recomputed every calcPeriod, as Slurm does
 	fsAt int64
@@ -394,6 +396,9 @@ type replay struct {
 	index   []int // trace position -> index in pending
 	started []bool
 }
+
+// machineNode is the one node the replay's machine is.
+const machineNode = "machine"
 
 // calcPeriod is how often fairshare is recomputed (Slurm's
 // PriorityCalcPeriod default), and sooner for a user it has not seen.
@@ -505,11 +510,10 @@ func (r *replay) schedule(now int64) {
 	if len(r.pending) == 0 || r.headWaits(now) {
 		return
 	}
-	const node = "machine"
 	s := &r.snap
 	if s.Nodes == nil {
-		s.Nodes = []sched.Node{{Name: node, Capacity: sched.Resources{CPUs: r.procs}, Up: true}}
-		s.Partitions = []sched.Partition{{Name: "batch", Nodes: []string{node}}}
+		s.Nodes = []sched.Node{{Name: machineNode, Capacity: sched.Resources{CPUs: r.procs}, Up: true}}
+		s.Partitions = []sched.Partition{{Name: "batch", Nodes: []string{machineNode}}}
 	}
 	narrowest := r.procs + 1
 	w := r.pol.priority.Weights
@@ -605,10 +609,9 @@ func (r *replay) schedule(now int64) {
 		started[i] = true
 		j.Start, j.End, j.charge = now, now+j.run, now
 		heap.Push(&r.running, j)
-		j.alloc[0] = sched.Allocation{Node: node, Resources: sched.Resources{CPUs: j.Procs}}
 		k := r.endPos(j)
 		r.byEnd = slices.Insert(r.byEnd, k, j)
-		r.held = slices.Insert(r.held, k, sched.Running{ID: uint64(j.pos), End: at(j.Start + j.Requested), Alloc: j.alloc[:]})
+		r.held = slices.Insert(r.held, k, sched.Running{ID: uint64(j.pos), End: at(j.Start + j.Requested), Alloc: r.allocation(j.Procs)})
 		r.busy += j.Procs
 	}
 	kept := r.pending[:0]
@@ -633,6 +636,16 @@ func (r *replay) headWaits(now int64) bool {
 	}
 	h := r.pending[0]
 	return h.Procs > r.procs-r.busy && !h.grouped
+}
+
+// allocation is what a job of procs processors holds.
+func (r *replay) allocation(procs int) []sched.Allocation {
+	a, ok := r.allocs[procs]
+	if !ok {
+		a = []sched.Allocation{{Node: machineNode, Resources: sched.Resources{CPUs: procs}}}
+		r.allocs[procs] = a
+	}
+	return a
 }
 
 // endPos is where j is or belongs in byEnd.
