@@ -382,3 +382,26 @@ func checkSameStarts(t *testing.T, name string, seed uint64, pol, every setup) {
 		}
 	}
 }
+
+// Plans that return starts alone (sched.Backfill.StartsOnly: conservative
+// stops once nothing left can start, easy filters and heaps its
+// candidates) must start the same jobs at the same times as full plans,
+// under every policy the planner runs, on the same overloaded traces.
+func TestStartsOnlyReplaysAsFullPlans(t *testing.T) {
+	for _, p := range []Policy{PolicyFCFS, PolicyEASY, PolicyConservative, PolicyDefault} {
+		pol, err := policyFor(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, ok := pol.planner.(sched.Backfill)
+		if !ok || !b.StartsOnly {
+			t.Fatalf("%s: the planner is %T, not a Backfill with StartsOnly", p, pol.planner)
+		}
+		full := pol
+		b.StartsOnly = false
+		full.planner = b
+		for seed := uint64(1); seed <= 4; seed++ {
+			checkSameStarts(t, string(p), seed, pol, full)
+		}
+	}
+}
