@@ -196,7 +196,7 @@ func runSim(c *ucli.Context) error {
 	}
 	if c.Bool("json") {
 		return writeJSON(out(c), compareOutput{Trace: q.path, Procs: results[0].Procs,
-			Skipped: results[0].Skipped, Cancelled: results[0].Cancelled, Results: results})
+			Skipped: results[0].Skipped, Cancelled: results[0].Cancelled, Partial: results[0].Partial, Results: results})
 	}
 	return printCompare(c, name, results)
 }
@@ -207,7 +207,7 @@ func printSim(c *ucli.Context, trace string, res *sim.Result) error {
 	fmt.Fprintf(w, "trace\t%s\n", trace)
 	fmt.Fprintf(w, "policy\t%s\n", res.Policy)
 	fmt.Fprintf(w, "processors\t%d\n", res.Procs)
-	fmt.Fprintf(w, "jobs\t%d (%d trace lines skipped, %d cancelled before starting)\n", m.Jobs, res.Skipped, res.Cancelled)
+	fmt.Fprintf(w, "jobs\t%d %s\n", m.Jobs, linesLeftOut(res))
 	fmt.Fprintf(w, "makespan\t%d s (%.1f days)\n", m.Makespan, float64(m.Makespan)/86400)
 	fmt.Fprintf(w, "utilization\t%.2f%%\n", 100*m.Utilization)
 	fmt.Fprintf(w, "wait\tmean %.0f s, median %.0f s, p95 %.0f s, p99 %.0f s, max %d s\n",
@@ -229,19 +229,29 @@ func printSim(c *ucli.Context, trace string, res *sim.Result) error {
 	return w.Flush()
 }
 
+// linesLeftOut says which trace lines the replay did not run as jobs.
+func linesLeftOut(res *sim.Result) string {
+	partial := ""
+	if res.Partial > 0 {
+		partial = fmt.Sprintf(", %d partial runs of jobs replayed whole from their summary line", res.Partial)
+	}
+	return fmt.Sprintf("(%d trace lines skipped, %d cancelled before starting%s)", res.Skipped, res.Cancelled, partial)
+}
+
 // compareOutput is what --compare --json prints.
 type compareOutput struct {
 	Trace     string        `json:"trace"`
 	Procs     int           `json:"procs"`
 	Skipped   int           `json:"skipped"`
 	Cancelled int           `json:"cancelled"`
+	Partial   int           `json:"partial,omitempty"`
 	Results   []*sim.Result `json:"results"`
 }
 
 // printCompare prints one row per metric, one column per policy.
 func printCompare(c *ucli.Context, trace string, results []*sim.Result) error {
-	fmt.Fprintf(out(c), "trace %s, %d processors, %d jobs (%d trace lines skipped, %d cancelled before starting)\n",
-		trace, results[0].Procs, results[0].Metrics.Jobs, results[0].Skipped, results[0].Cancelled)
+	fmt.Fprintf(out(c), "trace %s, %d processors, %d jobs %s\n",
+		trace, results[0].Procs, results[0].Metrics.Jobs, linesLeftOut(results[0]))
 	policies := make([]sim.Policy, len(results))
 	for i, r := range results {
 		policies[i] = r.Policy

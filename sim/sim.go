@@ -169,9 +169,15 @@ type Result struct {
 	Skipped int    `json:"skipped"` // trace lines that cannot be replayed
 	// Cancelled counts records of jobs cancelled before they ran
 	// (status 5, no run time): the archive keeps them, a replay drops them.
-	Cancelled int      `json:"cancelled"`
-	Records   []Record `json:"-"`
-	Metrics   Metrics  `json:"metrics"`
+	Cancelled int `json:"cancelled"`
+	// Partial counts lines of partial executions (status 2, 3 or 4: a
+	// job checkpointed or swapped out and resumed) of jobs whose summary
+	// line, with the same job number, the trace also has: the archive
+	// gives both, and the replay runs the whole job once, from its
+	// summary.
+	Partial int      `json:"partial,omitempty"`
+	Records []Record `json:"-"`
+	Metrics Metrics  `json:"metrics"`
 }
 
 // epoch anchors virtual time; only differences matter.
@@ -305,16 +311,22 @@ func runWith(tr *Trace, cfg Config, pol setup) (*Result, error) {
 // admit turns trace lines into jobs: allocated processors (else requested),
 // requested time -1 means the run time, runs clipped to the request.
 // Lines with no processors, a negative run time or more processors than
-// the machine are counted as skipped.
+// the machine are counted as skipped; partial executions of a job that
+// has a summary line are left to it (Result.Partial).
 func admit(tr *Trace, cfg Config, procs int, res *Result) []*simJob {
 	var jobs []*simJob
 	users := map[int64]int{}
+	summarized := summaries(tr)
 	for i, j := range tr.Jobs {
 		if cfg.MaxJobs > 0 && len(jobs) >= cfg.MaxJobs {
 			break
 		}
 		if j.Status == 5 && j.Run <= 0 {
 			res.Cancelled++
+			continue
+		}
+		if partialRun(j) && summarized[j.ID] {
+			res.Partial++
 			continue
 		}
 		p := j.Procs
@@ -347,6 +359,34 @@ func admit(tr *Trace, cfg Config, procs int, res *Result) []*simJob {
 	// Stable by submit time: traces are sorted, but do not rely on it.
 	sortJobs(jobs)
 	return jobs
+}
+
+// partialRun reports whether j is one run of a job that was checkpointed
+// or swapped out (status 2: to be continued, 3: the last, completed, 4:
+// the last, failed).
+func partialRun(j Job) bool { return j.Status >= 2 && j.Status <= 4 }
+
+// summaries is the job numbers that have a line of their own besides
+// partial runs, nil when the trace has no partial runs. (Some logs use
+// those status values for other things and have no repeated numbers: a
+// line is left out only for a summary that is there.)
+func summaries(tr *Trace) map[int64]bool {
+	var has map[int64]bool
+	for _, j := range tr.Jobs {
+		if partialRun(j) {
+			has = map[int64]bool{}
+			break
+		}
+	}
+	if has == nil {
+		return nil
+	}
+	for _, j := range tr.Jobs {
+		if !partialRun(j) {
+			has[j.ID] = true
+		}
+	}
+	return has
 }
 
 type replay struct {

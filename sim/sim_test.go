@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -153,6 +154,36 @@ func TestKilledAtRequestAndMinusOne(t *testing.T) {
 	}
 	if r := byID[2]; r.Run() != 70 || r.Requested != 70 || r.Killed {
 		t.Errorf("job 2: %+v, want 70 s, request 70", r)
+	}
+}
+
+// A job checkpointed or swapped out has a summary line and one line per
+// partial run (status 2, 3 or 4) under the same job number: the replay
+// runs the summary once and leaves the partial runs out. Partial-run
+// status values without a summary (some logs use them for other things)
+// are jobs of their own.
+func TestPartialRunsLeftToTheirSummary(t *testing.T) {
+	withStatus := func(l string, status int64) string {
+		f := strings.Fields(l)
+		f[10] = strconv.FormatInt(status, 10)
+		return strings.Join(f, " ")
+	}
+	tr := MustTrace(t,
+		"; MaxProcs: 4",
+		line(1, 0, 150, 2, 200, 1),
+		withStatus(line(1, 0, 100, 2, 200, 1), 2),
+		withStatus(line(1, 100, 50, 2, 200, 1), 3),
+		withStatus(line(2, 10, 30, 4, 60, 2), 2), // no summary: a job
+		withStatus(line(3, 20, 40, 1, 60, 2), 4), // no summary: a job
+	)
+	res := MustRun(t, tr, Config{Policy: PolicyEASY})
+	if res.Partial != 2 || res.Skipped != 0 || res.Metrics.Jobs != 3 {
+		t.Fatalf("partial %d, skipped %d, replayed %d; want 2, 0 and 3", res.Partial, res.Skipped, res.Metrics.Jobs)
+	}
+	for _, r := range res.Records {
+		if r.ID == 1 && r.Run() != 150 {
+			t.Fatalf("job 1 ran %d s, want its summary's 150 s", r.Run())
+		}
 	}
 }
 
