@@ -47,20 +47,67 @@ type Trace struct {
 }
 
 // MaxProcs is the machine size the header declares (MaxProcs, else
-// MaxNodes); 0 if it declares none. Logs of machines with several
-// partitions give the whole and then the parts, as in SDSC DataStar's
-// "; MaxProcs: 1664 (72, 1368, 224)": the first number is the machine.
+// MaxNodes times the processors of a node); 0 if it declares none. Logs
+// of machines with several partitions give the whole and then the parts,
+// as in SDSC DataStar's "; MaxProcs: 1664 (72, 1368, 224)": the first
+// number is the machine.
 func (t *Trace) MaxProcs() int {
-	for _, k := range []string{"MaxProcs", "MaxNodes"} {
-		v := strings.TrimSpace(t.Header[k])
-		if i := strings.IndexFunc(v, func(r rune) bool { return r < '0' || r > '9' }); i >= 0 {
-			v = v[:i]
+	if n := headerCount(t.Header["MaxProcs"]); n > 0 {
+		return n
+	}
+	nodes := headerCount(t.Header["MaxNodes"])
+	if nodes <= 0 {
+		return 0
+	}
+	return nodes * t.procsPerNode(nodes)
+}
+
+// headerCount is the leading whole number of a header value, 0 if none.
+func headerCount(v string) int {
+	v = strings.TrimSpace(v)
+	if i := strings.IndexFunc(v, func(r rune) bool { return r < '0' || r > '9' }); i >= 0 {
+		v = v[:i]
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}
+
+// procsPerNode is how many processors a node has in a log whose header
+// gives only MaxNodes (the format's versions before 2.1 had no
+// MaxProcs). Where jobs hold processors, not nodes, some job holds more
+// than the machine has nodes, and every job then holds whole nodes: the
+// node size is the smallest divisor of all the jobs' processor counts
+// that gives the widest job room. Otherwise a node is one processor.
+func (t *Trace) procsPerNode(nodes int) int {
+	var common, widest int64
+	for _, j := range t.Jobs {
+		p := j.Procs
+		if p <= 0 {
+			p = j.ReqProcs
 		}
-		if n, err := strconv.Atoi(v); err == nil && n > 0 {
-			return n
+		if p > 0 {
+			common, widest = gcd(common, p), max(widest, p)
 		}
 	}
-	return 0
+	if widest <= int64(nodes) {
+		return 1
+	}
+	for d := int64(2); d <= common; d++ {
+		if common%d == 0 && int64(nodes)*d >= widest {
+			return int(d)
+		}
+	}
+	return 1
+}
+
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
 
 var fieldNames = [21]string{"job number", "submit time", "wait time", "run time",

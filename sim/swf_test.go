@@ -145,3 +145,33 @@ func TestMaxProcsOfPartitionedMachine(t *testing.T) {
 		}
 	}
 }
+
+// A log whose header gives only MaxNodes, with jobs wider than that in
+// whole nodes of several processors, is a machine of MaxNodes times the
+// smallest node size that holds its widest job; one whose jobs fit
+// MaxNodes, or are not all whole nodes, has a processor per node.
+func TestMaxProcsFromNodesOfSeveralProcessors(t *testing.T) {
+	job := func(procs, req int64) Job { return Job{Procs: procs, ReqProcs: req} }
+	for _, c := range []struct {
+		name  string
+		nodes string
+		jobs  []Job
+		want  int
+	}{
+		{"8-way nodes", "128", []Job{job(8, 8), job(1024, 1024), job(64, 64)}, 1024},
+		{"multiples of 16, widest needs 8 per node", "128", []Job{job(16, 16), job(1024, 1024)}, 1024},
+		{"requested when not allocated", "16", []Job{job(-1, 4), job(-1, 64)}, 64},
+		{"jobs fit the nodes", "256", []Job{job(2, 2), job(256, 256)}, 256},
+		{"not whole nodes", "64", []Job{job(3, 3), job(128, 128)}, 64},
+		{"no jobs", "32", nil, 32},
+	} {
+		tr := &Trace{Header: map[string]string{"MaxNodes": c.nodes}, Jobs: c.jobs}
+		if got := tr.MaxProcs(); got != c.want {
+			t.Errorf("%s: MaxProcs %d, want %d", c.name, got, c.want)
+		}
+	}
+	withProcs := &Trace{Header: map[string]string{"MaxNodes": "128", "MaxProcs": "512"}, Jobs: []Job{job(1024, 1024)}}
+	if got := withProcs.MaxProcs(); got != 512 {
+		t.Errorf("a header's MaxProcs is the machine: %d, want 512", got)
+	}
+}
