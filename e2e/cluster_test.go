@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -119,7 +120,13 @@ type Cluster struct {
 	nodes   []*exec.Cmd
 	opts    ClusterOpts
 	Client  *api.Client
+	// jobDirs are the job directories asked for after the cluster
+	// started: Stop removes them once no job can write there (jobDir).
+	jobDirs []string
 }
+
+// clusterOf holds each test's last started cluster, for jobDir.
+var clusterOf sync.Map // testing.TB -> *Cluster
 
 // StartCluster starts ctld and the node daemons and waits until every node
 // is registered. Everything is stopped when the test ends.
@@ -138,6 +145,7 @@ func StartCluster(t testing.TB, opts ClusterOpts) *Cluster {
 	c.CtldURL = "https://" + c.listen // always TLS; noded pins ctld/ca.pem beside the key
 	c.Client = api.NewClient(c.Socket)
 	t.Cleanup(c.Stop)
+	clusterOf.Store(t, c)
 	c.StartCtld()
 	for _, n := range opts.Nodes {
 		c.StartNode(n)
@@ -281,6 +289,13 @@ func (c *Cluster) Stop() {
 		stopProcess(c.ctld)
 		c.ctld = nil
 	}
+	clusterOf.CompareAndDelete(c.t, c)
+	for _, dir := range c.jobDirs {
+		if err := os.RemoveAll(dir); err != nil {
+			c.t.Errorf("job directory: %v", err)
+		}
+	}
+	c.jobDirs = nil
 	if c.t.Failed() {
 		names := []string{"ctld", "noded-n1", "noded-n2"}
 		for _, n := range c.opts.Nodes {
@@ -434,11 +449,31 @@ func (c *Cluster) WaitEnded(id uint64, timeout time.Duration) *api.Job {
 }
 
 // jobDir makes a submit directory any job user can write to.
+//
+// A directory asked for once the test's cluster runs is removed when the
+// cluster stops, after its jobs ended: cleanups run last registered
+// first, so a t.TempDir would go before the cluster's Stop, while a job
+// the test left behind may still be creating its output file there
+// (TestCtldKill9KeepsEveryJob failed so, "directory not empty").
 func jobDir(t testing.TB) string {
-	dir := t.TempDir()
-	if err := os.Chmod(dir, 0o777); err != nil {
+	t.Helper()
+	c, running := clusterOf.Load(t)
+	if !running {
+		dir := t.TempDir() // removed after any cluster started later stops
+		if err := os.Chmod(dir, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	dir, err := os.MkdirTemp("", "corral-job-")
+	if err == nil {
+		err = os.Chmod(dir, 0o777)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
+	cl := c.(*Cluster)
+	cl.jobDirs = append(cl.jobDirs, dir)
 	return dir
 }
 

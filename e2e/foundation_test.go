@@ -232,6 +232,9 @@ func TestCtldKill9KeepsEveryJob(t *testing.T) {
 	if next != ids[len(ids)-1]+1 {
 		t.Errorf("first job after restart got ID %d, want %d", next, ids[len(ids)-1]+1)
 	}
+	if j := c.WaitEnded(next, 30*time.Second); j.State != api.StateCompleted {
+		t.Errorf("job %d after the restart ended %s, want COMPLETED", next, j.State)
+	}
 }
 
 // Two node daemons on one host both receive jobs.
