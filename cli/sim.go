@@ -39,7 +39,7 @@ func simCommand() *ucli.Command {
 			"that array's %N limit, and 1 for a singleton (of its user and executable). The\n" +
 			"replay keeps those limits exactly as the controller does.",
 		Flags: []ucli.Flag{
-			&ucli.StringFlag{Name: "trace", Usage: "Standard Workload Format file to replay", TakesFile: true},
+			&ucli.StringFlag{Name: "trace", Usage: "Standard Workload Format file to replay, gzipped (.swf.gz, as the archive serves them) or not", TakesFile: true},
 			&ucli.IntFlag{Name: "procs", Usage: "processors of the machine (default: the trace header's MaxProcs, else MaxNodes, times the processors per node where jobs hold whole nodes of several)"},
 			&ucli.StringFlag{Name: "policy", Value: string(sim.PolicyDefault), Usage: "fcfs, easy, conservative, slurm or default"},
 			&ucli.StringFlag{Name: "compare", Usage: "replay each of these policies (comma-separated) and print them side by side"},

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bufio"
+	"compress/gzip"
 	"fmt"
 	"io"
 	"math"
@@ -128,7 +129,21 @@ var timeFields = map[int]bool{1: true, 2: true, 3: true, 8: true, 17: true}
 // corral's extension (Job.Array, ArrayMax, Singleton). Time fields may
 // have fractions, rounded to the second; counts may not. The error for
 // bad input names the line and the field.
+//
+// The archive serves its logs gzipped (.swf.gz): gzipped input, told by
+// its first bytes, is read as the trace it holds.
 func ParseSWF(r io.Reader) (*Trace, error) {
+	br := bufio.NewReader(r)
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("gzip: %w", err)
+		}
+		defer zr.Close()
+		r = zr
+	} else {
+		r = br
+	}
 	t := &Trace{Header: map[string]string{}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)

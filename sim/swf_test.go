@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"bytes"
+	"compress/gzip"
 	"reflect"
 	"strings"
 	"testing"
@@ -30,6 +32,34 @@ func TestParseSWF(t *testing.T) {
 	}
 	if got := MustTrace(t, "; MaxNodes: 32").MaxProcs(); got != 32 {
 		t.Fatalf("MaxNodes fallback: %d", got)
+	}
+}
+
+// The archive serves its logs gzipped: a .swf.gz reads as the trace in
+// it, and a cut-off one is an error, not a shorter trace.
+func TestParseSWFReadsGzip(t *testing.T) {
+	text := "; MaxProcs: 8\n" + line(1, 0, 10, 2, 20, 1) + "\n" + line(2, 5, 10, 4, 20, 2) + "\n"
+	var z bytes.Buffer
+	w := gzip.NewWriter(&z)
+	if _, err := w.Write([]byte(text)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ParseSWF(bytes.NewReader(z.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ParseSWF(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) || len(got.Jobs) != 2 || got.MaxProcs() != 8 {
+		t.Fatalf("gzipped: %+v, plain: %+v", got, want)
+	}
+	if _, err := ParseSWF(bytes.NewReader(z.Bytes()[:z.Len()-8])); err == nil {
+		t.Fatal("a cut-off gzipped trace parsed without an error")
 	}
 }
 
