@@ -11,7 +11,7 @@
 // The slurm policy also plans at every bf_interval tick while jobs wait,
 // as Slurm's backfill scheduler runs. A job runs for its recorded run
 // time, killed at its requested time; a request of -1 means the run time
-// itself.
+// itself (a second for a run of 0).
 //
 // Plans are made with sched.Backfill.StartsOnly, and the replay keeps
 // between plans only what changes no decision: its queue in the

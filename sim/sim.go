@@ -309,7 +309,8 @@ func runWith(tr *Trace, cfg Config, pol setup) (*Result, error) {
 }
 
 // admit turns trace lines into jobs: allocated processors (else requested),
-// requested time -1 means the run time, runs clipped to the request.
+// requested time -1 means the run time (at least a second), runs clipped
+// to the request.
 // Lines with no processors, a negative run time or more processors than
 // the machine are counted as skipped; partial executions of a job that
 // has a summary line are left to it (Result.Partial).
@@ -335,7 +336,10 @@ func admit(tr *Trace, cfg Config, procs int, res *Result) []*simJob {
 		}
 		req := j.ReqTime
 		if req <= 0 {
-			req = j.Run
+			// Unknown: the run time stands for it. A run of 0 (under a
+			// second) gets the second a plan can hold, not a skip:
+			// logs without requests have thousands of them.
+			req = max(j.Run, 1)
 		}
 		if p <= 0 || p > int64(procs) || j.Run < 0 || j.Submit < 0 || req <= 0 {
 			res.Skipped++

@@ -143,6 +143,7 @@ func TestKilledAtRequestAndMinusOne(t *testing.T) {
 		"; MaxProcs: 2",
 		line(1, 0, 500, 1, 100, 1), // runs past its request: killed at 100
 		line(2, 0, 70, 1, -1, 1),   // no request: its run time is the request
+		line(3, 0, 0, 1, -1, 1),    // no request, a run under a second: a 1 s request
 	)
 	res := MustRun(t, tr, Config{Policy: PolicyEASY})
 	byID := map[int64]Record{}
@@ -154,6 +155,9 @@ func TestKilledAtRequestAndMinusOne(t *testing.T) {
 	}
 	if r := byID[2]; r.Run() != 70 || r.Requested != 70 || r.Killed {
 		t.Errorf("job 2: %+v, want 70 s, request 70", r)
+	}
+	if r, ok := byID[3]; !ok || r.Run() != 0 || r.Requested != 1 || r.Killed || res.Skipped != 0 {
+		t.Errorf("job 3: %+v (replayed %v, %d skipped), want 0 s, request 1", r, ok, res.Skipped)
 	}
 }
 
