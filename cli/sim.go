@@ -4,6 +4,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -210,23 +211,36 @@ func printSim(c *ucli.Context, trace string, res *sim.Result) error {
 	fmt.Fprintf(w, "jobs\t%d %s\n", m.Jobs, linesLeftOut(res))
 	fmt.Fprintf(w, "makespan\t%d s (%.1f days)\n", m.Makespan, float64(m.Makespan)/86400)
 	fmt.Fprintf(w, "utilization\t%.2f%%\n", 100*m.Utilization)
-	fmt.Fprintf(w, "wait\tmean %.0f s, median %.0f s, p95 %.0f s, p99 %.0f s, max %d s\n",
-		m.MeanWait, m.MedianWait, m.P95Wait, m.P99Wait, m.MaxWait)
-	fmt.Fprintf(w, "bounded slowdown\tmean %.2f (tau %d s), median %.2f, p95 %.2f, p99 %.2f, max %.2f\n",
-		m.MeanBSLD, sim.Tau, m.MedianBSLD, m.P95BSLD, m.P99BSLD, m.MaxBSLD)
-	fmt.Fprintf(w, "fairness\tJain %.3f over %d users' mean bounded slowdown (worst user %.2f)\n",
-		m.Fairness, m.Users, m.WorstUserBSLD)
+	printSummary(w, "", m.Summary)
 	fmt.Fprintf(w, "unfair starts\t%.2f%% of jobs started later than under %s\n", 100*m.UnfairStarts, m.UnfairReference)
 	for _, split := range []struct {
 		name    string
 		classes []sim.ClassStats
 	}{{"width", m.ByWidth}, {"length", m.ByLength}} {
 		for _, k := range split.classes {
-			fmt.Fprintf(w, "%s %s\t%d jobs: wait mean %.0f s, p95 %.0f s, max %d s; bsld mean %.2f\n",
-				split.name, k.Class, k.Jobs, k.MeanWait, k.P95Wait, k.MaxWait, k.MeanBSLD)
+			pre := fmt.Sprintf("%s %s ", split.name, k.Class)
+			fmt.Fprintf(w, "%sjobs\t%d\n", pre, k.Jobs)
+			if k.Jobs > 0 {
+				printSummary(w, pre, k.Summary)
+			}
 		}
 	}
 	return w.Flush()
+}
+
+// printSummary prints the wait, bounded-slowdown and fairness lines of
+// a set of jobs, each label after pre.
+func printSummary(w io.Writer, pre string, m sim.Summary) {
+	fmt.Fprintf(w, "%swait\tmean %.0f s, median %.0f s, p95 %.0f s, p99 %.0f s, max %d s\n",
+		pre, m.MeanWait, m.MedianWait, m.P95Wait, m.P99Wait, m.MaxWait)
+	fmt.Fprintf(w, "%sbounded slowdown\tmean %.2f (tau %d s), median %.2f, p95 %.2f, p99 %.2f, max %.2f\n",
+		pre, m.MeanBSLD, sim.Tau, m.MedianBSLD, m.P95BSLD, m.P99BSLD, m.MaxBSLD)
+	users := fmt.Sprintf("%d users'", m.Users)
+	if m.Users == 1 {
+		users = "1 user's"
+	}
+	fmt.Fprintf(w, "%sfairness\tJain %.3f over %s mean bounded slowdown (worst user %.2f)\n",
+		pre, m.Fairness, users, m.WorstUserBSLD)
 }
 
 // linesLeftOut says which trace lines the replay did not run as jobs.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -56,11 +57,37 @@ func TestSimText(t *testing.T) {
 	for _, want := range []string{"trace", "t.swf", "policy", "easy", "processors", "2", "jobs", "3 (0 trace lines skipped, 0 cancelled before starting)",
 		"makespan", "110 s", "mean 33 s, median 0 s, p95 89 s, p99 97 s, max 99 s", "mean 4.30 (tau 10 s), median 1.00",
 		"over 3 users", "worst user 10.90", "0.00% of jobs started later than under easy",
-		"width 2-16        1 jobs: wait mean 99 s, p95 99 s, max 99 s; bsld mean 10.90"} {
+	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, r.stdout)
 		}
 	}
+	// Each class has the whole replay's lines over its own jobs: job 2
+	// alone is 2-16 wide; nothing is wider.
+	for _, want := range []string{
+		"width 2-16 jobs 1",
+		"width 2-16 wait mean 99 s, median 99 s, p95 99 s, p99 99 s, max 99 s",
+		"width 2-16 bounded slowdown mean 10.90 (tau 10 s), median 10.90, p95 10.90, p99 10.90, max 10.90",
+		"width 2-16 fairness Jain 1.000 over 1 user's mean bounded slowdown (worst user 10.90)",
+		"width >16 jobs 0",
+		"length <1h fairness Jain 0.459 over 3 users' mean bounded slowdown (worst user 10.90)",
+	} {
+		if !slices.Contains(squeezedLines(r.stdout), want) {
+			t.Errorf("output lacks the line %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "width >16 wait") {
+		t.Errorf("an empty class has figures:\n%s", r.stdout)
+	}
+}
+
+// squeezedLines are out's lines with every run of spaces made one.
+func squeezedLines(out string) []string {
+	var lines []string
+	for _, l := range strings.Split(out, "\n") {
+		lines = append(lines, strings.Join(strings.Fields(l), " "))
+	}
+	return lines
 }
 
 func TestSimJSONAndPolicies(t *testing.T) {

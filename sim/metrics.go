@@ -13,29 +13,13 @@ const Tau = 10
 // Metrics summarise a replay. The JSON names are stable: scripts and
 // docs/scheduling.md's table of them depend on each.
 type Metrics struct {
-	Jobs        int     `json:"jobs"`
-	Makespan    int64   `json:"makespan_s"`  // first submit to last end
-	Utilization float64 `json:"utilization"` // processor-seconds used / available over the makespan
-	MeanWait    float64 `json:"mean_wait_s"`
-	MedianWait  float64 `json:"median_wait_s"`
-	P95Wait     float64 `json:"p95_wait_s"`
-	P99Wait     float64 `json:"p99_wait_s"`
-	MaxWait     int64   `json:"max_wait_s"`
-	// MeanBSLD is the mean of max(1, (wait+run) / max(Tau, run)).
-	MeanBSLD   float64 `json:"mean_bounded_slowdown"`
-	MedianBSLD float64 `json:"median_bounded_slowdown"`
-	P95BSLD    float64 `json:"p95_bounded_slowdown"`
-	P99BSLD    float64 `json:"p99_bounded_slowdown"`
-	MaxBSLD    float64 `json:"max_bounded_slowdown"`
-	// Fairness is Jain's index over users' mean bounded slowdown:
-	// (sum x)^2 / (n * sum x^2); 1 when every user fares the same.
-	Fairness float64 `json:"fairness_jain"`
-	Users    int     `json:"users"`
-	// WorstUserBSLD is the highest of the users' mean bounded slowdowns.
-	WorstUserBSLD float64     `json:"worst_user_mean_bounded_slowdown"`
-	PerUser       []UserStats `json:"per_user"`
+	Summary                 // every job; its fields are Metrics' own in JSON
+	Makespan    int64       `json:"makespan_s"`  // first submit to last end
+	Utilization float64     `json:"utilization"` // processor-seconds used / available over the makespan
+	PerUser     []UserStats `json:"per_user"`
 	// ByWidth splits the jobs by processors (1, 2-16, >16), ByLength by
-	// actual run time (<1h, >=1h); every class is listed, empty or not.
+	// actual run time (<1h, >=1h), each class with the whole replay's
+	// figures; every class is listed, empty or not.
 	ByWidth  []ClassStats `json:"by_width"`
 	ByLength []ClassStats `json:"by_length"`
 	// UnfairStarts is the fraction of jobs that started later than in
@@ -43,6 +27,30 @@ type Metrics struct {
 	// the head job) of the same trace; UnfairReference names it.
 	UnfairStarts    float64 `json:"unfair_starts"`
 	UnfairReference Policy  `json:"unfair_reference,omitempty"`
+}
+
+// Summary is what a replay reports of a set of jobs: all of them
+// (Metrics) or one width or length class (ClassStats).
+type Summary struct {
+	Jobs       int     `json:"jobs"`
+	MeanWait   float64 `json:"mean_wait_s"`
+	MedianWait float64 `json:"median_wait_s"`
+	P95Wait    float64 `json:"p95_wait_s"`
+	P99Wait    float64 `json:"p99_wait_s"`
+	MaxWait    int64   `json:"max_wait_s"`
+	// MeanBSLD is the mean of max(1, (wait+run) / max(Tau, run)).
+	MeanBSLD   float64 `json:"mean_bounded_slowdown"`
+	MedianBSLD float64 `json:"median_bounded_slowdown"`
+	P95BSLD    float64 `json:"p95_bounded_slowdown"`
+	P99BSLD    float64 `json:"p99_bounded_slowdown"`
+	MaxBSLD    float64 `json:"max_bounded_slowdown"`
+	// Fairness is Jain's index over users' mean bounded slowdown (each
+	// user's jobs in the set): (sum x)^2 / (n * sum x^2); 1 when every
+	// user fares the same.
+	Fairness float64 `json:"fairness_jain"`
+	Users    int     `json:"users"`
+	// WorstUserBSLD is the highest of the users' mean bounded slowdowns.
+	WorstUserBSLD float64 `json:"worst_user_mean_bounded_slowdown"`
 }
 
 // UserStats is one user's share of the result.
@@ -54,12 +62,8 @@ type UserStats struct {
 
 // ClassStats summarise the jobs of one width or length class.
 type ClassStats struct {
-	Class    string  `json:"class"`
-	Jobs     int     `json:"jobs"`
-	MeanWait float64 `json:"mean_wait_s"`
-	P95Wait  float64 `json:"p95_wait_s"`
-	MaxWait  int64   `json:"max_wait_s"`
-	MeanBSLD float64 `json:"mean_bounded_slowdown"`
+	Class string `json:"class"`
+	Summary
 }
 
 // Width and length classes, in the order Metrics lists them.
@@ -93,33 +97,19 @@ func BoundedSlowdown(wait, run int64) float64 {
 // Compute derives the metrics from finished jobs on a machine of procs.
 // UnfairStarts needs a reference replay: see UnfairStarts.
 func Compute(recs []Record, procs int) Metrics {
-	m := Metrics{Jobs: len(recs)}
+	var m Metrics
 	m.ByWidth, m.ByLength = emptyClasses(WidthClasses), emptyClasses(LengthClasses)
 	if len(recs) == 0 {
 		return m
 	}
 	first, last := recs[0].Submit, recs[0].End
 	var work float64
-	waits := make([]int64, len(recs))
-	bslds := make([]float64, len(recs))
-	var sumWait, sumBSLD float64
-	perUser := map[int64]*UserStats{}
+	all := make([]int, len(recs))
 	widths, lengths := make([][]int, len(WidthClasses)), make([][]int, len(LengthClasses))
 	for i, r := range recs {
 		first, last = min(first, r.Submit), max(last, r.End)
 		work += float64(r.Run()) * float64(r.Procs)
-		waits[i] = r.Wait()
-		sumWait += float64(r.Wait())
-		b := BoundedSlowdown(r.Wait(), r.Run())
-		bslds[i] = b
-		sumBSLD += b
-		u := perUser[r.User]
-		if u == nil {
-			u = &UserStats{User: r.User}
-			perUser[r.User] = u
-		}
-		u.Jobs++
-		u.MeanBSLD += b // a sum until divided below
+		all[i] = i
 		w, l := widthClass(r.Procs), lengthClass(r.Run())
 		widths[w], lengths[l] = append(widths[w], i), append(lengths[l], i)
 	}
@@ -127,35 +117,13 @@ func Compute(recs []Record, procs int) Metrics {
 	if m.Makespan > 0 {
 		m.Utilization = work / (float64(procs) * float64(m.Makespan))
 	}
-	n := float64(len(recs))
-	m.MeanWait, m.MeanBSLD = sumWait/n, sumBSLD/n
+	m.Summary, m.PerUser = summarize(recs, all)
 	for c, idx := range widths {
-		m.ByWidth[c] = classOf(WidthClasses[c], idx, waits, bslds)
+		m.ByWidth[c].Summary, _ = summarize(recs, idx)
 	}
 	for c, idx := range lengths {
-		m.ByLength[c] = classOf(LengthClasses[c], idx, waits, bslds)
+		m.ByLength[c].Summary, _ = summarize(recs, idx)
 	}
-	slices.Sort(waits)
-	slices.Sort(bslds)
-	m.MedianWait, m.P95Wait, m.P99Wait = percentile(waits, 0.5), percentile(waits, 0.95), percentile(waits, 0.99)
-	m.MaxWait = waits[len(waits)-1]
-	m.MedianBSLD, m.P95BSLD, m.P99BSLD = percentile(bslds, 0.5), percentile(bslds, 0.95), percentile(bslds, 0.99)
-	m.MaxBSLD = bslds[len(bslds)-1]
-	for _, u := range perUser {
-		u.MeanBSLD /= float64(u.Jobs)
-		m.WorstUserBSLD = max(m.WorstUserBSLD, u.MeanBSLD)
-		m.PerUser = append(m.PerUser, *u)
-	}
-	sort.Slice(m.PerUser, func(a, b int) bool { return m.PerUser[a].User < m.PerUser[b].User })
-	// Summed in user order, not map order: floating-point sums depend on
-	// order, and the same replay must give the same index to the last bit.
-	var s, s2 float64
-	for _, u := range m.PerUser {
-		s += u.MeanBSLD
-		s2 += u.MeanBSLD * u.MeanBSLD
-	}
-	m.Users = len(perUser)
-	m.Fairness = s * s / (float64(len(perUser)) * s2)
 	return m
 }
 
@@ -167,24 +135,56 @@ func emptyClasses(names []string) []ClassStats {
 	return out
 }
 
-// classOf summarises the jobs at idx (indexes into waits and bslds).
-func classOf(name string, idx []int, waits []int64, bslds []float64) ClassStats {
-	c := ClassStats{Class: name, Jobs: len(idx)}
+// summarize computes the Summary of the records at idx, and their
+// users' figures in user order.
+func summarize(recs []Record, idx []int) (Summary, []UserStats) {
+	c := Summary{Jobs: len(idx)}
 	if len(idx) == 0 {
-		return c
+		return c, nil
 	}
-	w := make([]int64, len(idx))
+	waits := make([]int64, len(idx))
+	bslds := make([]float64, len(idx))
 	var sumWait, sumBSLD float64
+	perUser := map[int64]*UserStats{}
 	for k, i := range idx {
-		w[k] = waits[i]
-		sumWait += float64(waits[i])
-		sumBSLD += bslds[i]
+		r := recs[i]
+		b := BoundedSlowdown(r.Wait(), r.Run())
+		waits[k], bslds[k] = r.Wait(), b
+		sumWait += float64(r.Wait())
+		sumBSLD += b
+		u := perUser[r.User]
+		if u == nil {
+			u = &UserStats{User: r.User}
+			perUser[r.User] = u
+		}
+		u.Jobs++
+		u.MeanBSLD += b // a sum until divided below
 	}
-	slices.Sort(w)
 	n := float64(len(idx))
 	c.MeanWait, c.MeanBSLD = sumWait/n, sumBSLD/n
-	c.P95Wait, c.MaxWait = percentile(w, 0.95), w[len(w)-1]
-	return c
+	slices.Sort(waits)
+	slices.Sort(bslds)
+	c.MedianWait, c.P95Wait, c.P99Wait = percentile(waits, 0.5), percentile(waits, 0.95), percentile(waits, 0.99)
+	c.MaxWait = waits[len(waits)-1]
+	c.MedianBSLD, c.P95BSLD, c.P99BSLD = percentile(bslds, 0.5), percentile(bslds, 0.95), percentile(bslds, 0.99)
+	c.MaxBSLD = bslds[len(bslds)-1]
+	users := make([]UserStats, 0, len(perUser))
+	for _, u := range perUser {
+		u.MeanBSLD /= float64(u.Jobs)
+		c.WorstUserBSLD = max(c.WorstUserBSLD, u.MeanBSLD)
+		users = append(users, *u)
+	}
+	sort.Slice(users, func(a, b int) bool { return users[a].User < users[b].User })
+	// Summed in user order, not map order: floating-point sums depend on
+	// order, and the same replay must give the same index to the last bit.
+	var s, s2 float64
+	for _, u := range users {
+		s += u.MeanBSLD
+		s2 += u.MeanBSLD * u.MeanBSLD
+	}
+	c.Users = len(users)
+	c.Fairness = s * s / (float64(len(users)) * s2)
+	return c, users
 }
 
 // jobKey names a job across two replays of the same trace: SWF numbers

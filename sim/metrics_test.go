@@ -42,6 +42,20 @@ func TestMetricsDistributionsAndClasses(t *testing.T) {
 		{"length <1h jobs", float64(m.ByLength[0].Jobs), 4},
 		{"length >=1h jobs", float64(m.ByLength[1].Jobs), 1},
 		{"length >=1h mean wait", m.ByLength[1].MeanWait, 3600},
+		// Each class has the whole replay's figures, over its own jobs.
+		{"width 2-16 median wait", m.ByWidth[1].MedianWait, (100 + 3600) / 2.0},
+		{"width 2-16 p99 wait", m.ByWidth[1].P99Wait, 100 + 0.99*3500},
+		{"width >16 median bsld", m.ByWidth[2].MedianBSLD, (3.5 + 1) / 2},
+		{"width >16 p95 bsld", m.ByWidth[2].P95BSLD, 1 + 0.95*2.5},
+		{"width >16 p99 bsld", m.ByWidth[2].P99BSLD, 1 + 0.99*2.5},
+		{"width >16 max bsld", m.ByWidth[2].MaxBSLD, 3.5},
+		{"width >16 users", float64(m.ByWidth[2].Users), 2},
+		// users 2 and 3 at 3.5 and 1: 4.5^2 / (2 * (3.5^2 + 1))
+		{"width >16 Jain", m.ByWidth[2].Fairness, 4.5 * 4.5 / (2 * (3.5*3.5 + 1))},
+		{"width >16 worst user", m.ByWidth[2].WorstUserBSLD, 3.5},
+		{"length <1h worst user", m.ByLength[0].WorstUserBSLD, 3.5},
+		// users 1 and 3 of the 2-16 both at 2: fair
+		{"width 2-16 Jain", m.ByWidth[1].Fairness, 1},
 	} {
 		if !near(tc.got, tc.want) {
 			t.Errorf("%s = %v, want %v", tc.name, tc.got, tc.want)

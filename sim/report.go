@@ -13,40 +13,64 @@ type Row struct {
 
 func (r Row) Text(m Metrics) string { return fmt.Sprintf(r.Format, r.Value(m)) }
 
-// Rows are every metric, in the order side-by-side tables list them.
-var Rows = append(append([]Row{
+// Rows are every metric, in the order side-by-side tables list them:
+// the whole replay's, then each width and length class's Summary.
+var Rows = append(append(append([]Row{
 	{"jobs", "jobs", func(m Metrics) float64 { return float64(m.Jobs) }, "%.0f"},
 	{"utilization", "utilization", func(m Metrics) float64 { return m.Utilization }, "%.4f"},
 	{"makespan_s", "makespan (s)", func(m Metrics) float64 { return float64(m.Makespan) }, "%.0f"},
-	{"mean_wait_s", "wait mean (s)", func(m Metrics) float64 { return m.MeanWait }, "%.0f"},
-	{"median_wait_s", "wait median (s)", func(m Metrics) float64 { return m.MedianWait }, "%.0f"},
-	{"p95_wait_s", "wait p95 (s)", func(m Metrics) float64 { return m.P95Wait }, "%.0f"},
-	{"p99_wait_s", "wait p99 (s)", func(m Metrics) float64 { return m.P99Wait }, "%.0f"},
-	{"max_wait_s", "wait max (s)", func(m Metrics) float64 { return float64(m.MaxWait) }, "%.0f"},
-	{"mean_bounded_slowdown", "bsld mean", func(m Metrics) float64 { return m.MeanBSLD }, "%.2f"},
-	{"median_bounded_slowdown", "bsld median", func(m Metrics) float64 { return m.MedianBSLD }, "%.2f"},
-	{"p95_bounded_slowdown", "bsld p95", func(m Metrics) float64 { return m.P95BSLD }, "%.2f"},
-	{"p99_bounded_slowdown", "bsld p99", func(m Metrics) float64 { return m.P99BSLD }, "%.2f"},
-	{"max_bounded_slowdown", "bsld max", func(m Metrics) float64 { return m.MaxBSLD }, "%.2f"},
-	{"fairness_jain", "Jain over users", func(m Metrics) float64 { return m.Fairness }, "%.3f"},
-	{"worst_user_mean_bounded_slowdown", "worst user's mean bsld", func(m Metrics) float64 { return m.WorstUserBSLD }, "%.2f"},
-	{"unfair_starts", "unfair starts", func(m Metrics) float64 { return m.UnfairStarts }, "%.4f"},
-}, classRows("by_width", "width", WidthClasses, func(m Metrics) []ClassStats { return m.ByWidth })...),
-	classRows("by_length", "length", LengthClasses, func(m Metrics) []ClassStats { return m.ByLength })...)
+}, summaryRows("", "", func(m Metrics) Summary { return m.Summary })[1:]...),
+	Row{"unfair_starts", "unfair starts", func(m Metrics) float64 { return m.UnfairStarts }, "%.4f"}),
+	classRows()...)
 
-// classRows are the rows of one split (by width or by length).
-func classRows(key, label string, classes []string, of func(Metrics) []ClassStats) []Row {
+// summaryField is one figure of a Summary.
+type summaryField struct {
+	key, label, format string
+	value              func(Summary) float64
+}
+
+var summaryFields = []summaryField{
+	{"jobs", "jobs", "%.0f", func(s Summary) float64 { return float64(s.Jobs) }},
+	{"mean_wait_s", "wait mean (s)", "%.0f", func(s Summary) float64 { return s.MeanWait }},
+	{"median_wait_s", "wait median (s)", "%.0f", func(s Summary) float64 { return s.MedianWait }},
+	{"p95_wait_s", "wait p95 (s)", "%.0f", func(s Summary) float64 { return s.P95Wait }},
+	{"p99_wait_s", "wait p99 (s)", "%.0f", func(s Summary) float64 { return s.P99Wait }},
+	{"max_wait_s", "wait max (s)", "%.0f", func(s Summary) float64 { return float64(s.MaxWait) }},
+	{"mean_bounded_slowdown", "bsld mean", "%.2f", func(s Summary) float64 { return s.MeanBSLD }},
+	{"median_bounded_slowdown", "bsld median", "%.2f", func(s Summary) float64 { return s.MedianBSLD }},
+	{"p95_bounded_slowdown", "bsld p95", "%.2f", func(s Summary) float64 { return s.P95BSLD }},
+	{"p99_bounded_slowdown", "bsld p99", "%.2f", func(s Summary) float64 { return s.P99BSLD }},
+	{"max_bounded_slowdown", "bsld max", "%.2f", func(s Summary) float64 { return s.MaxBSLD }},
+	{"fairness_jain", "Jain over users", "%.3f", func(s Summary) float64 { return s.Fairness }},
+	{"worst_user_mean_bounded_slowdown", "worst user's mean bsld", "%.2f", func(s Summary) float64 { return s.WorstUserBSLD }},
+}
+
+// summaryRows are the rows of one Summary, keyed prefix+field and
+// labelled pre+label.
+func summaryRows(prefix, pre string, of func(Metrics) Summary) []Row {
+	out := make([]Row, len(summaryFields))
+	for i, f := range summaryFields {
+		out[i] = Row{prefix + f.key, pre + f.label, func(m Metrics) float64 { return f.value(of(m)) }, f.format}
+	}
+	return out
+}
+
+// classRows are the rows of every width class, then every length class.
+func classRows() []Row {
 	var out []Row
-	for i, c := range classes {
-		get := func(m Metrics) ClassStats { return of(m)[i] }
-		name := func(field string) string { return fmt.Sprintf("%s[%s].%s", key, c, field) }
-		pre := fmt.Sprintf("%s %s: ", label, c)
-		out = append(out,
-			Row{name("jobs"), pre + "jobs", func(m Metrics) float64 { return float64(get(m).Jobs) }, "%.0f"},
-			Row{name("mean_wait_s"), pre + "wait mean (s)", func(m Metrics) float64 { return get(m).MeanWait }, "%.0f"},
-			Row{name("p95_wait_s"), pre + "wait p95 (s)", func(m Metrics) float64 { return get(m).P95Wait }, "%.0f"},
-			Row{name("max_wait_s"), pre + "wait max (s)", func(m Metrics) float64 { return float64(get(m).MaxWait) }, "%.0f"},
-			Row{name("mean_bounded_slowdown"), pre + "bsld mean", func(m Metrics) float64 { return get(m).MeanBSLD }, "%.2f"})
+	for _, split := range []struct {
+		key, label string
+		classes    []string
+		of         func(Metrics) []ClassStats
+	}{
+		{"by_width", "width", WidthClasses, func(m Metrics) []ClassStats { return m.ByWidth }},
+		{"by_length", "length", LengthClasses, func(m Metrics) []ClassStats { return m.ByLength }},
+	} {
+		for i, c := range split.classes {
+			of := split.of
+			out = append(out, summaryRows(fmt.Sprintf("%s[%s].", split.key, c), fmt.Sprintf("%s %s: ", split.label, c),
+				func(m Metrics) Summary { return of(m)[i].Summary })...)
+		}
 	}
 	return out
 }

@@ -224,11 +224,11 @@ func TestMetrics(t *testing.T) {
 	}
 	m := Compute(recs, 4)
 	work := 2*100 + 2*100 + 1*5 + 0.0
-	want := Metrics{Jobs: 4, Makespan: 200, Utilization: work / (4 * 200), MeanWait: (0 + 100 + 30 + 0) / 4.0,
+	want := Metrics{Makespan: 200, Utilization: work / (4 * 200), Summary: Summary{Jobs: 4, MeanWait: (0 + 100 + 30 + 0) / 4.0,
 		MedianWait: 15, MaxWait: 100, MeanBSLD: (1 + 2 + 3.5 + 1) / 4, Users: 2,
 		P95Wait: 30 + 0.85*70, // between the 3rd and 4th of 0, 0, 30, 100
 		// users' means 1.5 and 2.25: (3.75)^2 / (2 * (1.5^2 + 2.25^2))
-		Fairness: 3.75 * 3.75 / (2 * (1.5*1.5 + 2.25*2.25))}
+		Fairness: 3.75 * 3.75 / (2 * (1.5*1.5 + 2.25*2.25))}}
 	for name, pair := range map[string][2]float64{
 		"utilization": {m.Utilization, want.Utilization}, "mean wait": {m.MeanWait, want.MeanWait},
 		"median wait": {m.MedianWait, want.MedianWait}, "p95 wait": {m.P95Wait, want.P95Wait},
