@@ -66,9 +66,13 @@ func allocSpec(spec api.JobSpec) (api.JobSpec, error) {
 var errRevoked = errors.New("allocation revoked")
 
 // allocate submits spec and waits until its allocation is ready for
-// steps. quiet leaves out salloc's "Pending job allocation" line (srun
-// does not print it). A SIGINT or SIGTERM while it waits cancels the
-// allocation.
+// steps. As Slurm's commands, it says the allocation is pending only if
+// the controller's first decision leaves it waiting: a job the
+// scheduler has not looked at yet reads PENDING with reason None, and
+// Slurm answers an allocation request after trying to start it, so a
+// job that starts at once prints nothing (salloc: its grant). quiet
+// leaves out salloc's "Pending job allocation" line (srun does not print
+// it). A SIGINT or SIGTERM while it waits cancels the allocation.
 func allocate(ctx context.Context, prog string, cl *api.Client, stderr io.Writer, spec api.JobSpec, quiet bool) (*allocClient, error) {
 	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	id, err := cl.Submit(rctx, api.SubmitRequest{Spec: spec})
@@ -77,9 +81,6 @@ func allocate(ctx context.Context, prog string, cl *api.Client, stderr io.Writer
 		return nil, err
 	}
 	a := &allocClient{prog: prog, cl: cl, stderr: stderr, id: id}
-	if !quiet {
-		fmt.Fprintf(stderr, "%s: Pending job allocation %d\n", prog, id)
-	}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -93,9 +94,7 @@ func allocate(ctx context.Context, prog string, cl *api.Client, stderr io.Writer
 			return nil, err
 		case got.Ready:
 			a.alloc = *got
-			if said || prog == "salloc" {
-				a.granted()
-			}
+			a.granted(said)
 			a.keepAlive(ctx, got.RenewEvery())
 			return a, nil
 		case got.State.Terminal():
@@ -105,8 +104,11 @@ func allocate(ctx context.Context, prog string, cl *api.Client, stderr io.Writer
 			}
 			fmt.Fprintf(stderr, "%s: Job allocation %d has been revoked.%s\n", prog, id, why)
 			return nil, errRevoked
-		case got.State == api.StatePending && !said:
+		case got.State == api.StatePending && !said && got.Reason != "" && got.Reason != api.ReasonNone:
 			said = true
+			if !quiet {
+				fmt.Fprintf(stderr, "%s: Pending job allocation %d\n", prog, id)
+			}
 			fmt.Fprintf(stderr, "%s: job %d queued and waiting for resources\n", prog, id)
 		}
 		// The controller holds the next look until the grant (or the
@@ -126,13 +128,16 @@ func allocate(ctx context.Context, prog string, cl *api.Client, stderr io.Writer
 	}
 }
 
-// granted says the allocation is granted, in the words of the command.
-func (a *allocClient) granted() {
+// granted says the allocation is granted, in the words of the command:
+// after a wait, that it has been allocated resources; salloc, always,
+// that it is granted.
+func (a *allocClient) granted(waited bool) {
+	if waited {
+		fmt.Fprintf(a.stderr, "%s: job %d has been allocated resources\n", a.prog, a.id)
+	}
 	if a.prog == "salloc" {
 		fmt.Fprintf(a.stderr, "salloc: Granted job allocation %d\n", a.id)
-		return
 	}
-	fmt.Fprintf(a.stderr, "%s: job %d has been allocated resources\n", a.prog, a.id)
 }
 
 func (a *allocClient) renew(ctx context.Context, req api.AllocationRequest) (*api.Allocation, error) {

@@ -27,7 +27,7 @@ func TestSallocRunsItsCommandInTheAllocation(t *testing.T) {
 		t.Errorf("the command saw %q, want %q", stdout.String(), want)
 	}
 	want := "salloc: Pending job allocation 5\nsalloc: job 5 queued and waiting for resources\n" +
-		"salloc: Granted job allocation 5\nsalloc: Relinquishing job allocation 5\n"
+		"salloc: job 5 has been allocated resources\nsalloc: Granted job allocation 5\nsalloc: Relinquishing job allocation 5\n"
 	if stderr.String() != want {
 		t.Errorf("stderr %q, want %q", stderr.String(), want)
 	}
@@ -38,6 +38,38 @@ func TestSallocRunsItsCommandInTheAllocation(t *testing.T) {
 	}
 	if len(fc.released) != 1 || fc.released[0].ExitCode != 4 {
 		t.Errorf("releases %+v, want one with exit code 4", fc.released)
+	}
+}
+
+// An allocation the scheduler starts at its first look is granted
+// without a word of waiting, as Slurm's salloc and srun say nothing
+// then: looks that find it not yet planned (PENDING, reason None) are
+// not a wait for resources.
+func TestAllocationStartedAtOnceSaysNoWait(t *testing.T) {
+	fc := newFakeStepCluster(t, &fakeStepNode{name: "n1"})
+	fc.undecided = 2
+	var stderr bytes.Buffer
+	env := sallocEnv{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &stderr,
+		client: func() *api.Client { return api.NewClient(fc.socket) }}
+	if code := runSalloc(context.Background(), env, []string{"true"}); code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+	if want := "salloc: Granted job allocation 5\nsalloc: Relinquishing job allocation 5\n"; stderr.String() != want {
+		t.Errorf("salloc said %q, want %q", stderr.String(), want)
+	}
+	fc.mu.Lock()
+	looks := len(fc.waits)
+	fc.mu.Unlock()
+	if looks != 2 {
+		t.Errorf("%d looks before the grant, want the 2 that found it undecided", looks)
+	}
+
+	n1 := &fakeStepNode{name: "n1", ranks: []int{0}, play: splitLinesPlayer(func(int) int { return 0 })}
+	fc = newFakeStepCluster(t, n1)
+	fc.undecided = 2
+	code, _, errs := fc.srun(t, "", nil, "-n1", "--input=none", "true")
+	if code != 0 || strings.Contains(errs, "queued") || strings.Contains(errs, "allocated resources") {
+		t.Errorf("srun: exit %d, stderr %q; want 0 and no word of waiting", code, errs)
 	}
 }
 

@@ -52,9 +52,11 @@ type fakeStepCluster struct {
 	mu      sync.Mutex
 	request api.StepRequest
 	// An allocation (srun outside one, salloc) is job 5: submitted
-	// records its spec, pending is how many renewals find it pending
-	// first, released the releases.
+	// records its spec; undecided is how many renewals find it pending
+	// before the scheduler looked at it (reason None), then pending how
+	// many find it waiting for resources; released the releases.
 	submitted []api.JobSpec
+	undecided int
 	pending   int
 	released  []api.AllocationRequest
 	waits     []int // WaitReadyMs of each look before the grant
@@ -165,10 +167,14 @@ func newFakeStepCluster(t *testing.T, nodes ...*fakeStepNode) *fakeStepCluster {
 		case req.Release:
 			fc.released = append(fc.released, req)
 			a.Ready = false
+		case fc.undecided > 0:
+			fc.waits = append(fc.waits, req.WaitReadyMs)
+			fc.undecided--
+			a = api.Allocation{JobID: 5, State: api.StatePending, Reason: api.ReasonNone, Renew: 3}
 		case fc.pending > 0:
 			fc.waits = append(fc.waits, req.WaitReadyMs)
 			fc.pending--
-			a = api.Allocation{JobID: 5, State: api.StatePending, Renew: 3}
+			a = api.Allocation{JobID: 5, State: api.StatePending, Reason: api.ReasonResources, Renew: 3}
 		}
 		reply(w, 200, a)
 	})
