@@ -138,6 +138,10 @@ func TestSrunAdoptsAPreparedContainer(t *testing.T) {
 		t.Error("the first srun's container started before srun did")
 	}
 
+	// The spare prepares its container on its own time: an srun that
+	// comes first still adopts it, but waits for it, and its start then
+	// says nothing of which container ran. So the test waits for it.
+	waitPreparedSpare(t, c, nil)
 	second := srunHeld(t, c, work, nobody, "--mem=300M")
 	if spareOf(second) == "" {
 		t.Errorf("the same user's second srun was not handed a prepared container: cgroup %s", second.launch.CgroupPath)
@@ -147,12 +151,14 @@ func TestSrunAdoptsAPreparedContainer(t *testing.T) {
 		t.Error("the second srun's container started after srun did: it was not the prepared one")
 	}
 
+	forNobody := preparedSpares(t, c)
 	other := srunHeld(t, c, work, 0, "--mem=200M")
 	if tok := spareOf(other); tok != "" || filepath.Base(other.launch.CgroupPath) != cgroup.JobName(scope, other.job) {
 		t.Errorf("another user's srun: prepared %q, cgroup %s; want its own cgroup", tok, other.launch.CgroupPath)
 	}
 	other.finish(t, c, work, 200<<20)
 
+	waitPreparedSpare(t, c, forNobody)
 	again := srunHeld(t, c, work, 0, "--mem=100M")
 	if spareOf(again) == "" {
 		t.Errorf("that user's next srun (another --mem) was not handed the container prepared for it: cgroup %s", again.launch.CgroupPath)
@@ -202,6 +208,43 @@ func (h *heldSrun) initBefore(t *testing.T) bool {
 		t.Fatalf("job %d: corral-init's start %q: %v", h.job, lines[2], err)
 	}
 	return start <= h.sent // a fresh container starts tens of ms after srun, many ticks
+}
+
+// preparedSpares are the tokens of the spares on n1 whose container
+// runc has created (its state is written once the container's first
+// process is).
+func preparedSpares(t *testing.T, c *Cluster) map[string]bool {
+	t.Helper()
+	state := filepath.Join(c.Dir, "node-n1")
+	ents, err := os.ReadDir(filepath.Join(state, shim.SparesDir))
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, e := range ents {
+		if _, err := os.Stat(filepath.Join(state, "runc", shim.SpareContainerID(e.Name()), "state.json")); err == nil {
+			out[e.Name()] = true
+		}
+	}
+	return out
+}
+
+// waitPreparedSpare waits until n1 has a prepared container that is not
+// one of old's.
+func waitPreparedSpare(t *testing.T, c *Cluster, old map[string]bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		for tok := range preparedSpares(t, c) {
+			if !old[tok] {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no container prepared on n1 within 30 s (those before: %v)", old)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // uptimeTicks is now in clock ticks since boot (USER_HZ, 100 on Linux).
