@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/jobspec"
+	"github.com/corral-hpc/corral/noded/shim"
 )
 
 // binDir holds the binaries under test.
@@ -281,6 +283,7 @@ func (c *Cluster) KillCtld() {
 // controller and the nodes can still end them.
 func (c *Cluster) Stop() {
 	c.cancelRunning()
+	c.waitShims()
 	for _, n := range c.nodes {
 		stopProcess(n)
 	}
@@ -333,6 +336,55 @@ func (c *Cluster) cancelRunning() {
 		time.Sleep(50 * time.Millisecond)
 	}
 	c.t.Logf("jobs still running 20 s after the cluster's stop cancelled them")
+}
+
+// waitShims waits, bounded, until no job shim lives on a node whose
+// daemon runs. ctld ends a job at its first node's report; the kill
+// order for its parts on other nodes may still be on its way when
+// cancelRunning returns, and a noded stopped before it lands leaves
+// that part running under its shim for good (seen: an allocation's
+// extern part on n2, after make test).
+func (c *Cluster) waitShims() {
+	if c.ctld == nil || c.ctld.ProcessState != nil {
+		return // no controller to send the orders
+	}
+	var states []string
+	for _, n := range c.nodes {
+		if i := slices.Index(n.Args, "--state"); n.ProcessState == nil && i >= 0 && i+1 < len(n.Args) {
+			states = append(states, n.Args[i+1])
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		live := liveShims(states)
+		if len(live) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Errorf("job shims still running 20 s after the cluster's jobs ended: %v", live)
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// liveShims lists the job shims (node state/jobs/ID/shim.pid) still
+// running under the given node state directories.
+func liveShims(states []string) []string {
+	var live []string
+	for _, state := range states {
+		pids, _ := filepath.Glob(filepath.Join(state, "jobs", "*", shim.PidFile))
+		for _, f := range pids {
+			pid, _, err := shim.ReadPidFile(f)
+			if err != nil {
+				continue
+			}
+			if cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && strings.Contains(string(cmd), "corral-shim") {
+				live = append(live, fmt.Sprintf("%s (pid %d)", filepath.Dir(f), pid))
+			}
+		}
+	}
+	return live
 }
 
 func stopProcess(cmd *exec.Cmd) {
