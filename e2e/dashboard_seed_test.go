@@ -165,7 +165,14 @@ func TestDashboardSeed000ThreeSessions(t *testing.T) {
 	}
 	w.WaitFor("the indicator to still count two sessions", indicatorIs(before, want))
 
+	// Each press waits until this page shows the session terminated
+	// before it is CANCELLED here: the live update that moves it to the
+	// finished list shifts the rows under the next click, which then
+	// lands beside its button (seen under load: no response in 30 s).
+	done := running[0]
 	for _, id := range []uint64{running[1], pending} {
+		b.WaitFor(fmt.Sprintf("session %d to show CANCELLED", done), fmt.Sprintf(`(%s)[%q] === "CANCELLED"`, rowsJS, idText(done)))
+		done = id
 		b.WaitFor(fmt.Sprintf("session %d's power button", id), fmt.Sprintf(`document.querySelector('%s button.terminate') !== null`, rowSel(id)))
 		if code := b.Press(fmt.Sprintf("terminating session %d", id), rowSel(id)+` button.terminate`); code != 200 {
 			t.Fatalf("terminate answered %d:\n%s", code, b.pageText())
