@@ -165,9 +165,9 @@ func TestDashboardSeed000ThreeSessions(t *testing.T) {
 	}
 	w.WaitFor("the indicator to still count two sessions", indicatorIs(before, want))
 
-	// Each press waits until this page shows the session terminated
-	// before it is CANCELLED here: the live update that moves it to the
-	// finished list shifts the rows under the next click, which then
+	// Before each press this page must show the session terminated
+	// before it as CANCELLED: the live update that moves that session to
+	// the finished list shifts the rows under the next click, which then
 	// lands beside its button (seen under load: no response in 30 s).
 	done := running[0]
 	for _, id := range []uint64{running[1], pending} {

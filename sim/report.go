@@ -15,13 +15,15 @@ func (r Row) Text(m Metrics) string { return fmt.Sprintf(r.Format, r.Value(m)) }
 
 // Rows are every metric, in the order side-by-side tables list them:
 // the whole replay's, then each width and length class's Summary.
-var Rows = append(append(append([]Row{
-	{"jobs", "jobs", func(m Metrics) float64 { return float64(m.Jobs) }, "%.0f"},
-	{"utilization", "utilization", func(m Metrics) float64 { return m.Utilization }, "%.4f"},
-	{"makespan_s", "makespan (s)", func(m Metrics) float64 { return float64(m.Makespan) }, "%.0f"},
-}, summaryRows("", "", func(m Metrics) Summary { return m.Summary })[1:]...),
-	Row{"unfair_starts", "unfair starts", func(m Metrics) float64 { return m.UnfairStarts }, "%.4f"}),
-	classRows()...)
+var Rows = func() []Row {
+	whole := summaryRows("", "", func(m Metrics) Summary { return m.Summary })
+	rows := append([]Row{whole[0], // jobs
+		{"utilization", "utilization", func(m Metrics) float64 { return m.Utilization }, "%.4f"},
+		{"makespan_s", "makespan (s)", func(m Metrics) float64 { return float64(m.Makespan) }, "%.0f"},
+	}, whole[1:]...)
+	rows = append(rows, Row{"unfair_starts", "unfair starts", func(m Metrics) float64 { return m.UnfairStarts }, "%.4f"})
+	return append(rows, classRows()...)
+}()
 
 // summaryField is one figure of a Summary.
 type summaryField struct {
