@@ -363,6 +363,11 @@ type Job struct {
 	State     JobState `json:"state"`
 	Reason    Reason   `json:"reason"`
 	Priority  int64    `json:"priority"`
+	// Completing: the job has ended (State says how) but a node has not
+	// yet said its part is gone, and that part still holds its share of
+	// the node: Slurm's COMPLETING (CG). The controller sets it on the
+	// jobs it lists; it is never stored.
+	Completing bool `json:"completing,omitempty"`
 
 	CPUs      int   `json:"cpus"`
 	MemBytes  int64 `json:"mem_bytes"`
@@ -498,10 +503,14 @@ type JobPage struct {
 }
 
 // DisplayState is the job's squeue-style code, with Slurm's CF
-// (CONFIGURING) for a running job whose node is still preparing it.
+// (CONFIGURING) for a running job whose node is still preparing it and
+// CG (COMPLETING) for an ended job whose parts are still stopping.
 func (j *Job) DisplayState() string {
 	if j.State == StateRunning && j.Reason == ReasonImagePull {
 		return "CF"
+	}
+	if j.Completing {
+		return "CG"
 	}
 	return j.State.Short()
 }
@@ -516,6 +525,7 @@ type JobBrief struct {
 	User           string     `json:"user"`
 	Partition      string     `json:"partition"`
 	State          JobState   `json:"state"`
+	Completing     bool       `json:"completing,omitempty"`
 	Reason         Reason     `json:"reason,omitempty"`
 	NodeCount      int        `json:"node_count,omitempty"`
 	StartTime      *time.Time `json:"start_time,omitempty"`
@@ -539,7 +549,7 @@ type JobBrief struct {
 // BriefOf is j's brief view.
 func BriefOf(j *Job) JobBrief {
 	return JobBrief{ID: j.ID, Name: j.Name, User: j.User, Partition: j.Partition, State: j.State,
-		Reason: j.Reason, NodeCount: j.NodeCount, StartTime: j.StartTime, EndTime: j.EndTime,
+		Completing: j.Completing, Reason: j.Reason, NodeCount: j.NodeCount, StartTime: j.StartTime, EndTime: j.EndTime,
 		SuspendTime: j.SuspendTime, SuspendedSecs: j.SuspendedSecs, Nodes: j.Nodes,
 		FGPUHundredths: j.FGPUHundredths, GPUs: j.GPUs, GPUType: j.GPUType, GPUAlloc: j.GPUAlloc,
 		ArrayJobID: j.ArrayJobID, ArrayTaskID: j.ArrayTaskID, ArrayTasks: j.ArrayTasks,
@@ -548,7 +558,7 @@ func BriefOf(j *Job) JobBrief {
 
 // Job is the Job b stands for, its other fields zero.
 func (b *JobBrief) Job() Job {
-	return Job{ID: b.ID, Name: b.Name, User: b.User, Partition: b.Partition, State: b.State, Reason: b.Reason,
+	return Job{ID: b.ID, Name: b.Name, User: b.User, Partition: b.Partition, State: b.State, Completing: b.Completing, Reason: b.Reason,
 		NodeCount: b.NodeCount, StartTime: b.StartTime, EndTime: b.EndTime,
 		SuspendTime: b.SuspendTime, SuspendedSecs: b.SuspendedSecs, Nodes: b.Nodes,
 		FGPUHundredths: b.FGPUHundredths, GPUs: b.GPUs, GPUType: b.GPUType, GPUAlloc: b.GPUAlloc,

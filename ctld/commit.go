@@ -140,6 +140,11 @@ func (q *queue) commit(changes []change, rems []remChange, steps ...*store.StepR
 	if ended {
 		q.ended()
 	}
+	for _, sj := range stopped {
+		if j := q.jobs[sj.id]; j != nil {
+			q.holdParts(j, sj.nodes) // finished ones only: they are COMPLETING until their nodes report
+		}
+	}
 	if len(stopped) > 0 && q.stopped != nil {
 		q.stopped(stopped)
 	}

@@ -89,6 +89,7 @@ func (s *Server) changeNodes(op nodeOp, exprs []string, reason string, caller pe
 	lost := s.lostOnLocked(gone, now, func(name string) string { return downedMessage(s.nodes.get(name)) })
 	parts := stepUpdates{recs: s.q.lostStepParts(gone, now)}
 	err := s.q.commit(lost, nil, parts.recs...)
+	s.q.partsGoneOn(gone)
 	s.mu.Unlock()
 	parts.logEnds(s.log)
 	if len(resp.Nodes) > 0 {

@@ -36,6 +36,8 @@ func (s *Server) applyEvents(events []api.JobEvent) error {
 				if msg, ok := externEnded(j, ev); ok {
 					endedNow[ev.JobID] = true
 					changes = s.appendFailed(changes, j, now, msg)
+				} else {
+					s.q.partEndedEarly(j, ev.Node, ev.Time) // at the time limit: nothing to wait for there
 				}
 			}
 			continue
@@ -67,6 +69,7 @@ func (s *Server) applyEvents(events []api.JobEvent) error {
 		}
 	}
 	err := s.q.commit(changes, nil, steps.recs...)
+	freed := err == nil && s.q.partsEnded(events) // completing.go
 	s.mu.Unlock()
 	if err != nil {
 		return err
@@ -89,7 +92,7 @@ func (s *Server) applyEvents(events []api.JobEvent) error {
 		s.log.Printf("end job %d %s exit=%d signal=%d on %s%s", job.ID, job.State, derefInt(job.ExitCode), job.Signal,
 			job.Nodes[0], suffixIf(" ("+job.Message+")", job.Message != ""))
 	}
-	if len(changes) > 0 {
+	if len(changes) > 0 || freed {
 		s.Kick()
 	}
 	return nil

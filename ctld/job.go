@@ -38,6 +38,10 @@ type job struct {
 	steps jobSteps
 	// alloc follows an allocation job's client (JobSpec.Allocation).
 	alloc allocClient
+	// completingOn are the nodes where the finished job's parts have not
+	// yet stopped; endedEarly, those whose part of the present run ended
+	// while the job still ran (completing.go).
+	completingOn, endedEarly []string
 }
 
 // allocClient is what ctld knows of an allocation's client (salloc, or

@@ -9,7 +9,8 @@ import (
 
 // The GPUs the queue's jobs hold, read from their allocations.
 
-// heldGPUs is what running jobs hold of each node's devices.
+// heldGPUs is what running jobs, and finished ones still completing,
+// hold of each node's devices.
 func (q *queue) heldGPUs() map[string][]gpu.Holding {
 	held := make(map[string][]gpu.Holding)
 	for _, j := range q.runningJobs() {
@@ -17,6 +18,16 @@ func (q *queue) heldGPUs() map[string][]gpu.Holding {
 		for _, a := range job.GPUAlloc {
 			for _, sh := range gpu.SharesFromAPI(a.Shares) {
 				held[a.Node] = append(held[a.Node], gpu.Holding{UID: job.UID, Share: sh})
+			}
+		}
+	}
+	for _, j := range q.completingJobs() {
+		job := &j.rec.Job
+		for _, a := range job.GPUAlloc {
+			if slices.Contains(j.completingOn, a.Node) {
+				for _, sh := range gpu.SharesFromAPI(a.Shares) {
+					held[a.Node] = append(held[a.Node], gpu.Holding{UID: job.UID, Share: sh})
+				}
 			}
 		}
 	}
@@ -32,11 +43,27 @@ func addGPULaunchOn(j *job, host string, req *api.LaunchRequest) {
 	}
 }
 
-// gpuJobs lists, per node and device, the running jobs holding it.
+// gpuJobs lists, per node and device, the jobs holding it: running, or
+// finished and still completing there.
 func (q *queue) gpuJobs() map[string]map[int][]uint64 {
 	out := map[string]map[int][]uint64{}
-	for id, j := range q.runningJobs() {
+	holders := func(yield func(uint64, *job) bool) {
+		for id, j := range q.runningJobs() {
+			if !yield(id, j) {
+				return
+			}
+		}
+		for id, j := range q.completingJobs() {
+			if !yield(id, j) {
+				return
+			}
+		}
+	}
+	for id, j := range holders {
 		for _, a := range j.rec.Job.GPUAlloc {
+			if j.state().Terminal() && !slices.Contains(j.completingOn, a.Node) {
+				continue
+			}
 			if out[a.Node] == nil {
 				out[a.Node] = map[int][]uint64{}
 			}

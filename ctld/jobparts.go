@@ -114,7 +114,10 @@ func partsStopper(s *Server) func([]stoppedJob) {
 	return func(stopped []stoppedJob) {
 		for _, sj := range stopped {
 			for _, name := range sj.nodes {
-				if !s.nodes.isUp(name) {
+				if !s.nodes.isUp(name) { // it holds nothing for the planner
+					if j := s.q.job(sj.id); j != nil {
+						s.q.partGone(j, name)
+					}
 					continue
 				}
 				o := s.nodes.signalOrder(sj.id, name)

@@ -10,18 +10,20 @@ import (
 )
 
 // jobMatcher is which jobs a listing with filter f shows, and whether
-// finished ones can be among them.
+// finished ones can be among them. A listing of unfinished jobs shows
+// the finished ones still COMPLETING too, as squeue does.
 func jobMatcher(f api.JobFilter) (match func(*api.Job) bool, includeFinished bool) {
 	includeFinished = f.All || len(f.IDs)+len(f.Tasks) > 0 || slices.ContainsFunc(f.States, api.JobState.Terminal)
 	shown := stateShown(f, includeFinished)
 	if f.WithSteps { // and, for a finished one, queue.withSteps
 		shown = func(st api.JobState) bool { return st == api.StateRunning || st.Terminal() }
 	}
+	completing := len(f.States) == 0 && !f.WithSteps
 	match = func(j *api.Job) bool {
 		if len(f.Users) > 0 && !slices.Contains(f.Users, j.User) {
 			return false
 		}
-		return shown(j.State)
+		return shown(j.State) || completing && j.Completing
 	}
 	return match, includeFinished
 }
@@ -59,6 +61,11 @@ func (q *queue) list(f api.JobFilter, match func(*api.Job) bool, includeFinished
 		}
 	default:
 		for _, j := range q.active {
+			if match(&j.rec.Job) {
+				yield(&j.rec.Job)
+			}
+		}
+		for _, j := range q.completing {
 			if match(&j.rec.Job) {
 				yield(&j.rec.Job)
 			}

@@ -53,6 +53,11 @@ func (l *listing) pageIndexed(limit int) api.JobPage {
 		}
 		p.n += list.count() - len(newest)
 	}
+	for _, j := range sp.q.completing { // listed with the unfinished ones, as page's walk lists them
+		if rec := &j.rec.Job; !sp.state(rec.State) && l.match(rec) && l.visible(rec) {
+			at(rec.State).add(rec, limit)
+		}
+	}
 	views := sp.views()
 	for i := range views {
 		if l.visible(&views[i]) {

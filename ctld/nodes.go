@@ -64,6 +64,7 @@ func (s *Server) register(req api.RegisterRequest) (api.RegisterResponse, error)
 	freed := s.pipe.reported(req.Name, req.Running)
 	kill, lost := s.reconcileLocked(n, req.Running, now)
 	err := s.q.commit(lost, nil)
+	freed = s.q.reconcileParts(req.Name, req.Running, now, lostGrace(s.cfg.Heartbeat)) || freed
 	s.mu.Unlock()
 	if err != nil {
 		return resp, err
@@ -211,6 +212,7 @@ func (s *Server) sweepNodes(now time.Time) {
 	lost := s.lostOnLocked(silent, now, func(name string) string { return "node " + name + " is not responding" })
 	parts := stepUpdates{recs: s.q.lostStepParts(silent, now)}
 	err := s.q.commit(lost, nil, parts.recs...)
+	s.q.partsGoneOn(silent)
 	s.mu.Unlock()
 	sort.Strings(down)
 	for _, name := range down {
@@ -238,6 +240,11 @@ func (s *Server) listNodes() []api.Node {
 	jobsOn := make(map[string][]uint64)
 	for id, j := range s.q.runningJobs() { // RUNNING and SUSPENDED: those that hold nodes
 		for _, name := range j.rec.Job.Nodes {
+			jobsOn[name] = append(jobsOn[name], id)
+		}
+	}
+	for id, j := range s.q.completingJobs() { // and finished ones still stopping there
+		for _, name := range j.completingOn {
 			jobsOn[name] = append(jobsOn[name], id)
 		}
 	}

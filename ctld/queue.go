@@ -40,6 +40,9 @@ type queue struct {
 	// closing is the jobs that ended with steps still waiting for their
 	// nodes' reports (stepcommit.go).
 	closing map[uint64]*job
+	// completing is the finished jobs with parts still stopping
+	// (completing.go).
+	completing map[uint64]*job
 
 	store *store.Store // where commit writes
 	// observe sees every change once it is on disk, before it is
@@ -81,6 +84,12 @@ func (q *queue) track(j *job) {
 		delete(q.running, id)
 		q.pendingByID.pending(j)
 	}
+	if !j.rec.Job.State.Terminal() && j.completingOn != nil { // requeued after its end
+		q.completed(j)
+	}
+	if j.rec.Job.State == api.StatePending {
+		j.endedEarly = nil // requeued: the run it was about is over (a finished job's, holdParts clears)
+	}
 }
 
 // drop takes a finished job out of the queue (the history's purge).
@@ -89,6 +98,7 @@ func (q *queue) drop(id uint64) {
 		q.byState.forget(j)
 		delete(q.jobs, id)
 		delete(q.closing, id)
+		delete(q.completing, id)
 	}
 }
 
@@ -386,6 +396,11 @@ func (q *queue) allocation() map[string]sched.Resources {
 	alloc := make(map[string]sched.Resources)
 	for _, j := range q.running {
 		for _, n := range j.rec.Job.Nodes {
+			alloc[n] = alloc[n].Add(perNode(&j.rec.Job))
+		}
+	}
+	for _, j := range q.completing {
+		for _, n := range j.completingOn {
 			alloc[n] = alloc[n].Add(perNode(&j.rec.Job))
 		}
 	}

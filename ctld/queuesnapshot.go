@@ -11,8 +11,8 @@ import (
 // planner sees them, and what the snapshot builder reads of its jobs and
 // arrays. The caller holds Server.mu (read at least).
 
-// runningAndPending is the running jobs as the planner sees them and the
-// pending ones' records in ID order, appended to pending (a reused
+// runningAndPending is the running jobs as the planner sees them (with
+// the parts of finished ones still stopping) and the pending ones' records in ID order, appended to pending (a reused
 // buffer), to read only.
 func (q *queue) runningAndPending(pending []*api.Job) ([]sched.Running, []*api.Job) {
 	running := make([]sched.Running, 0, len(q.running))
@@ -29,15 +29,21 @@ func (q *queue) runningAndPending(pending []*api.Job) ([]sched.Running, []*api.J
 		addRunningGPUs(&r, job)
 		running = append(running, r)
 	}
+	running = q.completingParts(running)
 	for j := range q.pendingByID.each {
 		pending = append(pending, &j.rec.Job)
 	}
 	return running, pending
 }
 
-// unfinishedRecord is the record of unfinished job id, which exists; to
-// read only.
-func (q *queue) unfinishedRecord(id uint64) *api.Job { return &q.active[id].rec.Job }
+// unfinishedRecord is the record of job id while it is unfinished, else
+// nil; to read only.
+func (q *queue) unfinishedRecord(id uint64) *api.Job {
+	if j := q.active[id]; j != nil {
+		return &j.rec.Job
+	}
+	return nil
+}
 
 // runningPerArray counts the running tasks of each array.
 func (q *queue) runningPerArray() map[uint64]int {

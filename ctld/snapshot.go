@@ -212,6 +212,9 @@ func (g *groupBuilder) addRunning(running []sched.Running, q *queue) {
 	}
 	for i := range running {
 		job := q.unfinishedRecord(running[i].ID)
+		if job == nil { // a finished job's parts still stopping count in no group
+			continue
+		}
 		running[i].Groups = g.Running(g.describe(job, q.array(job.ArrayJobID)))
 	}
 }

@@ -466,6 +466,9 @@ func TestStepWaitingAfterItsJobIsListed(t *testing.T) {
 	if got := listed("/v1/jobs?steps=1"); !slices.Equal(got, []uint64{id}) {
 		t.Fatalf("jobs with steps after the job's end, a node of its step silent: %v, want [%d]", got, id)
 	}
+	if err := nodes[1].end(id, api.StateCancelled, 0); err != nil { // its part on n2 stopped: no longer COMPLETING
+		t.Fatal(err)
+	}
 	if got := listed("/v1/jobs"); len(got) != 0 {
 		t.Fatalf("the plain listing has the finished job: %v", got)
 	}

@@ -277,3 +277,21 @@ func TestAllFields(t *testing.T) {
 		t.Errorf("%%all row %q", row)
 	}
 }
+
+// A finished job whose parts are still stopping is COMPLETING, as
+// squeue and scontrol show it, whatever its end state.
+func TestCompletingAsSlurm(t *testing.T) {
+	j := running()
+	j.State, j.EndTime, j.Completing = api.StateFailed, at("2026-03-04T11:59:00"), true
+	env := &Env{Now: testNow}
+	if got := jobFields["t"].value(j, env); got != "CG" {
+		t.Errorf("%%t = %q, want CG", got)
+	}
+	if got := jobFields["T"].value(j, env); got != "COMPLETING" {
+		t.Errorf("%%T = %q, want COMPLETING", got)
+	}
+	j.Completing = false
+	if got := jobFields["t"].value(j, env); got != "F" {
+		t.Errorf("%%t once every part stopped = %q, want F", got)
+	}
+}

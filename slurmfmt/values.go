@@ -86,10 +86,14 @@ func MemMB(bytes int64) string {
 }
 
 // StateLong is a job's state as squeue's %T and sacct print it, with
-// CONFIGURING for a job whose node is still preparing it.
+// CONFIGURING for a job whose node is still preparing it and COMPLETING
+// for an ended job whose parts are still stopping.
 func StateLong(j *api.Job) string {
 	if j.State == api.StateRunning && j.Reason == api.ReasonImagePull {
 		return "CONFIGURING"
+	}
+	if j.Completing {
+		return "COMPLETING"
 	}
 	return string(j.State)
 }

@@ -346,6 +346,11 @@ func (s *Store) PutJobs(recs ...*JobRecord) error {
 		if r.Job.ID == 0 {
 			return errors.New("store: PutJobs with job ID 0")
 		}
+		if r.Job.Completing { // a view's flag, true only while ctld runs
+			c := *r
+			c.Job.Completing = false
+			r = &c
+		}
 		var err error
 		if bodies[i], err = json.Marshal(r); err != nil {
 			return err

@@ -285,3 +285,26 @@ func TestCloseDuringSubmits(t *testing.T) {
 		t.Errorf("%d acknowledged, %d stored", acked, len(stored))
 	}
 }
+
+// A job's COMPLETING flag is the controller's view while its parts stop
+// (api.Job.Completing): it is never written, so a restarted controller
+// does not show a job CG that no node still runs.
+func TestCompletingIsNeverStored(t *testing.T) {
+	s := MustOpen(t, "")
+	at := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	rec := newRecord("cg", at)
+	mustAdd(t, s, rec)
+	rec.Job.State, rec.Job.Completing = api.StateCompleted, true
+	if err := s.PutJobs(rec); err != nil {
+		t.Fatal(err)
+	}
+	if !rec.Job.Completing {
+		t.Fatal("PutJobs cleared the caller's flag")
+	}
+	s = MustReopen(t, s)
+	defer s.Close()
+	got := mustJobs(t, s)
+	if len(got) != 1 || got[0].Job.State != api.StateCompleted || got[0].Job.Completing {
+		t.Fatalf("stored job: %+v", got[0].Job)
+	}
+}

@@ -1,0 +1,155 @@
+package ctld
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/ctld/store"
+)
+
+// A job of two nodes that ended on its batch host is COMPLETING until its
+// other part has stopped: that node is not given to the next job, which
+// would be launched onto cores the node still uses (and whose refusal
+// would take the node DOWN), and the job is listed CG with the
+// unfinished ones. The part's end report frees the node.
+func TestEndedJobHoldsItsOtherNodeUntilItsPartStops(t *testing.T) {
+	tc, n1, n2, id, _, _ := twoNodeJob(t, twoNodeSpec())
+	next := tc.submitFor(uidOwner, twoNodeSpec()) // both nodes, whole
+	if err := n1.end(id, api.StateCompleted, 0); err != nil {
+		t.Fatal(err)
+	}
+	j := tc.waitJob(id, "completed", inState(api.StateCompleted))
+	if !j.Completing || j.DisplayState() != "CG" {
+		t.Fatalf("ended job with its part on %s still running: completing=%v, shown %s", n2.name, j.Completing, j.DisplayState())
+	}
+	waitSignalled(t, n2, id)
+	// A cycle after the end planned the next job (a start due now: the
+	// part is overdue) and did not start it.
+	p := tc.waitJob(next, "planned", func(j api.Job) bool { return j.PlannedStart != nil })
+	if p.State != api.StatePending {
+		t.Fatalf("next job %s while %s still runs the ended job's part", p.State, n2.name)
+	}
+	n1.noLaunch()
+	n2.noLaunch()
+	code, body := callAs(t, tc, uidOwner, http.MethodGet, "/v1/jobs", nil)
+	var listed []api.Job
+	if code != http.StatusOK || json.Unmarshal(body, &listed) != nil {
+		t.Fatalf("GET /v1/jobs: %d %s", code, body)
+	}
+	if i := slices.IndexFunc(listed, func(l api.Job) bool { return l.ID == id }); i < 0 || !listed[i].Completing {
+		t.Fatalf("the listing of unfinished jobs lacks the completing job %d: %s", id, body)
+	}
+	if v := tc.node(n2.name); !slices.Contains(v.RunningJobs, id) || v.AllocCPUs != 4 {
+		t.Fatalf("node %s while it stops the part: jobs %v, %d CPUs allocated", n2.name, v.RunningJobs, v.AllocCPUs)
+	}
+	if v := tc.node(n1.name); slices.Contains(v.RunningJobs, id) || v.AllocCPUs != 0 {
+		t.Fatalf("node %s after its part ended: jobs %v, %d CPUs allocated", n1.name, v.RunningJobs, v.AllocCPUs)
+	}
+
+	if err := n2.end(id, api.StateCancelled, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []*fakeNode{n1, n2} {
+		if l := f.waitLaunch(); l.JobID != next {
+			t.Fatalf("node %s launched job %d, want %d", f.name, l.JobID, next)
+		}
+	}
+	if j := tc.job(id); j.Completing || j.State != api.StateCompleted {
+		t.Fatalf("job once every part ended: %s completing=%v", j.State, j.Completing)
+	}
+}
+
+// completedOn is a finished job of cpus CPUs per node on nodes, started
+// at start and ended a minute later, tracked by q.
+func completedOn(q *queue, id uint64, cpus int, start time.Time, nodes ...string) *job {
+	end := start.Add(time.Minute)
+	j := &job{rec: store.JobRecord{Job: api.Job{ID: id, State: api.StateCompleted, CPUs: cpus,
+		Nodes: nodes, StartTime: &start, EndTime: &end}}}
+	q.track(j)
+	return j
+}
+
+// Heartbeats decide for the parts no end report speaks for: a finished
+// job a node lists past the grace after its end (one cancelled while
+// its node was away, or any after a controller restart) is held there; a
+// completing job its node no longer lists is gone. The planner and the
+// starts see what is held.
+func TestHeartbeatsHoldAndFreeFinishedJobsParts(t *testing.T) {
+	q := newQueue()
+	start := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	grace := 5 * time.Second
+	j := completedOn(q, 7, 3, start, "n1", "n2")
+	end := *j.rec.Job.EndTime
+
+	// Listed just after its end: perhaps an end not yet acknowledged.
+	if q.reconcileParts("n2", []uint64{7}, end.Add(time.Second), grace); j.rec.Job.Completing {
+		t.Fatal("a heartbeat just after the end held the job")
+	}
+	if q.reconcileParts("n2", []uint64{7}, end.Add(grace+time.Second), grace); !j.rec.Job.Completing || !slices.Equal(j.completingOn, []string{"n2"}) {
+		t.Fatalf("listed past the grace: completing=%v on %v, want on n2", j.rec.Job.Completing, j.completingOn)
+	}
+	if got := q.allocation()["n2"].CPUs; got != 3 {
+		t.Fatalf("n2 allocated %d CPUs, want the part's 3", got)
+	}
+	running, _ := q.runningAndPending(nil)
+	if len(running) != 1 || running[0].ID != 7 || len(running[0].Alloc) != 1 || running[0].Alloc[0].Node != "n2" ||
+		!running[0].End.Equal(end) {
+		t.Fatalf("the planner's running jobs: %+v", running)
+	}
+	// Another node's heartbeat, and a report from before the job's start
+	// (an earlier run's part), change nothing.
+	if q.reconcileParts("n1", nil, end.Add(time.Hour), grace) || q.partEnded(j, "n2", start.Add(-time.Second)) || !j.rec.Job.Completing {
+		t.Fatal("n1's heartbeat or an earlier run's end freed the part on n2")
+	}
+	if !q.reconcileParts("n2", nil, end.Add(time.Hour), grace) || j.rec.Job.Completing || j.completingOn != nil {
+		t.Fatalf("n2 no longer lists it: completing=%v on %v", j.rec.Job.Completing, j.completingOn)
+	}
+	if running, _ := q.runningAndPending(nil); len(running) != 0 || q.allocation()["n2"].CPUs != 0 {
+		t.Fatalf("after the part stopped: running %+v, n2 allocated %d", running, q.allocation()["n2"].CPUs)
+	}
+
+	// A node going DOWN holds nothing; one part left of two keeps the job.
+	q.holdParts(j, []string{"n1", "n2"})
+	q.partsGoneOn(map[string]bool{"n1": true})
+	if !slices.Equal(j.completingOn, []string{"n2"}) {
+		t.Fatalf("after n1 went down: completing on %v, want n2", j.completingOn)
+	}
+	// A heartbeat built before the launch lists nothing: within the grace
+	// after the start it frees nothing.
+	young := completedOn(q, 8, 1, end.Add(time.Hour), "n2", "n3")
+	q.holdParts(young, []string{"n3"})
+	if q.reconcileParts("n3", nil, young.rec.Job.StartTime.Add(time.Second), grace) || !young.rec.Job.Completing {
+		t.Fatal("a heartbeat within the grace after the start freed the part")
+	}
+	// A requeue of the finished job (PENDING again) ends its COMPLETING.
+	requeued := j.rec
+	requeued.Job.State = api.StatePending
+	j.rec = requeued
+	q.track(j)
+	if j.completingOn != nil || q.completing[7] != nil {
+		t.Fatal("a requeued job is still completing")
+	}
+}
+
+// A part that ended at the time limit while the job still ran (every
+// node enforces the limit) is not waited for when the batch part's
+// TIMEOUT ends the job.
+func TestPartEndedAtTheLimitIsNotWaitedFor(t *testing.T) {
+	tc, n1, n2, id, _, _ := twoNodeJob(t, twoNodeSpec())
+	if err := n2.end(id, api.StateTimeout, 0); err != nil {
+		t.Fatal(err)
+	}
+	if j := tc.job(id); j.State != api.StateRunning {
+		t.Fatalf("the extern part's TIMEOUT ended the job: %s", j.State)
+	}
+	if err := n1.end(id, api.StateTimeout, 0); err != nil {
+		t.Fatal(err)
+	}
+	if j := tc.waitJob(id, "timed out", inState(api.StateTimeout)); j.Completing {
+		t.Fatal("the job is COMPLETING though both its parts reported their ends")
+	}
+}
