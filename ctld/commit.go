@@ -109,12 +109,13 @@ func (q *queue) commit(changes []change, rems []remChange, steps ...*store.StepR
 		recs[i] = &changes[i].next
 	}
 	rems = q.remaindersAfter(changes, rems)
-	steps = stepsEnding(changes, steps, time.Now())
+	now := time.Now()
+	steps = stepsEnding(changes, steps, now)
 	if err := q.persist(recs, rems, steps); err != nil {
 		return err
 	}
 	q.installSteps(steps)
-	stopped := stoppedParts(changes)
+	stopped := stoppedParts(changes, now)
 	ended := false
 	for _, c := range changes {
 		q.observe(c)
@@ -122,6 +123,7 @@ func (q *queue) commit(changes []change, rems []remChange, steps ...*store.StepR
 		c.j.fromArray = nil
 		c.j.rec = c.next
 		q.track(c.j)
+		q.noteCompleting(c.j)
 		if c.next.Job.State.Terminal() {
 			ended = true
 			c.j.cancelRequested, c.j.cancelBy = false, nil
@@ -142,7 +144,7 @@ func (q *queue) commit(changes []change, rems []remChange, steps ...*store.StepR
 	}
 	for _, sj := range stopped {
 		if j := q.jobs[sj.id]; j != nil {
-			q.holdParts(j, sj.nodes) // finished ones only: they are COMPLETING until their nodes report
+			q.holdParts(j, sj.run, sj.nodes, sj.end) // COMPLETING until their nodes report
 		}
 	}
 	if len(stopped) > 0 && q.stopped != nil {

@@ -6,47 +6,107 @@ import (
 	"time"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/gpu"
 	"github.com/corral-hpc/corral/sched"
 )
 
-// A job's parts outlive its end. A job of several nodes ends when its
-// batch part does (or is cancelled, or its node fails), and ctld then
-// stops its other parts, each on its own node (jobparts.go); a node
+// A job's parts outlive its run. A run of several nodes ends when its
+// batch part does (or is cancelled, requeued, or its node fails), and ctld
+// then stops its other parts, each on its own node (jobparts.go); a node
 // frees a part's cores and GPUs only once the part's processes are gone,
 // and then reports its end. Until a node says so (that end report, or a
-// heartbeat that no longer lists the job), the job is COMPLETING there,
-// Slurm's CG: the part's share of the node stays allocated in every plan
-// and every start, so no job is launched onto cores the node still uses
-// (the node would refuse the launch, and a refused launch takes the node
-// DOWN), and listings show the job CG.
+// heartbeat that no longer lists the job), the part is stopping there and
+// its job COMPLETING, Slurm's CG: the part's share of the node stays
+// allocated in every plan and every start, so no job is launched onto
+// cores the node still uses (the node would refuse the launch, and a
+// refused launch takes the node DOWN), and listings show the job CG.
 //
-// The same holds for any finished job a node keeps listing well after
-// its end (lostGrace): one cancelled while its node was away, or every
-// job still stopping when the controller restarted. Nothing here is
-// stored: heartbeats rebuild it. A node that goes DOWN holds nothing for
-// the planner, so its parts are forgotten; if it comes back still
-// running one, its heartbeat holds it again.
+// A part is kept with the record of the run it belongs to, so a requeued
+// job's old parts hold their nodes while the job waits or runs again
+// elsewhere (its old nodes also keep the job itself off them until they
+// stop listing it: nodeRegistry.oldRunMayLive).
 //
-// Only finished jobs complete. A requeued job's earlier run on a node
-// keeps the job itself off that node (nodeRegistry.oldRunMayLive), not
-// other jobs.
+// The same holds for a finished job a node keeps listing well after its
+// end (lostGrace): one cancelled while its node was away, or every job
+// still stopping when the controller restarted. Nothing here is stored:
+// heartbeats rebuild it. A node that goes DOWN holds nothing for the
+// planner, so its parts are forgotten; if it comes back still running
+// one, its heartbeat holds it again.
 
-// holdParts makes j, which has just finished, COMPLETING on nodes, but
-// for those whose part ended already.
-func (q *queue) holdParts(j *job, nodes []string) {
+// partKey names one job's part on one node.
+type partKey struct {
+	id   uint64
+	node string
+}
+
+// stoppingPart is a part being stopped: what it holds comes from the
+// record of its run, kept as it was (records are never changed in place).
+type stoppingPart struct {
+	j   *job
+	run *api.Job
+	// end is when its run ended, the planner's expected release (overdue,
+	// so just after now); start is when the run started.
+	end, start time.Time
+}
+
+// holdParts keeps the parts on nodes of run, the record of j's run that
+// a commit just ended or requeued, stopping, but for those whose part
+// ended already.
+func (q *queue) holdParts(j *job, run *api.Job, nodes []string, end time.Time) {
 	for _, n := range nodes {
 		if !slices.Contains(j.endedEarly, n) {
-			q.holdPart(j, n)
+			q.holdPart(j, run, n, end)
 		}
 	}
 	j.endedEarly = nil
 }
 
+// holdPart keeps j's part on node, of run, stopping.
+func (q *queue) holdPart(j *job, run *api.Job, node string, end time.Time) {
+	k := partKey{run.ID, node}
+	if q.stopping[k] != nil {
+		return
+	}
+	if q.stopping == nil {
+		q.stopping, q.completing = make(map[partKey]*stoppingPart), make(map[uint64]*job)
+	}
+	p := &stoppingPart{j: j, run: run, end: end}
+	if run.StartTime != nil {
+		p.start = *run.StartTime
+	}
+	q.stopping[k] = p
+	j.stopping++
+	q.completing[run.ID] = j
+	q.noteCompleting(j)
+}
+
+// partGone records that j's part on node is gone; it reports whether
+// that freed anything.
+func (q *queue) partGone(id uint64, node string) bool {
+	k := partKey{id, node}
+	p := q.stopping[k]
+	if p == nil {
+		return false
+	}
+	delete(q.stopping, k)
+	if p.j.stopping--; p.j.stopping == 0 {
+		delete(q.completing, id)
+	}
+	q.noteCompleting(p.j)
+	return true
+}
+
+// noteCompleting sets j's COMPLETING flag, a flag for views set under the
+// write lock and never stored: parts of it are stopping and it does not
+// run again yet.
+func (q *queue) noteCompleting(j *job) {
+	j.rec.Job.Completing = j.stopping > 0 && !j.state().Holds()
+}
+
 // partEndedEarly notes a node's end report for a part of running job j
 // that did not end the job (one at the time limit, which the batch
-// part's own report is about to end): the part is gone, and the job
-// will not be COMPLETING there. A report from a run before j's present
-// one notes nothing.
+// part's own report is about to end): the part is gone, and will not be
+// held. A report from a run before j's present one notes nothing.
 func (q *queue) partEndedEarly(j *job, node string, at time.Time) {
 	if st := j.rec.Job.StartTime; st != nil && !at.IsZero() && at.Before(*st) {
 		return
@@ -56,83 +116,36 @@ func (q *queue) partEndedEarly(j *job, node string, at time.Time) {
 	}
 }
 
-// holdPart makes finished job j COMPLETING on node.
-func (q *queue) holdPart(j *job, node string) {
-	if !j.state().Terminal() || slices.Contains(j.completingOn, node) {
-		return
-	}
-	if q.completing == nil {
-		q.completing = make(map[uint64]*job)
-	}
-	j.completingOn = append(j.completingOn, node)
-	q.completing[j.rec.Job.ID] = j
-	j.rec.Job.Completing = true // a flag for views, under the write lock; never stored
-}
-
-// partGone records that j's part on node is gone; it reports whether
-// that freed anything.
-func (q *queue) partGone(j *job, node string) bool {
-	i := slices.Index(j.completingOn, node)
-	if i < 0 {
-		return false
-	}
-	j.completingOn = slices.Delete(j.completingOn, i, i+1)
-	if len(j.completingOn) == 0 {
-		q.completed(j)
-	}
-	return true
-}
-
-// completed ends j's COMPLETING on every node.
-func (q *queue) completed(j *job) {
-	j.completingOn = nil
-	j.rec.Job.Completing = false
-	delete(q.completing, j.rec.Job.ID)
-}
-
 // partsGoneOn forgets every part held on the nodes in gone (DOWN now).
 func (q *queue) partsGoneOn(gone map[string]bool) {
-	for _, j := range q.completing {
-		for _, n := range slices.Clone(j.completingOn) {
-			if gone[n] {
-				q.partGone(j, n)
-			}
+	for k := range q.stopping {
+		if gone[k.node] {
+			q.partGone(k.id, k.node)
 		}
 	}
 }
 
-// completingJobs yields the jobs that are COMPLETING somewhere.
-func (q *queue) completingJobs() iter.Seq2[uint64, *job] { return eachOf(q.completing) }
-
-// partsEnded applies the end reports among events to the jobs they leave
-// finished, the one that ended a job included: each says its node's part
-// is gone. It reports whether that freed anything.
+// partsEnded applies the end reports among events: each says its node's
+// part of the job is gone, the report that ended or requeued the job
+// included. A report from before the part's run started is an older
+// run's. It reports whether that freed anything.
 func (q *queue) partsEnded(events []api.JobEvent) (freed bool) {
 	for _, ev := range events {
 		if ev.Kind != api.EventEnded {
 			continue
 		}
-		if j := q.jobs[ev.JobID]; j != nil && j.state().Terminal() && q.partEnded(j, ev.Node, ev.Time) {
+		p := q.stopping[partKey{ev.JobID, ev.Node}]
+		if p != nil && (ev.Time.IsZero() || !ev.Time.Before(p.start)) && q.partGone(ev.JobID, ev.Node) {
 			freed = true
 		}
 	}
 	return freed
 }
 
-// partEnded applies a node's end report for finished job j: its part
-// there is gone, unless the report is from a run before j's last
-// (ended before it started). It reports whether that freed anything.
-func (q *queue) partEnded(j *job, node string, at time.Time) bool {
-	if st := j.rec.Job.StartTime; st != nil && !at.IsZero() && at.Before(*st) {
-		return false
-	}
-	return q.partGone(j, node)
-}
-
 // reconcileParts compares node's heartbeat (running: the jobs it lists)
-// with what is COMPLETING there: a finished job it still lists past
-// grace after the job's end is held there; a completing one it no
-// longer lists is gone, once grace has passed since the job started (a
+// with the parts stopping there: a finished job it still lists past
+// grace after the job's end is held there; a stopping part it no longer
+// lists is gone, once grace has passed since its run started (a
 // heartbeat built before the launch lists nothing). It reports whether
 // anything was freed.
 func (q *queue) reconcileParts(node string, running []uint64, now time.Time, grace time.Duration) (freed bool) {
@@ -140,36 +153,64 @@ func (q *queue) reconcileParts(node string, running []uint64, now time.Time, gra
 	for _, id := range running {
 		listed[id] = true
 		j := q.jobs[id]
-		if j != nil && j.state().Terminal() && j.runsOn(node) && j.rec.Job.EndTime != nil && now.Sub(*j.rec.Job.EndTime) > grace {
-			q.holdPart(j, node)
-		}
-	}
-	for id, j := range q.completing {
-		if listed[id] || !slices.Contains(j.completingOn, node) {
+		if j == nil || !j.state().Terminal() || !j.runsOn(node) {
 			continue
 		}
-		if st := j.rec.Job.StartTime; st == nil || now.Sub(*st) > grace {
-			freed = q.partGone(j, node) || freed
+		if end := j.rec.Job.EndTime; end != nil && now.Sub(*end) > grace {
+			run := j.rec.Job // its record now is its last run's
+			q.holdPart(j, &run, node, *end)
+		}
+	}
+	for k, p := range q.stopping {
+		if k.node == node && !listed[k.id] && now.Sub(p.start) > grace {
+			freed = q.partGone(k.id, k.node) || freed
 		}
 	}
 	return freed
 }
 
-// completingParts are the COMPLETING parts as the planner sees running
-// jobs: each job's share on the nodes still stopping it, due to end by
-// now (the planner counts an overdue job as ending just after now).
-func (q *queue) completingParts(running []sched.Running) []sched.Running {
-	for id, j := range q.completing {
-		job := &j.rec.Job
-		r := sched.Running{ID: id, Sharing: sharingOf(&job.Spec)}
-		for _, n := range j.completingOn {
-			r.Alloc = append(r.Alloc, sched.Allocation{Node: n, Resources: perNode(job)})
+// stoppingParts yields the parts being stopped.
+func (q *queue) stoppingParts() iter.Seq2[partKey, *stoppingPart] {
+	return func(yield func(partKey, *stoppingPart) bool) {
+		for k, p := range q.stopping {
+			if !yield(k, p) {
+				return
+			}
 		}
-		if job.EndTime != nil {
-			r.End = *job.EndTime
-		}
-		addRunningGPUs(&r, job)
+	}
+}
+
+// appendStopping adds the stopping parts to the planner's running jobs:
+// each its run's share on its node, due to end by now (the planner
+// counts an overdue job as ending just after now).
+func (q *queue) appendStopping(running []sched.Running) []sched.Running {
+	for k, p := range q.stopping {
+		r := sched.Running{ID: k.id, End: p.end, Sharing: sharingOf(&p.run.Spec),
+			Alloc: []sched.Allocation{{Node: k.node, Resources: perNode(p.run)}}}
+		addRunningGPUs(&r, p.run)
 		running = append(running, r)
 	}
 	return running
+}
+
+// heldGPUs is what part p holds of node's devices.
+func (p *stoppingPart) heldGPUs(node string) []gpu.Holding {
+	var out []gpu.Holding
+	for _, sh := range sharesOn(p.run, node) {
+		out = append(out, gpu.Holding{UID: p.run.UID, Share: sh})
+	}
+	return out
+}
+
+// gpuDevices are the devices part p holds on node.
+func (p *stoppingPart) gpuDevices(node string) []int {
+	var out []int
+	for _, a := range p.run.GPUAlloc {
+		if a.Node == node {
+			for _, sh := range a.Shares {
+				out = append(out, sh.Device)
+			}
+		}
+	}
+	return out
 }

@@ -73,10 +73,22 @@ func completedOn(q *queue, id uint64, cpus int, start time.Time, nodes ...string
 	return j
 }
 
+// stoppingOn lists the nodes where job id has parts stopping.
+func stoppingOn(q *queue, id uint64) []string {
+	var out []string
+	for k := range q.stoppingParts() {
+		if k.id == id {
+			out = append(out, k.node)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // Heartbeats decide for the parts no end report speaks for: a finished
 // job a node lists past the grace after its end (one cancelled while
 // its node was away, or any after a controller restart) is held there; a
-// completing job its node no longer lists is gone. The planner and the
+// stopping part its node no longer lists is gone. The planner and the
 // starts see what is held.
 func TestHeartbeatsHoldAndFreeFinishedJobsParts(t *testing.T) {
 	q := newQueue()
@@ -89,8 +101,8 @@ func TestHeartbeatsHoldAndFreeFinishedJobsParts(t *testing.T) {
 	if q.reconcileParts("n2", []uint64{7}, end.Add(time.Second), grace); j.rec.Job.Completing {
 		t.Fatal("a heartbeat just after the end held the job")
 	}
-	if q.reconcileParts("n2", []uint64{7}, end.Add(grace+time.Second), grace); !j.rec.Job.Completing || !slices.Equal(j.completingOn, []string{"n2"}) {
-		t.Fatalf("listed past the grace: completing=%v on %v, want on n2", j.rec.Job.Completing, j.completingOn)
+	if q.reconcileParts("n2", []uint64{7}, end.Add(grace+time.Second), grace); !j.rec.Job.Completing || !slices.Equal(stoppingOn(q, 7), []string{"n2"}) {
+		t.Fatalf("listed past the grace: completing=%v on %v, want on n2", j.rec.Job.Completing, stoppingOn(q, 7))
 	}
 	if got := q.allocation()["n2"].CPUs; got != 3 {
 		t.Fatalf("n2 allocated %d CPUs, want the part's 3", got)
@@ -100,38 +112,53 @@ func TestHeartbeatsHoldAndFreeFinishedJobsParts(t *testing.T) {
 		!running[0].End.Equal(end) {
 		t.Fatalf("the planner's running jobs: %+v", running)
 	}
-	// Another node's heartbeat, and a report from before the job's start
+	// Another node's heartbeat, and a report from before the run's start
 	// (an earlier run's part), change nothing.
-	if q.reconcileParts("n1", nil, end.Add(time.Hour), grace) || q.partEnded(j, "n2", start.Add(-time.Second)) || !j.rec.Job.Completing {
+	early := []api.JobEvent{{JobID: 7, Node: "n2", Kind: api.EventEnded, Time: start.Add(-time.Second)}}
+	if q.reconcileParts("n1", nil, end.Add(time.Hour), grace) || q.partsEnded(early) || !j.rec.Job.Completing {
 		t.Fatal("n1's heartbeat or an earlier run's end freed the part on n2")
 	}
-	if !q.reconcileParts("n2", nil, end.Add(time.Hour), grace) || j.rec.Job.Completing || j.completingOn != nil {
-		t.Fatalf("n2 no longer lists it: completing=%v on %v", j.rec.Job.Completing, j.completingOn)
+	if !q.reconcileParts("n2", nil, end.Add(time.Hour), grace) || j.rec.Job.Completing || j.stopping != 0 {
+		t.Fatalf("n2 no longer lists it: completing=%v, %d parts", j.rec.Job.Completing, j.stopping)
 	}
 	if running, _ := q.runningAndPending(nil); len(running) != 0 || q.allocation()["n2"].CPUs != 0 {
 		t.Fatalf("after the part stopped: running %+v, n2 allocated %d", running, q.allocation()["n2"].CPUs)
 	}
 
 	// A node going DOWN holds nothing; one part left of two keeps the job.
-	q.holdParts(j, []string{"n1", "n2"})
+	run := j.rec.Job
+	q.holdParts(j, &run, []string{"n1", "n2"}, end)
 	q.partsGoneOn(map[string]bool{"n1": true})
-	if !slices.Equal(j.completingOn, []string{"n2"}) {
-		t.Fatalf("after n1 went down: completing on %v, want n2", j.completingOn)
+	if !slices.Equal(stoppingOn(q, 7), []string{"n2"}) || !j.rec.Job.Completing {
+		t.Fatalf("after n1 went down: stopping on %v, want n2", stoppingOn(q, 7))
 	}
 	// A heartbeat built before the launch lists nothing: within the grace
 	// after the start it frees nothing.
 	young := completedOn(q, 8, 1, end.Add(time.Hour), "n2", "n3")
-	q.holdParts(young, []string{"n3"})
-	if q.reconcileParts("n3", nil, young.rec.Job.StartTime.Add(time.Second), grace) || !young.rec.Job.Completing {
+	yrun := young.rec.Job
+	q.holdParts(young, &yrun, []string{"n3"}, *yrun.EndTime)
+	if q.reconcileParts("n3", nil, yrun.StartTime.Add(time.Second), grace) || !young.rec.Job.Completing {
 		t.Fatal("a heartbeat within the grace after the start freed the part")
 	}
-	// A requeue of the finished job (PENDING again) ends its COMPLETING.
+	// A requeue (PENDING again) keeps its old run's part: the job shows CG
+	// until it is gone, and, started again elsewhere, R.
 	requeued := j.rec
-	requeued.Job.State = api.StatePending
+	requeued.Job.State, requeued.Job.Nodes, requeued.Job.CPUs = api.StatePending, nil, 0
 	j.rec = requeued
 	q.track(j)
-	if j.completingOn != nil || q.completing[7] != nil {
-		t.Fatal("a requeued job is still completing")
+	q.noteCompleting(j)
+	if !j.rec.Job.Completing || j.rec.Job.DisplayState() != "CG" || q.allocation()["n2"].CPUs != 3 {
+		t.Fatalf("requeued with its part on n2 stopping: completing=%v, shown %s, n2 allocated %d",
+			j.rec.Job.Completing, j.rec.Job.DisplayState(), q.allocation()["n2"].CPUs)
+	}
+	restarted := j.rec
+	restarted.Job.State, restarted.Job.Nodes = api.StateRunning, []string{"n4"}
+	j.rec = restarted
+	q.track(j)
+	q.noteCompleting(j)
+	if j.rec.Job.Completing || q.allocation()["n2"].CPUs != 3 {
+		t.Fatalf("running again elsewhere: completing=%v, n2 allocated %d, want false and the old part's 3",
+			j.rec.Job.Completing, q.allocation()["n2"].CPUs)
 	}
 }
 
@@ -151,5 +178,49 @@ func TestPartEndedAtTheLimitIsNotWaitedFor(t *testing.T) {
 	}
 	if j := tc.waitJob(id, "timed out", inState(api.StateTimeout)); j.Completing {
 		t.Fatal("the job is COMPLETING though both its parts reported their ends")
+	}
+}
+
+// A requeued job of two nodes is pending again at its batch part's
+// report, while its part on the other node is still being stopped: that
+// part holds its node as a finished job's would, and the job shows CG
+// until it is gone.
+func TestRequeuedJobsOldPartHoldsItsNode(t *testing.T) {
+	spec := twoNodeSpec()
+	yes := true
+	spec.Requeue = &yes
+	tc, n1, n2, id, _, _ := twoNodeJob(t, spec)
+	if resp := tc.control("requeue", id); len(resp.Done) != 1 {
+		t.Fatalf("requeue: %+v", resp)
+	}
+	other := tc.submitFor(uidOwner, twoNodeSpec())
+	if err := n1.end(id, api.StateCancelled, 0); err != nil {
+		t.Fatal(err)
+	}
+	j := tc.waitJob(id, "pending again", inState(api.StatePending))
+	if !j.Completing || j.DisplayState() != "CG" {
+		t.Fatalf("requeued with its part on %s stopping: completing=%v, shown %s", n2.name, j.Completing, j.DisplayState())
+	}
+	if v := tc.node(n2.name); v.AllocCPUs != 4 || !slices.Contains(v.RunningJobs, id) {
+		t.Fatalf("node %s while it stops the old run's part: jobs %v, %d CPUs allocated", n2.name, v.RunningJobs, v.AllocCPUs)
+	}
+	// The first cycle after the end planned both and started neither.
+	tc.waitJob(id, "planned", func(j api.Job) bool { return j.Reason == api.ReasonResources })
+	if o := tc.job(other); o.State != api.StatePending {
+		t.Fatalf("job %d %s while %s still stops job %d's part", other, o.State, n2.name, id)
+	}
+	n1.noLaunch()
+	n2.noLaunch()
+	if err := n2.end(id, api.StateCancelled, 0); err != nil {
+		t.Fatal(err)
+	}
+	n1.register() // neither lists it: the requeued job may run there again
+	n2.register()
+	l1, l2 := n1.waitLaunch(), n2.waitLaunch()
+	if l1.JobID != l2.JobID {
+		t.Fatalf("after the old part stopped, n1 launched job %d and n2 job %d", l1.JobID, l2.JobID)
+	}
+	if j := tc.job(id); j.Completing {
+		t.Fatal("still COMPLETING once every part of its run stopped")
 	}
 }

@@ -38,10 +38,11 @@ type job struct {
 	steps jobSteps
 	// alloc follows an allocation job's client (JobSpec.Allocation).
 	alloc allocClient
-	// completingOn are the nodes where the finished job's parts have not
-	// yet stopped; endedEarly, those whose part of the present run ended
-	// while the job still ran (completing.go).
-	completingOn, endedEarly []string
+	// stopping counts its parts being stopped; endedEarly are the nodes
+	// whose part of the present run ended while the job still ran
+	// (completing.go).
+	stopping   int
+	endedEarly []string
 }
 
 // allocClient is what ctld knows of an allocation's client (salloc, or

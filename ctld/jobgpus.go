@@ -9,8 +9,8 @@ import (
 
 // The GPUs the queue's jobs hold, read from their allocations.
 
-// heldGPUs is what running jobs, and finished ones still completing,
-// hold of each node's devices.
+// heldGPUs is what running jobs, and the parts of ended runs still
+// stopping, hold of each node's devices.
 func (q *queue) heldGPUs() map[string][]gpu.Holding {
 	held := make(map[string][]gpu.Holding)
 	for _, j := range q.runningJobs() {
@@ -21,15 +21,8 @@ func (q *queue) heldGPUs() map[string][]gpu.Holding {
 			}
 		}
 	}
-	for _, j := range q.completingJobs() {
-		job := &j.rec.Job
-		for _, a := range job.GPUAlloc {
-			if slices.Contains(j.completingOn, a.Node) {
-				for _, sh := range gpu.SharesFromAPI(a.Shares) {
-					held[a.Node] = append(held[a.Node], gpu.Holding{UID: job.UID, Share: sh})
-				}
-			}
-		}
+	for k, p := range q.stoppingParts() {
+		held[k.node] = append(held[k.node], p.heldGPUs(k.node)...)
 	}
 	return held
 }
@@ -44,32 +37,25 @@ func addGPULaunchOn(j *job, host string, req *api.LaunchRequest) {
 }
 
 // gpuJobs lists, per node and device, the jobs holding it: running, or
-// finished and still completing there.
+// with a part still stopping there.
 func (q *queue) gpuJobs() map[string]map[int][]uint64 {
 	out := map[string]map[int][]uint64{}
-	holders := func(yield func(uint64, *job) bool) {
-		for id, j := range q.runningJobs() {
-			if !yield(id, j) {
-				return
-			}
+	add := func(node string, dev int, id uint64) {
+		if out[node] == nil {
+			out[node] = map[int][]uint64{}
 		}
-		for id, j := range q.completingJobs() {
-			if !yield(id, j) {
-				return
+		out[node][dev] = append(out[node][dev], id)
+	}
+	for id, j := range q.runningJobs() {
+		for _, a := range j.rec.Job.GPUAlloc {
+			for _, sh := range a.Shares {
+				add(a.Node, sh.Device, id)
 			}
 		}
 	}
-	for id, j := range holders {
-		for _, a := range j.rec.Job.GPUAlloc {
-			if j.state().Terminal() && !slices.Contains(j.completingOn, a.Node) {
-				continue
-			}
-			if out[a.Node] == nil {
-				out[a.Node] = map[int][]uint64{}
-			}
-			for _, sh := range a.Shares {
-				out[a.Node][sh.Device] = append(out[a.Node][sh.Device], id)
-			}
+	for k, p := range q.stoppingParts() {
+		for _, dev := range p.gpuDevices(k.node) {
+			add(k.node, dev, k.id)
 		}
 	}
 	for _, devs := range out {

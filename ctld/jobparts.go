@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/corral-hpc/corral/api"
 )
@@ -87,19 +88,26 @@ func batchTasksPerNode(nodes, ntasks, perNode int) []int {
 }
 
 // stoppedJob is a job of several nodes that a commit took out of
-// RUNNING, with its nodes as they were.
+// RUNNING, with its nodes and its run's record as they were, and when
+// the run ended.
 type stoppedJob struct {
 	id    uint64
 	nodes []string
+	run   *api.Job
+	end   time.Time
 }
 
 // stoppedParts are the jobs of several nodes that the changes take out of
 // RUNNING; called before they are installed.
-func stoppedParts(changes []change) []stoppedJob {
+func stoppedParts(changes []change, now time.Time) []stoppedJob {
 	var out []stoppedJob
 	for _, c := range changes {
 		if nodes := c.j.rec.Job.Nodes; c.j.state().Holds() && !c.next.Job.State.Holds() && len(nodes) > 1 {
-			out = append(out, stoppedJob{id: c.j.rec.Job.ID, nodes: nodes})
+			run, end := c.j.rec.Job, now // a copy: the job's record is replaced
+			if e := c.next.Job.EndTime; e != nil {
+				end = *e
+			}
+			out = append(out, stoppedJob{id: run.ID, nodes: nodes, run: &run, end: end})
 		}
 	}
 	return out
@@ -115,9 +123,7 @@ func partsStopper(s *Server) func([]stoppedJob) {
 		for _, sj := range stopped {
 			for _, name := range sj.nodes {
 				if !s.nodes.isUp(name) { // it holds nothing for the planner
-					if j := s.q.job(sj.id); j != nil {
-						s.q.partGone(j, name)
-					}
+					s.q.partGone(sj.id, name)
 					continue
 				}
 				o := s.nodes.signalOrder(sj.id, name)

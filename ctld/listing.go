@@ -66,7 +66,7 @@ func (q *queue) list(f api.JobFilter, match func(*api.Job) bool, includeFinished
 			}
 		}
 		for _, j := range q.completing {
-			if match(&j.rec.Job) {
+			if j.state().Terminal() && match(&j.rec.Job) { // a requeued one is in active
 				yield(&j.rec.Job)
 			}
 		}

@@ -243,10 +243,8 @@ func (s *Server) listNodes() []api.Node {
 			jobsOn[name] = append(jobsOn[name], id)
 		}
 	}
-	for id, j := range s.q.completingJobs() { // and finished ones still stopping there
-		for _, name := range j.completingOn {
-			jobsOn[name] = append(jobsOn[name], id)
-		}
+	for k := range s.q.stoppingParts() { // and the parts of ended runs still stopping
+		jobsOn[k.node] = append(jobsOn[k.node], k.id)
 	}
 	held, gpuJobs := s.q.heldGPUs(), s.q.gpuJobs()
 	out := make([]api.Node, 0, s.nodes.count())

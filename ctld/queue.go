@@ -40,8 +40,9 @@ type queue struct {
 	// closing is the jobs that ended with steps still waiting for their
 	// nodes' reports (stepcommit.go).
 	closing map[uint64]*job
-	// completing is the finished jobs with parts still stopping
-	// (completing.go).
+	// stopping is the parts of jobs' runs being stopped, completing the
+	// jobs that have any (completing.go).
+	stopping   map[partKey]*stoppingPart
 	completing map[uint64]*job
 
 	store *store.Store // where commit writes
@@ -84,9 +85,6 @@ func (q *queue) track(j *job) {
 		delete(q.running, id)
 		q.pendingByID.pending(j)
 	}
-	if !j.rec.Job.State.Terminal() && j.completingOn != nil { // requeued after its end
-		q.completed(j)
-	}
 	if j.rec.Job.State == api.StatePending {
 		j.endedEarly = nil // requeued: the run it was about is over (a finished job's, holdParts clears)
 	}
@@ -98,7 +96,11 @@ func (q *queue) drop(id uint64) {
 		q.byState.forget(j)
 		delete(q.jobs, id)
 		delete(q.closing, id)
-		delete(q.completing, id)
+		for k := range q.stoppingParts() {
+			if k.id == id {
+				q.partGone(k.id, k.node)
+			}
+		}
 	}
 }
 
@@ -399,10 +401,8 @@ func (q *queue) allocation() map[string]sched.Resources {
 			alloc[n] = alloc[n].Add(perNode(&j.rec.Job))
 		}
 	}
-	for _, j := range q.completing {
-		for _, n := range j.completingOn {
-			alloc[n] = alloc[n].Add(perNode(&j.rec.Job))
-		}
+	for k, p := range q.stoppingParts() {
+		alloc[k.node] = alloc[k.node].Add(perNode(p.run))
 	}
 	return alloc
 }

@@ -29,7 +29,7 @@ func (q *queue) runningAndPending(pending []*api.Job) ([]sched.Running, []*api.J
 		addRunningGPUs(&r, job)
 		running = append(running, r)
 	}
-	running = q.completingParts(running)
+	running = q.appendStopping(running)
 	for j := range q.pendingByID.each {
 		pending = append(pending, &j.rec.Job)
 	}
