@@ -142,6 +142,9 @@ func JobsPath(f JobFilter, view string) string {
 	if f.WithSteps {
 		q.Set("steps", "1")
 	}
+	if f.Completing {
+		q.Set("completing", "1")
+	}
 	if len(q) == 0 {
 		return "/v1/jobs"
 	}

@@ -486,6 +486,9 @@ type JobFilter struct {
 	// nodes' reports (as Slurm lists the steps of a completing job). It
 	// takes no States and no All.
 	WithSteps bool
+	// Completing adds the jobs COMPLETING (Job.Completing) to States
+	// (query completing=1); a listing without States has them anyway.
+	Completing bool
 }
 
 // MaxPageLimit bounds JobPage's per-state limit (GET /v1/jobs?limit=N).

@@ -530,7 +530,7 @@ func TestSqueueOptions(t *testing.T) {
 	if r.code != 0 || strings.Join(q["user"], ",") != "bob,alice" || strings.Join(q["state"], ",") != "PENDING,RUNNING" || q.Get("all") != "" {
 		t.Errorf("squeue -u bob,alice -t PD,r asked %v (exit %d %q)", q, r.code, r.stderr)
 	}
-	if r := f.slurm(t, "", "squeue", "-t", "BOGUS"); r.code != 1 || !strings.HasPrefix(r.stderr, "squeue: error: Invalid job state specified: \"BOGUS\"") {
+	if r := f.slurm(t, "", "squeue", "-t", "BOGUS"); r.code != 1 || !strings.HasPrefix(r.stderr, "squeue: error: Invalid job state specified: BOGUS\nsqueue: error: Valid job states include: pending,running,") {
 		t.Errorf("squeue -t BOGUS: exit %d %q", r.code, r.stderr)
 	}
 	t.Setenv("SQUEUE_FORMAT", "%i:%u")
@@ -588,5 +588,45 @@ func TestScontrolShowArray(t *testing.T) {
 	}
 	if r := f.slurm(t, "", "scontrol", "-o", "show", "job", "24"); r.code != 0 || strings.Count(r.stdout, "\n") != 1 {
 		t.Errorf("scontrol -o show job 24: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// squeue -t takes every state Slurm names: CG and CF are flags on a job
+// of another state, matched as Slurm matches them (R still lists a
+// configuring job, CD a completing one that ended COMPLETED), and the
+// states corral never has match nothing.
+func TestSqueueStateFlags(t *testing.T) {
+	f := MustFakeCtld(t)
+	now := time.Now()
+	jobs := fixtureJobs(now) // 12 and 11 pending, 3 running, 1 completed
+	jobs[3].Completing = true
+	configuring := jobs[2]
+	configuring.ID, configuring.State, configuring.Reason = 20, api.StateRunning, api.ReasonImagePull
+	f.jobs = append(jobs, configuring)
+	for _, c := range []struct {
+		states, want string
+		query        map[string]string
+	}{
+		{"CG", "1 CG\n", map[string]string{"completing": "1", "state": "", "all": ""}},
+		{"completing,PD", "11 PD\n12 PD\n1 CG\n", map[string]string{"completing": "1", "state": "PENDING"}},
+		{"CF", "20 CF\n", map[string]string{"state": "RUNNING", "completing": ""}},
+		{"R", "3 R\n20 CF\n", map[string]string{"state": "RUNNING"}},
+		{"CD", "1 CG\n", map[string]string{"state": "COMPLETED", "all": "1"}},
+		{"PR,BF,rq,STOPPED", "", nil},
+	} {
+		before := len(f.Requests())
+		r := f.slurm(t, "", "squeue", "-h", "-t", c.states, "-o", "%i %t", "-S", "t,i")
+		if r.code != 0 || r.stdout != c.want {
+			t.Errorf("squeue -t %s: exit %d\n%q\nwant %q (%s)", c.states, r.code, r.stdout, c.want, r.stderr)
+		}
+		if len(f.Requests()) == before {
+			t.Fatalf("squeue -t %s asked nothing", c.states)
+		}
+		q := f.Requests()[before].Query
+		for k, v := range c.query {
+			if got := strings.Join(q[k], ","); got != v {
+				t.Errorf("squeue -t %s asked %s=%q, want %q (%v)", c.states, k, got, v, q)
+			}
+		}
 	}
 }

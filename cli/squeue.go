@@ -84,6 +84,7 @@ type squeueQuery struct {
 	accounts   []string
 	qos        []string
 	nodes      map[string]bool
+	states     stateSelection
 	layout     *slurmfmt.JobLayout
 	sort       string
 	start      bool
@@ -142,16 +143,20 @@ func squeueParse(s *slurmRun, r *slurmopt.Result) (*squeueQuery, error) {
 	if q.filter.Users, err = withMe(commaList(r.All("user")), r.Has("me")); err != nil { // queue.go
 		return nil, err
 	}
-	if err := addStates(&q.filter, commaList(r.All("states"))); err != nil {
-		return nil, slurmErrorf("Invalid job state specified: %s", strings.TrimPrefix(err.Error(), "unknown job state "))
+	sel, bad := parseSqueueStates(commaList(r.All("states"))) // squeuestates.go
+	if bad != "" {
+		fmt.Fprintf(s.stderr, "%s: error: Invalid job state specified: %s\n%[1]s: error: Valid job states include: %[3]s\n", s.prog, bad, squeueStateList)
+		return nil, exitStatus(1)
 	}
+	sel.apply(&q.filter)
+	q.states = sel
 	ids, tasks, err := slurmJobRefs(r.All("jobs"))
 	if err != nil {
 		return nil, err
 	}
 	q.filter.IDs, q.filter.Tasks = ids, tasks
 	if len(ids)+len(tasks) > 0 {
-		q.filter.All = q.filter.All || len(q.filter.States) == 0
+		q.filter.All = q.filter.All || len(q.filter.States) == 0 && !q.filter.Completing
 	}
 	q.partitions = commaList(r.All("partition"))
 	q.names = commaList(r.All("name"))
@@ -271,7 +276,8 @@ func squeueOnce(s *slurmRun, r *slurmopt.Result, q *squeueQuery) error {
 
 // keep applies the filters the controller does not.
 func (q *squeueQuery) keep(j *api.Job) bool {
-	if len(q.partitions) > 0 && !slices.Contains(q.partitions, j.Partition) ||
+	if !q.states.matches(j) ||
+		len(q.partitions) > 0 && !slices.Contains(q.partitions, j.Partition) ||
 		len(q.names) > 0 && !slices.Contains(q.names, j.Name) ||
 		len(q.accounts) > 0 && !slices.Contains(q.accounts, j.Spec.Account) ||
 		len(q.qos) > 0 && !slices.Contains(q.qos, j.Spec.QOS) {

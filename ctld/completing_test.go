@@ -43,6 +43,26 @@ func TestEndedJobHoldsItsOtherNodeUntilItsPartStops(t *testing.T) {
 	if i := slices.IndexFunc(listed, func(l api.Job) bool { return l.ID == id }); i < 0 || !listed[i].Completing {
 		t.Fatalf("the listing of unfinished jobs lacks the completing job %d: %s", id, body)
 	}
+	for _, c := range []struct {
+		query string
+		want  []uint64
+	}{{"?state=PD&completing=1", []uint64{id, next}}, {"?state=PD", []uint64{next}}, {"?state=R&completing=1", []uint64{id}}} {
+		code, body := callAs(t, tc, uidOwner, http.MethodGet, "/v1/jobs"+c.query, nil)
+		var got []api.Job
+		if code != http.StatusOK || json.Unmarshal(body, &got) != nil {
+			t.Fatalf("GET /v1/jobs%s: %d %s", c.query, code, body)
+		}
+		var ids []uint64
+		for _, j := range got {
+			ids = append(ids, j.ID)
+		}
+		if !slices.Equal(ids, c.want) {
+			t.Errorf("GET /v1/jobs%s: %v, want %v", c.query, ids, c.want)
+		}
+	}
+	if code, body := callAs(t, tc, uidOwner, http.MethodGet, "/v1/jobs?steps=1&completing=1", nil); code != http.StatusBadRequest {
+		t.Errorf("steps=1&completing=1: %d %s, want 400", code, body)
+	}
 	if v := tc.node(n2.name); !slices.Contains(v.RunningJobs, id) || v.AllocCPUs != 4 {
 		t.Fatalf("node %s while it stops the part: jobs %v, %d CPUs allocated", n2.name, v.RunningJobs, v.AllocCPUs)
 	}

@@ -123,8 +123,8 @@ func pageLimit(q url.Values) (int, error) {
 func jobFilter(q url.Values) (api.JobFilter, error) {
 	var f api.JobFilter
 	for key, vals := range q {
-		if !slices.Contains([]string{"user", "state", "id", "all", "steps"}, key) {
-			return f, fault.Errorf(fault.Invalid, "unknown query parameter %q (valid: user, state, id, all, steps, view, limit)", key)
+		if !slices.Contains([]string{"user", "state", "id", "all", "steps", "completing"}, key) {
+			return f, fault.Errorf(fault.Invalid, "unknown query parameter %q (valid: user, state, id, all, steps, completing, view, limit)", key)
 		}
 		for _, v := range splitList(vals) {
 			switch key {
@@ -146,21 +146,24 @@ func jobFilter(q url.Values) (api.JobFilter, error) {
 				} else {
 					f.IDs = append(f.IDs, id)
 				}
-			case "all", "steps":
+			case "all", "steps", "completing":
 				on, err := queryBool(key, v)
 				if err != nil {
 					return f, err
 				}
-				if key == "all" {
+				switch key {
+				case "all":
 					f.All = f.All || on
-				} else {
+				case "steps":
 					f.WithSteps = f.WithSteps || on
+				default:
+					f.Completing = f.Completing || on
 				}
 			}
 		}
 	}
-	if f.WithSteps && (f.All || len(f.States) > 0) {
-		return f, fault.Errorf(fault.Invalid, "steps=1 lists the jobs whose steps run; it does not combine with state or all")
+	if f.WithSteps && (f.All || len(f.States) > 0 || f.Completing) {
+		return f, fault.Errorf(fault.Invalid, "steps=1 lists the jobs whose steps run; it does not combine with state, all or completing")
 	}
 	return f, nil
 }

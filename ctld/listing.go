@@ -18,7 +18,7 @@ func jobMatcher(f api.JobFilter) (match func(*api.Job) bool, includeFinished boo
 	if f.WithSteps { // and, for a finished one, queue.withSteps
 		shown = func(st api.JobState) bool { return st == api.StateRunning || st.Terminal() }
 	}
-	completing := len(f.States) == 0 && !f.WithSteps
+	completing := len(f.States) == 0 && !f.WithSteps || f.Completing
 	match = func(j *api.Job) bool {
 		if len(f.Users) > 0 && !slices.Contains(f.Users, j.User) {
 			return false
