@@ -26,10 +26,10 @@ import (
 // elsewhere (its old nodes also keep the job itself off them until they
 // stop listing it: nodeRegistry.oldRunMayLive).
 //
-// The same holds for a finished job a node keeps listing well after its
-// end (lostGrace): one cancelled while its node was away, or every job
-// still stopping when the controller restarted. Nothing here is stored:
-// heartbeats rebuild it. A node that goes DOWN holds nothing for the
+// The same holds for a finished job a node lists when it comes up (every
+// job still stopping when the controller restarted, one cancelled while
+// its node was away) or keeps listing well after its end (lostGrace).
+// Nothing here is stored: registrations rebuild it. A node that goes DOWN holds nothing for the
 // planner, so its parts are forgotten; if it comes back still running
 // one, its heartbeat holds it again.
 
@@ -143,12 +143,14 @@ func (q *queue) partsEnded(events []api.JobEvent) (freed bool) {
 }
 
 // reconcileParts compares node's heartbeat (running: the jobs it lists)
-// with the parts stopping there: a finished job it still lists past
-// grace after the job's end is held there; a stopping part it no longer
-// lists is gone, once grace has passed since its run started (a
-// heartbeat built before the launch lists nothing). It reports whether
-// anything was freed.
-func (q *queue) reconcileParts(node string, running []uint64, now time.Time, grace time.Duration) (freed bool) {
+// with the parts stopping there. A finished job it still lists is held
+// there if the node just came up (after a controller restart, or back
+// from DOWN) or grace has passed since the job's end: a heartbeat built
+// just before ctld acknowledged the end may still list it, and the part
+// is gone. A stopping part it no longer lists is gone, once grace has
+// passed since its run started (a heartbeat built before the launch
+// lists nothing). It reports whether anything was freed.
+func (q *queue) reconcileParts(node string, running []uint64, cameUp bool, now time.Time, grace time.Duration) (freed bool) {
 	listed := make(map[uint64]bool, len(running))
 	for _, id := range running {
 		listed[id] = true
@@ -156,7 +158,7 @@ func (q *queue) reconcileParts(node string, running []uint64, now time.Time, gra
 		if j == nil || !j.state().Terminal() || !j.runsOn(node) {
 			continue
 		}
-		if end := j.rec.Job.EndTime; end != nil && now.Sub(*end) > grace {
+		if end := j.rec.Job.EndTime; end != nil && (cameUp || now.Sub(*end) > grace) {
 			run := j.rec.Job // its record now is its last run's
 			q.holdPart(j, &run, node, *end)
 		}

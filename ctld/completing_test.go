@@ -118,10 +118,19 @@ func TestHeartbeatsHoldAndFreeFinishedJobsParts(t *testing.T) {
 	end := *j.rec.Job.EndTime
 
 	// Listed just after its end: perhaps an end not yet acknowledged.
-	if q.reconcileParts("n2", []uint64{7}, end.Add(time.Second), grace); j.rec.Job.Completing {
+	if q.reconcileParts("n2", []uint64{7}, false, end.Add(time.Second), grace); j.rec.Job.Completing {
 		t.Fatal("a heartbeat just after the end held the job")
 	}
-	if q.reconcileParts("n2", []uint64{7}, end.Add(grace+time.Second), grace); !j.rec.Job.Completing || !slices.Equal(stoppingOn(q, 7), []string{"n2"}) {
+	// The first registration of a node that comes up (a controller
+	// restart) holds it at once.
+	fresh := completedOn(q, 9, 2, start, "n1", "n5")
+	if q.reconcileParts("n5", []uint64{9}, true, end.Add(time.Second), grace); !fresh.rec.Job.Completing {
+		t.Fatal("a node that came up listing a finished job does not hold it")
+	}
+	if !q.reconcileParts("n5", nil, false, end.Add(time.Minute), grace) || fresh.rec.Job.Completing {
+		t.Fatal("its next heartbeat without the job did not free it")
+	}
+	if q.reconcileParts("n2", []uint64{7}, false, end.Add(grace+time.Second), grace); !j.rec.Job.Completing || !slices.Equal(stoppingOn(q, 7), []string{"n2"}) {
 		t.Fatalf("listed past the grace: completing=%v on %v, want on n2", j.rec.Job.Completing, stoppingOn(q, 7))
 	}
 	if got := q.allocation()["n2"].CPUs; got != 3 {
@@ -135,10 +144,10 @@ func TestHeartbeatsHoldAndFreeFinishedJobsParts(t *testing.T) {
 	// Another node's heartbeat, and a report from before the run's start
 	// (an earlier run's part), change nothing.
 	early := []api.JobEvent{{JobID: 7, Node: "n2", Kind: api.EventEnded, Time: start.Add(-time.Second)}}
-	if q.reconcileParts("n1", nil, end.Add(time.Hour), grace) || q.partsEnded(early) || !j.rec.Job.Completing {
+	if q.reconcileParts("n1", nil, false, end.Add(time.Hour), grace) || q.partsEnded(early) || !j.rec.Job.Completing {
 		t.Fatal("n1's heartbeat or an earlier run's end freed the part on n2")
 	}
-	if !q.reconcileParts("n2", nil, end.Add(time.Hour), grace) || j.rec.Job.Completing || j.stopping != 0 {
+	if !q.reconcileParts("n2", nil, false, end.Add(time.Hour), grace) || j.rec.Job.Completing || j.stopping != 0 {
 		t.Fatalf("n2 no longer lists it: completing=%v, %d parts", j.rec.Job.Completing, j.stopping)
 	}
 	if running, _ := q.runningAndPending(nil); len(running) != 0 || q.allocation()["n2"].CPUs != 0 {
@@ -157,7 +166,7 @@ func TestHeartbeatsHoldAndFreeFinishedJobsParts(t *testing.T) {
 	young := completedOn(q, 8, 1, end.Add(time.Hour), "n2", "n3")
 	yrun := young.rec.Job
 	q.holdParts(young, &yrun, []string{"n3"}, *yrun.EndTime)
-	if q.reconcileParts("n3", nil, yrun.StartTime.Add(time.Second), grace) || !young.rec.Job.Completing {
+	if q.reconcileParts("n3", nil, false, yrun.StartTime.Add(time.Second), grace) || !young.rec.Job.Completing {
 		t.Fatal("a heartbeat within the grace after the start freed the part")
 	}
 	// A requeue (PENDING again) keeps its old run's part: the job shows CG
@@ -242,5 +251,34 @@ func TestRequeuedJobsOldPartHoldsItsNode(t *testing.T) {
 	}
 	if j := tc.job(id); j.Completing {
 		t.Fatal("still COMPLETING once every part of its run stopped")
+	}
+}
+
+// After a controller restart nothing of the parts stopping is known; the
+// nodes' first registrations say which are: a node that comes up still
+// listing a finished job holds its part until it stops.
+func TestRestartedControllerHoldsThePartsNodesStillRun(t *testing.T) {
+	tc, n1, n2, id, _, _ := twoNodeJob(t, twoNodeSpec())
+	if err := n1.end(id, api.StateCompleted, 0); err != nil {
+		t.Fatal(err)
+	}
+	tc.waitJob(id, "completed", inState(api.StateCompleted))
+	tc.Restart()
+	n1.register()
+	n2.register() // its part of the job is still stopping
+	if j := tc.job(id); !j.Completing {
+		t.Fatalf("after the restart, with %s still running the job's part: completing=%v", n2.name, j.Completing)
+	}
+	next := tc.submitFor(uidOwner, twoNodeSpec())
+	tc.waitJob(next, "planned", func(j api.Job) bool { return j.PlannedStart != nil })
+	n1.noLaunch()
+	n2.noLaunch()
+	if err := n2.end(id, api.StateCancelled, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []*fakeNode{n1, n2} {
+		if l := f.waitLaunch(); l.JobID != next {
+			t.Fatalf("node %s launched job %d, want %d", f.name, l.JobID, next)
+		}
 	}
 }

@@ -118,20 +118,24 @@ func TestNodeDownAfterTimeout(t *testing.T) {
 	if j.EndTime == nil || !strings.Contains(j.Message, "not responding") {
 		t.Fatalf("failed job: %+v", j)
 	}
-	// It comes back still running the job: it is told to kill it, and the
-	// late end event changes nothing.
+	// It comes back still running the job: it is told to kill it, the
+	// job's cores stay allocated (COMPLETING) until it is gone, and the
+	// late end event changes nothing else.
 	resp := node.register()
 	if len(resp.Kill) != 1 || resp.Kill[0] != id {
 		t.Fatalf("Kill = %v, want [%d]", resp.Kill, id)
 	}
-	if n := tc.node("n1"); n.State != api.NodeIdle {
-		t.Fatalf("after re-register: %s", n.State)
+	if n := tc.node("n1"); n.AllocCPUs != tc.job(id).CPUs || !slices.Equal(n.RunningJobs, []uint64{id}) || !tc.job(id).Completing {
+		t.Fatalf("after re-register, still running the killed job: %s %v", n.State, n.RunningJobs)
 	}
 	if err := node.end(id, api.StateCompleted, 0); err != nil {
 		t.Fatal(err)
 	}
-	if j := tc.job(id); j.State != api.StateNodeFail {
-		t.Fatalf("late end changed the job to %s", j.State)
+	if j := tc.job(id); j.State != api.StateNodeFail || j.Completing {
+		t.Fatalf("late end changed the job to %s (completing=%v)", j.State, j.Completing)
+	}
+	if n := tc.node("n1"); n.State != api.NodeIdle {
+		t.Fatalf("after the killed job's end: %s", n.State)
 	}
 }
 

@@ -64,7 +64,7 @@ func (s *Server) register(req api.RegisterRequest) (api.RegisterResponse, error)
 	freed := s.pipe.reported(req.Name, req.Running)
 	kill, lost := s.reconcileLocked(n, req.Running, now)
 	err := s.q.commit(lost, nil)
-	freed = s.q.reconcileParts(req.Name, req.Running, now, lostGrace(s.cfg.Heartbeat)) || freed
+	freed = s.q.reconcileParts(req.Name, req.Running, cameUp, now, lostGrace(s.cfg.Heartbeat)) || freed
 	s.mu.Unlock()
 	if err != nil {
 		return resp, err
