@@ -171,6 +171,9 @@ func (q *queue) reconcileParts(node string, running []uint64, cameUp bool, now t
 	return freed
 }
 
+// isStopping reports whether job id's part on node is being stopped.
+func (q *queue) isStopping(id uint64, node string) bool { return q.stopping[partKey{id, node}] != nil }
+
 // stoppingParts yields the parts being stopped.
 func (q *queue) stoppingParts() iter.Seq2[partKey, *stoppingPart] {
 	return func(yield func(partKey, *stoppingPart) bool) {

@@ -44,7 +44,7 @@ func (s *Server) applyEvents(events []api.JobEvent) error {
 		}
 		if j == nil || !j.state().Holds() || endedNow[ev.JobID] ||
 			(ev.Node != "" && ev.Node != j.batchHost()) {
-			if ev.Kind == api.EventEnded && (j == nil || !j.state().Terminal()) {
+			if ev.Kind == api.EventEnded && (j == nil || !j.state().Terminal()) && !s.q.isStopping(ev.JobID, ev.Node) {
 				ignored = append(ignored, ev)
 			}
 			continue
