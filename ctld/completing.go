@@ -29,9 +29,9 @@ import (
 // The same holds for a finished job a node lists when it comes up (every
 // job still stopping when the controller restarted, one cancelled while
 // its node was away) or keeps listing well after its end (lostGrace).
-// Nothing here is stored: registrations rebuild it. A node that goes DOWN holds nothing for the
-// planner, so its parts are forgotten; if it comes back still running
-// one, its heartbeat holds it again.
+// Nothing here is stored: registrations rebuild it. A node that goes DOWN
+// holds nothing for the planner, so its parts are forgotten; if it comes
+// back still running one, its registration holds it again.
 
 // partKey names one job's part on one node.
 type partKey struct {
