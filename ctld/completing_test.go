@@ -282,3 +282,42 @@ func TestRestartedControllerHoldsThePartsNodesStillRun(t *testing.T) {
 		}
 	}
 }
+
+// A stopping part holds its GPUs too: the next job that needs that
+// node's GPU waits for the part's end, and the node's fGPU shows it
+// allocated meanwhile.
+func TestStoppingPartHoldsItsGPUs(t *testing.T) {
+	tc := MustServer(t, eventsOnly)
+	g1, g2 := MustGPUNode(tc, "g1", a100s(1, false), 200), MustGPUNode(tc, "g2", a100s(1, false), 200)
+	spec := script("gpus")
+	spec.Nodes, spec.CPUs = 2, 1
+	spec.GPUsPerNode = []api.GresRequest{{Name: "gpu", Count: 1}}
+	first := tc.submit(spec)
+	l1, l2 := g1.waitLaunch(), g2.waitLaunch()
+	if l1.JobID != first || l2.JobID != first || len(l1.GPUs) != 1 || len(l2.GPUs) != 1 {
+		t.Fatalf("launches %d %+v, %d %+v", l1.JobID, l1.GPUs, l2.JobID, l2.GPUs)
+	}
+	j := tc.waitJob(first, "running", inState(api.StateRunning))
+	batch, other := g1, g2
+	if j.Nodes[0] == "g2" {
+		batch, other = g2, g1
+	}
+	next := tc.submit(spec)
+	if err := batch.end(first, api.StateCompleted, 0); err != nil {
+		t.Fatal(err)
+	}
+	tc.waitJob(next, "planned", func(j api.Job) bool { return j.PlannedStart != nil })
+	g1.noLaunch()
+	g2.noLaunch()
+	if v := tc.node(other.name); v.AllocFGPUHundredths != 200 || !tc.job(first).Completing {
+		t.Fatalf("node %s while the part stops: fGPU %d/%d allocated", other.name, v.AllocFGPUHundredths, v.FGPUHundredths)
+	}
+	if err := other.end(first, api.StateCancelled, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []*fakeNode{g1, g2} {
+		if l := f.waitLaunch(); l.JobID != next || len(l.GPUs) != 1 {
+			t.Fatalf("node %s launched job %d with %+v, want job %d on its GPU", f.name, l.JobID, l.GPUs, next)
+		}
+	}
+}
