@@ -363,11 +363,14 @@ type Job struct {
 	State     JobState `json:"state"`
 	Reason    Reason   `json:"reason"`
 	Priority  int64    `json:"priority"`
-	// Completing: the job has ended (State says how) but a node has not
-	// yet said its part is gone, and that part still holds its share of
-	// the node: Slurm's COMPLETING (CG). The controller sets it on the
-	// jobs it lists; it is never stored.
-	Completing bool `json:"completing,omitempty"`
+	// Completing: the job has ended (State says how) or was requeued, but
+	// a node has not yet said its part of that run is gone, and that part
+	// still holds its share of the node: Slurm's COMPLETING (CG).
+	// CompletingNodes are those nodes (squeue's NODELIST of a CG job).
+	// The controller sets both on the jobs it lists; they are never
+	// stored.
+	Completing      bool     `json:"completing,omitempty"`
+	CompletingNodes []string `json:"completing_nodes,omitempty"`
 
 	CPUs      int   `json:"cpus"`
 	MemBytes  int64 `json:"mem_bytes"`
@@ -523,26 +526,27 @@ func (j *Job) DisplayState() string {
 // a full record's bytes, so the biggest listings stay cheap to send and
 // decode.
 type JobBrief struct {
-	ID             uint64     `json:"id"`
-	Name           string     `json:"name"`
-	User           string     `json:"user"`
-	Partition      string     `json:"partition"`
-	State          JobState   `json:"state"`
-	Completing     bool       `json:"completing,omitempty"`
-	Reason         Reason     `json:"reason,omitempty"`
-	NodeCount      int        `json:"node_count,omitempty"`
-	StartTime      *time.Time `json:"start_time,omitempty"`
-	EndTime        *time.Time `json:"end_time,omitempty"`
-	SuspendTime    *time.Time `json:"suspend_time,omitempty"`
-	SuspendedSecs  int64      `json:"suspended_s,omitempty"`
-	Nodes          []string   `json:"nodes,omitempty"`
-	FGPUHundredths int        `json:"fgpu_hundredths,omitempty"`
-	GPUs           int        `json:"gpus,omitempty"`
-	GPUType        string     `json:"gpu_type,omitempty"`
-	GPUAlloc       []NodeGPUs `json:"gpu_alloc,omitempty"`
-	ArrayJobID     uint64     `json:"array_job_id,omitempty"`
-	ArrayTaskID    *int       `json:"array_task_id,omitempty"`
-	ArrayTasks     string     `json:"array_tasks,omitempty"`
+	ID              uint64     `json:"id"`
+	Name            string     `json:"name"`
+	User            string     `json:"user"`
+	Partition       string     `json:"partition"`
+	State           JobState   `json:"state"`
+	Completing      bool       `json:"completing,omitempty"`
+	CompletingNodes []string   `json:"completing_nodes,omitempty"`
+	Reason          Reason     `json:"reason,omitempty"`
+	NodeCount       int        `json:"node_count,omitempty"`
+	StartTime       *time.Time `json:"start_time,omitempty"`
+	EndTime         *time.Time `json:"end_time,omitempty"`
+	SuspendTime     *time.Time `json:"suspend_time,omitempty"`
+	SuspendedSecs   int64      `json:"suspended_s,omitempty"`
+	Nodes           []string   `json:"nodes,omitempty"`
+	FGPUHundredths  int        `json:"fgpu_hundredths,omitempty"`
+	GPUs            int        `json:"gpus,omitempty"`
+	GPUType         string     `json:"gpu_type,omitempty"`
+	GPUAlloc        []NodeGPUs `json:"gpu_alloc,omitempty"`
+	ArrayJobID      uint64     `json:"array_job_id,omitempty"`
+	ArrayTaskID     *int       `json:"array_task_id,omitempty"`
+	ArrayTasks      string     `json:"array_tasks,omitempty"`
 	// Priority and Hold are squeue's default order (partition, state,
 	// priority), so that squeue lists from this view.
 	Priority int64  `json:"priority,omitempty"`
@@ -552,7 +556,7 @@ type JobBrief struct {
 // BriefOf is j's brief view.
 func BriefOf(j *Job) JobBrief {
 	return JobBrief{ID: j.ID, Name: j.Name, User: j.User, Partition: j.Partition, State: j.State,
-		Completing: j.Completing, Reason: j.Reason, NodeCount: j.NodeCount, StartTime: j.StartTime, EndTime: j.EndTime,
+		Completing: j.Completing, CompletingNodes: j.CompletingNodes, Reason: j.Reason, NodeCount: j.NodeCount, StartTime: j.StartTime, EndTime: j.EndTime,
 		SuspendTime: j.SuspendTime, SuspendedSecs: j.SuspendedSecs, Nodes: j.Nodes,
 		FGPUHundredths: j.FGPUHundredths, GPUs: j.GPUs, GPUType: j.GPUType, GPUAlloc: j.GPUAlloc,
 		ArrayJobID: j.ArrayJobID, ArrayTaskID: j.ArrayTaskID, ArrayTasks: j.ArrayTasks,
@@ -561,7 +565,7 @@ func BriefOf(j *Job) JobBrief {
 
 // Job is the Job b stands for, its other fields zero.
 func (b *JobBrief) Job() Job {
-	return Job{ID: b.ID, Name: b.Name, User: b.User, Partition: b.Partition, State: b.State, Completing: b.Completing, Reason: b.Reason,
+	return Job{ID: b.ID, Name: b.Name, User: b.User, Partition: b.Partition, State: b.State, Completing: b.Completing, CompletingNodes: b.CompletingNodes, Reason: b.Reason,
 		NodeCount: b.NodeCount, StartTime: b.StartTime, EndTime: b.EndTime,
 		SuspendTime: b.SuspendTime, SuspendedSecs: b.SuspendedSecs, Nodes: b.Nodes,
 		FGPUHundredths: b.FGPUHundredths, GPUs: b.GPUs, GPUType: b.GPUType, GPUAlloc: b.GPUAlloc,

@@ -7,6 +7,7 @@ import (
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/gpu"
+	"github.com/corral-hpc/corral/hostlist"
 	"github.com/corral-hpc/corral/sched"
 )
 
@@ -75,7 +76,7 @@ func (q *queue) holdPart(j *job, run *api.Job, node string, end time.Time) {
 		p.start = *run.StartTime
 	}
 	q.stopping[k] = p
-	j.stopping++
+	j.stoppingOn = append(j.stoppingOn, node)
 	q.completing[run.ID] = j
 	q.noteCompleting(j)
 }
@@ -89,18 +90,26 @@ func (q *queue) partGone(id uint64, node string) bool {
 		return false
 	}
 	delete(q.stopping, k)
-	if p.j.stopping--; p.j.stopping == 0 {
+	p.j.stoppingOn = slices.DeleteFunc(p.j.stoppingOn, func(n string) bool { return n == node })
+	if len(p.j.stoppingOn) == 0 {
+		p.j.stoppingOn = nil
 		delete(q.completing, id)
 	}
 	q.noteCompleting(p.j)
 	return true
 }
 
-// noteCompleting sets j's COMPLETING flag, a flag for views set under the
-// write lock and never stored: parts of it are stopping and it does not
-// run again yet.
+// noteCompleting sets j's COMPLETING flag and the nodes still stopping
+// it, for views: set under the write lock (a fresh slice each time, as
+// readers may hold the old one) and never stored. A job is COMPLETING
+// while parts of it stop and it does not run again yet.
 func (q *queue) noteCompleting(j *job) {
-	j.rec.Job.Completing = j.stopping > 0 && !j.state().Holds()
+	rec := &j.rec.Job
+	rec.Completing = len(j.stoppingOn) > 0 && !j.state().Holds()
+	rec.CompletingNodes = nil
+	if rec.Completing {
+		rec.CompletingNodes = slices.SortedFunc(slices.Values(j.stoppingOn), hostlist.Compare)
+	}
 }
 
 // partEndedEarly notes a node's end report for a part of running job j

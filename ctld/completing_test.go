@@ -23,8 +23,8 @@ func TestEndedJobHoldsItsOtherNodeUntilItsPartStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	j := tc.waitJob(id, "completed", inState(api.StateCompleted))
-	if !j.Completing || j.DisplayState() != "CG" {
-		t.Fatalf("ended job with its part on %s still running: completing=%v, shown %s", n2.name, j.Completing, j.DisplayState())
+	if !j.Completing || j.DisplayState() != "CG" || !slices.Equal(j.CompletingNodes, []string{n2.name}) {
+		t.Fatalf("ended job with its part on %s still running: completing=%v on %v, shown %s", n2.name, j.Completing, j.CompletingNodes, j.DisplayState())
 	}
 	waitSignalled(t, n2, id)
 	// A cycle after the end planned the next job (a start due now: the
@@ -147,8 +147,8 @@ func TestHeartbeatsHoldAndFreeFinishedJobsParts(t *testing.T) {
 	if q.reconcileParts("n1", nil, false, end.Add(time.Hour), grace) || q.partsEnded(early) || !j.rec.Job.Completing {
 		t.Fatal("n1's heartbeat or an earlier run's end freed the part on n2")
 	}
-	if !q.reconcileParts("n2", nil, false, end.Add(time.Hour), grace) || j.rec.Job.Completing || j.stopping != 0 {
-		t.Fatalf("n2 no longer lists it: completing=%v, %d parts", j.rec.Job.Completing, j.stopping)
+	if !q.reconcileParts("n2", nil, false, end.Add(time.Hour), grace) || j.rec.Job.Completing || j.stoppingOn != nil || j.rec.Job.CompletingNodes != nil {
+		t.Fatalf("n2 no longer lists it: completing=%v on %v (%v)", j.rec.Job.Completing, j.stoppingOn, j.rec.Job.CompletingNodes)
 	}
 	if running, _ := q.runningAndPending(nil); len(running) != 0 || q.allocation()["n2"].CPUs != 0 {
 		t.Fatalf("after the part stopped: running %+v, n2 allocated %d", running, q.allocation()["n2"].CPUs)
@@ -158,8 +158,8 @@ func TestHeartbeatsHoldAndFreeFinishedJobsParts(t *testing.T) {
 	run := j.rec.Job
 	q.holdParts(j, &run, []string{"n1", "n2"}, end)
 	q.partsGoneOn(map[string]bool{"n1": true})
-	if !slices.Equal(stoppingOn(q, 7), []string{"n2"}) || !j.rec.Job.Completing {
-		t.Fatalf("after n1 went down: stopping on %v, want n2", stoppingOn(q, 7))
+	if !slices.Equal(stoppingOn(q, 7), []string{"n2"}) || !j.rec.Job.Completing || !slices.Equal(j.rec.Job.CompletingNodes, []string{"n2"}) {
+		t.Fatalf("after n1 went down: stopping on %v (shown %v), want n2", stoppingOn(q, 7), j.rec.Job.CompletingNodes)
 	}
 	// A heartbeat built before the launch lists nothing: within the grace
 	// after the start it frees nothing.

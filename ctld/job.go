@@ -38,11 +38,10 @@ type job struct {
 	steps jobSteps
 	// alloc follows an allocation job's client (JobSpec.Allocation).
 	alloc allocClient
-	// stopping counts its parts being stopped; endedEarly are the nodes
-	// whose part of the present run ended while the job still ran
-	// (completing.go).
-	stopping   int
-	endedEarly []string
+	// stoppingOn are the nodes where parts of it are being stopped;
+	// endedEarly, those whose part of the present run ended while the job
+	// still ran (completing.go).
+	stoppingOn, endedEarly []string
 }
 
 // allocClient is what ctld knows of an allocation's client (salloc, or

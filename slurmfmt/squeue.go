@@ -77,7 +77,7 @@ var jobFields = map[string]jobField{
 	"m": {"MIN_MEMORY", NeedSummary, func(j *api.Job, _ *Env) string { return MemMB(j.MemBytes) }},
 	"M": {"TIME", NeedBrief, func(j *api.Job, e *Env) string { return Compact(int64(j.Elapsed(e.Now) / time.Second)) }},
 	"n": {"REQ_NODES", NeedFull, func(j *api.Job, _ *Env) string { return nodeList(j.Spec.NodeList) }},
-	"N": {"NODELIST", NeedBrief, func(j *api.Job, _ *Env) string { return nodeList(j.Nodes) }},
+	"N": {"NODELIST", NeedBrief, func(j *api.Job, _ *Env) string { return nodeList(listedNodes(j)) }},
 	"o": {"COMMAND", NeedBrief, func(*api.Job, *Env) string { return "(null)" }},
 	"p": {"PRIORITY", NeedSummary, func(j *api.Job, _ *Env) string {
 		return fmt.Sprintf("%16.14f", float64(priority(j))/float64(uint32(0xffffffff)))
@@ -90,7 +90,7 @@ var jobFields = map[string]jobField{
 		if showsReason(j) {
 			return "(" + reason(j) + ")"
 		}
-		return nodeList(j.Nodes)
+		return nodeList(listedNodes(j))
 	}},
 	"S": {"START_TIME", NeedSummary, func(j *api.Job, e *Env) string {
 		if j.StartTime != nil {
@@ -225,6 +225,15 @@ func (l *JobLayout) line(cell func(key string) (text string, whole bool)) string
 // showsReason: squeue's %R shows the reason, not nodes, of a job not
 // (or no longer) on nodes.
 func showsReason(j *api.Job) bool { return j.State == api.StatePending || len(j.Nodes) == 0 }
+
+// listedNodes are the nodes squeue lists for j: those still stopping
+// their part of a COMPLETING job (squeue(1), %N), else its allocation.
+func listedNodes(j *api.Job) []string {
+	if j.Completing && len(j.CompletingNodes) > 0 {
+		return j.CompletingNodes
+	}
+	return j.Nodes
+}
 
 // reason is the job's pending reason in Slurm's words: a job held at
 // submit or by its owner is JobHeldUser there.

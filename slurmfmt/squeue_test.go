@@ -290,7 +290,16 @@ func TestCompletingAsSlurm(t *testing.T) {
 	if got := jobFields["T"].value(j, env); got != "COMPLETING" {
 		t.Errorf("%%T = %q, want COMPLETING", got)
 	}
-	j.Completing = false
+	j.CompletingNodes = []string{"dev2"}
+	for _, k := range []string{"N", "R"} {
+		if got := jobFields[k].value(j, env); got != "dev2" {
+			t.Errorf("%%%s = %q, want the node still completing, dev2", k, got)
+		}
+	}
+	j.Completing, j.CompletingNodes = false, nil
+	if got := jobFields["N"].value(j, env); got != "dev[1-2]" {
+		t.Errorf("%%N once every part stopped = %q, want dev[1-2]", got)
+	}
 	if got := jobFields["t"].value(j, env); got != "F" {
 		t.Errorf("%%t once every part stopped = %q, want F", got)
 	}

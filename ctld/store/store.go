@@ -346,9 +346,9 @@ func (s *Store) PutJobs(recs ...*JobRecord) error {
 		if r.Job.ID == 0 {
 			return errors.New("store: PutJobs with job ID 0")
 		}
-		if r.Job.Completing { // a view's flag, true only while ctld runs
+		if r.Job.Completing || r.Job.CompletingNodes != nil { // a view's, set only while ctld runs
 			c := *r
-			c.Job.Completing = false
+			c.Job.Completing, c.Job.CompletingNodes = false, nil
 			r = &c
 		}
 		var err error

@@ -294,7 +294,7 @@ func TestCompletingIsNeverStored(t *testing.T) {
 	at := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	rec := newRecord("cg", at)
 	mustAdd(t, s, rec)
-	rec.Job.State, rec.Job.Completing = api.StateCompleted, true
+	rec.Job.State, rec.Job.Completing, rec.Job.CompletingNodes = api.StateCompleted, true, []string{"n2"}
 	if err := s.PutJobs(rec); err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +304,7 @@ func TestCompletingIsNeverStored(t *testing.T) {
 	s = MustReopen(t, s)
 	defer s.Close()
 	got := mustJobs(t, s)
-	if len(got) != 1 || got[0].Job.State != api.StateCompleted || got[0].Job.Completing {
+	if len(got) != 1 || got[0].Job.State != api.StateCompleted || got[0].Job.Completing || got[0].Job.CompletingNodes != nil {
 		t.Fatalf("stored job: %+v", got[0].Job)
 	}
 }
