@@ -12,7 +12,10 @@ const (
 	NodeIdle      NodeState = "IDLE"      // up, nothing allocated
 	NodeMixed     NodeState = "MIXED"     // up, partly allocated
 	NodeAllocated NodeState = "ALLOCATED" // up, fully allocated
-	NodeDown      NodeState = "DOWN"      // missed heartbeats or never registered
+	// NodeCompleting: up, held only by parts of ended runs still stopping
+	// there (docs/steps.md), as Slurm's COMPLETING.
+	NodeCompleting NodeState = "COMPLETING"
+	NodeDown       NodeState = "DOWN" // missed heartbeats or never registered
 	// An administrator drained the node: it takes no new jobs; DRAINING
 	// while jobs still run there, DRAINED once none do.
 	NodeDraining NodeState = "DRAINING"

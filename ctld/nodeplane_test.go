@@ -125,7 +125,7 @@ func TestNodeDownAfterTimeout(t *testing.T) {
 	if len(resp.Kill) != 1 || resp.Kill[0] != id {
 		t.Fatalf("Kill = %v, want [%d]", resp.Kill, id)
 	}
-	if n := tc.node("n1"); n.AllocCPUs != tc.job(id).CPUs || !slices.Equal(n.RunningJobs, []uint64{id}) || !tc.job(id).Completing {
+	if n := tc.node("n1"); n.State != api.NodeCompleting || n.AllocCPUs != tc.job(id).CPUs || !slices.Equal(n.RunningJobs, []uint64{id}) || !tc.job(id).Completing {
 		t.Fatalf("after re-register, still running the killed job: %s %v", n.State, n.RunningJobs)
 	}
 	if err := node.end(id, api.StateCompleted, 0); err != nil {

@@ -243,15 +243,17 @@ func (s *Server) listNodes() []api.Node {
 			jobsOn[name] = append(jobsOn[name], id)
 		}
 	}
+	stoppingOn := make(map[string]int)
 	for k := range s.q.stoppingParts() { // and the parts of ended runs still stopping
 		jobsOn[k.node] = append(jobsOn[k.node], k.id)
+		stoppingOn[k.node]++
 	}
 	held, gpuJobs := s.q.heldGPUs(), s.q.gpuJobs()
 	out := make([]api.Node, 0, s.nodes.count())
 	for name, n := range s.nodes.all() {
 		ids := jobsOn[name]
 		slices.Sort(ids)
-		v := n.view(name, alloc[name], ids)
+		v := n.view(name, alloc[name], ids, stoppingOn[name])
 		v.FGPUHundredths, v.AllocFGPUHundredths, v.FGPUPerGPUHundredths, v.GPUs = n.gpuView(name, s.parts, held, gpuJobs)
 		v.Features = slices.Clone(s.parts.features[name])
 		out = append(out, v)

@@ -10,8 +10,9 @@ import (
 // A node as listings show it.
 
 // state is the node's state and its reason for listings, given what its
-// running jobs hold and whether it has any.
-func (n *node) state(a sched.Resources, running bool) (api.NodeState, string) {
+// running jobs (and parts still stopping) hold, whether it has any, and
+// whether stopping parts are all it has.
+func (n *node) state(a sched.Resources, running, onlyStopping bool) (api.NodeState, string) {
 	switch {
 	case !n.up && n.rec.Down:
 		return api.NodeDown, n.rec.Drain
@@ -23,6 +24,8 @@ func (n *node) state(a sched.Resources, running bool) (api.NodeState, string) {
 		return api.NodeDrained, n.rec.Drain
 	case a.CPUs == 0 && a.MemBytes == 0:
 		return api.NodeIdle, n.reason
+	case onlyStopping:
+		return api.NodeCompleting, n.reason
 	case a.CPUs >= n.rec.CPUs || a.MemBytes >= n.rec.MemBytes:
 		return api.NodeAllocated, n.reason
 	default:
@@ -31,9 +34,10 @@ func (n *node) state(a sched.Resources, running bool) (api.NodeState, string) {
 }
 
 // view is the node as listings show it, given what its running jobs
-// (ids) hold of it; its GPUs are gpuView's.
-func (n *node) view(name string, a sched.Resources, ids []uint64) api.Node {
-	st, reason := n.state(a, len(ids) > 0)
+// and parts still stopping (ids, stopping of them the latter) hold of it;
+// its GPUs are gpuView's.
+func (n *node) view(name string, a sched.Resources, ids []uint64, stopping int) api.Node {
+	st, reason := n.state(a, len(ids) > 0, stopping > 0 && stopping == len(ids))
 	v := api.Node{Name: name, Addr: n.rec.Addr, State: st, Reason: reason,
 		CPUs: n.rec.CPUs, MemBytes: n.rec.MemBytes, AllocCPUs: a.CPUs, AllocMemBytes: a.MemBytes,
 		Partitions: append([]string{}, n.parts...), LastHeartbeat: n.rec.LastSeen, RunningJobs: ids,

@@ -60,7 +60,7 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descJobs, prometheus.GaugeValue, float64(n), strings.ToLower(k.state), k.part)
 	}
 	nodes := map[string]int{}
-	for _, st := range []api.NodeState{api.NodeIdle, api.NodeMixed, api.NodeAllocated, api.NodeDown, api.NodeDraining, api.NodeDrained} {
+	for _, st := range []api.NodeState{api.NodeIdle, api.NodeMixed, api.NodeAllocated, api.NodeCompleting, api.NodeDown, api.NodeDraining, api.NodeDrained} {
 		nodes[strings.ToLower(string(st))] = 0
 	}
 	for _, n := range s.listNodes() {

@@ -221,7 +221,7 @@ func nodeCounts(g *NodeGroup) (alloc, idle, other int) {
 		switch n.State {
 		case api.NodeIdle:
 			idle++
-		case api.NodeMixed, api.NodeAllocated, api.NodeDraining:
+		case api.NodeMixed, api.NodeAllocated, api.NodeCompleting, api.NodeDraining:
 			alloc++
 		default:
 			other++
@@ -231,7 +231,7 @@ func nodeCounts(g *NodeGroup) (alloc, idle, other int) {
 }
 
 func up(n *api.Node) bool {
-	return n.State == api.NodeIdle || n.State == api.NodeMixed || n.State == api.NodeAllocated
+	return n.State == api.NodeIdle || n.State == api.NodeMixed || n.State == api.NodeAllocated || n.State == api.NodeCompleting
 }
 
 func groupNames(g *NodeGroup) string {
@@ -264,6 +264,8 @@ func nodeStateShort(s api.NodeState) string {
 		return "mix"
 	case api.NodeAllocated:
 		return "alloc"
+	case api.NodeCompleting:
+		return "comp"
 	case api.NodeDraining:
 		return "drng"
 	case api.NodeDrained:
@@ -272,8 +274,8 @@ func nodeStateShort(s api.NodeState) string {
 	return strings.ToLower(string(s))
 }
 
-// nodeStateLong is sinfo's %T: idle, mixed, allocated, down, draining,
-// drained.
+// nodeStateLong is sinfo's %T: idle, mixed, allocated, completing,
+// down, draining, drained.
 func nodeStateLong(s api.NodeState) string { return strings.ToLower(string(s)) }
 
 // NodeStateMatches reports whether a node in s passes an sinfo -t name

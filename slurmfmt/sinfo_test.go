@@ -110,6 +110,7 @@ func TestNodeStateMatches(t *testing.T) {
 		{api.NodeIdle, "IDLE", true}, {api.NodeMixed, "mix", true}, {api.NodeMixed, "mixed", true},
 		{api.NodeAllocated, "alloc", true}, {api.NodeDraining, "drain", true}, {api.NodeDrained, "drain", true},
 		{api.NodeDraining, "drng", true}, {api.NodeIdle, "down", false},
+		{api.NodeCompleting, "comp", true}, {api.NodeCompleting, "COMPLETING", true}, {api.NodeCompleting, "idle", false},
 	} {
 		if got := NodeStateMatches(tc.s, tc.name); got != tc.want {
 			t.Errorf("NodeStateMatches(%s, %q) = %v", tc.s, tc.name, got)
@@ -132,5 +133,25 @@ func TestNodeRecordFeatures(t *testing.T) {
 		if !strings.Contains(b.String(), tc.want) {
 			t.Errorf("scontrol show node %s:\n%s\nwant it to hold %q", tc.n.Name, b.String(), tc.want)
 		}
+	}
+}
+
+// A node held only by parts of ended runs still stopping is Slurm's
+// COMPLETING: comp in sinfo, IDLE+COMPLETING in scontrol (its base
+// state and the flag), counted allocated and up.
+func TestCompletingNode(t *testing.T) {
+	n := api.Node{Name: "n2", State: api.NodeCompleting, CPUs: 4, AllocCPUs: 4}
+	if got := nodeStateShort(n.State); got != "comp" {
+		t.Errorf("sinfo %%t = %q, want comp", got)
+	}
+	if alloc, idle, other := nodeCounts(&NodeGroup{Nodes: []*api.Node{&n}}); alloc != 1 || idle != 0 || other != 0 || !up(&n) {
+		t.Errorf("counted %d/%d/%d (A/I/O), up %v", alloc, idle, other, up(&n))
+	}
+	var b strings.Builder
+	if err := NodeRecord(&b, &n, &Env{Now: testNow}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), " State=IDLE+COMPLETING ") {
+		t.Errorf("scontrol show node:\n%s", b.String())
 	}
 }
