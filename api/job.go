@@ -490,7 +490,8 @@ type JobFilter struct {
 	// takes no States and no All.
 	WithSteps bool
 	// Completing adds the jobs COMPLETING (Job.Completing) to States
-	// (query completing=1); a listing without States has them anyway.
+	// (query completing=1); alone, it lists only them. A listing with
+	// neither has them anyway, beside the pending and running ones.
 	Completing bool
 }
 

@@ -34,6 +34,10 @@ func addStates(f *api.JobFilter, words []string) error {
 			f.All = true
 			continue
 		}
+		if strings.EqualFold(s, "CG") || strings.EqualFold(s, "COMPLETING") { // a flag, not a state (docs/steps.md)
+			f.Completing = true
+			continue
+		}
 		st, err := api.ParseJobState(s)
 		if err != nil {
 			return err

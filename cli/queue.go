@@ -22,7 +22,7 @@ func queueCommand() *ucli.Command {
 		Flags: []ucli.Flag{
 			&ucli.StringSliceFlag{Name: "user", Aliases: []string{"u"}, Usage: "only jobs of these users (repeatable, comma list)"},
 			&ucli.BoolFlag{Name: "me", Usage: "only my jobs"},
-			&ucli.StringSliceFlag{Name: "states", Aliases: []string{"t", "state"}, Usage: "only jobs in these states: names or short codes (PD,R,CD,...) or all"},
+			&ucli.StringSliceFlag{Name: "states", Aliases: []string{"t", "state"}, Usage: "only jobs in these states: names or short codes (PD,R,CD,...), CG (completing) or all"},
 			&ucli.StringSliceFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "only these job IDs (comma list; 123_4 is one array task)"},
 			&ucli.BoolFlag{Name: "array", Aliases: []string{"r"}, Usage: "one line per array task instead of 123_[4-15] for an array's pending tasks"},
 			&ucli.BoolFlag{Name: "start", Usage: "pending jobs only, with their planned START_TIME and SCHEDNODES (like squeue --start)"},

@@ -94,6 +94,8 @@ func TestQueueFilters(t *testing.T) {
 		{[]string{"-t", "PD,r"}, url.Values{"state": {"PENDING", "RUNNING"}}},
 		{[]string{"--states=completed", "-t", "CA"}, url.Values{"state": {"COMPLETED", "CANCELLED"}, "all": {"1"}}},
 		{[]string{"-t", "all"}, url.Values{"all": {"1"}}},
+		{[]string{"-t", "CG"}, url.Values{"completing": {"1"}}}, // the flag, shown in ST
+		{[]string{"-t", "pd,completing"}, url.Values{"state": {"PENDING"}, "completing": {"1"}}},
 		{[]string{"-j", "5,6", "--jobs", "7"}, url.Values{"id": {"5", "6", "7"}, "all": {"1"}}},
 		{[]string{"-ualice", "-tR", "-j9"}, url.Values{"user": {"alice"}, "state": {"RUNNING"}, "id": {"9"}, "all": {"1"}}},
 	} {

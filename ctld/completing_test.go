@@ -46,7 +46,8 @@ func TestEndedJobHoldsItsOtherNodeUntilItsPartStops(t *testing.T) {
 	for _, c := range []struct {
 		query string
 		want  []uint64
-	}{{"?state=PD&completing=1", []uint64{id, next}}, {"?state=PD", []uint64{next}}, {"?state=R&completing=1", []uint64{id}}} {
+	}{{"?state=PD&completing=1", []uint64{id, next}}, {"?state=PD", []uint64{next}}, {"?state=R&completing=1", []uint64{id}},
+		{"?completing=1", []uint64{id}}, {"", []uint64{id, next}}} {
 		code, body := callAs(t, tc, uidOwner, http.MethodGet, "/v1/jobs"+c.query, nil)
 		var got []api.Job
 		if code != http.StatusOK || json.Unmarshal(body, &got) != nil {
@@ -59,6 +60,11 @@ func TestEndedJobHoldsItsOtherNodeUntilItsPartStops(t *testing.T) {
 		if !slices.Equal(ids, c.want) {
 			t.Errorf("GET /v1/jobs%s: %v, want %v", c.query, ids, c.want)
 		}
+	}
+	code, body = callAs(t, tc, uidOwner, http.MethodGet, "/v1/jobs?completing=1&limit=10", nil)
+	var page api.JobPage
+	if code != http.StatusOK || json.Unmarshal(body, &page) != nil || len(page.Jobs) != 1 || page.Jobs[0].ID != id {
+		t.Errorf("a page of the completing jobs: %d %s", code, body)
 	}
 	if code, body := callAs(t, tc, uidOwner, http.MethodGet, "/v1/jobs?steps=1&completing=1", nil); code != http.StatusBadRequest {
 		t.Errorf("steps=1&completing=1: %d %s, want 400", code, body)

@@ -29,11 +29,15 @@ func jobMatcher(f api.JobFilter) (match func(*api.Job) bool, includeFinished boo
 }
 
 // stateShown is which states a listing with filter f shows: those named,
-// or every unfinished one and, with includeFinished, the finished ones.
+// or every unfinished one and, with includeFinished, the finished ones;
+// none when it names only the COMPLETING jobs (completing=1 alone).
 func stateShown(f api.JobFilter, includeFinished bool) func(api.JobState) bool {
 	return func(st api.JobState) bool {
-		if len(f.States) > 0 {
+		switch {
+		case len(f.States) > 0:
 			return slices.Contains(f.States, st)
+		case f.Completing:
+			return false
 		}
 		return includeFinished || !st.Terminal()
 	}
