@@ -152,24 +152,24 @@ func (q *queue) partsEnded(events []api.JobEvent) (freed bool) {
 }
 
 // reconcileParts compares node's heartbeat (running: the jobs it lists)
-// with the parts stopping there. A finished job it still lists is held
-// there if the node just came up (after a controller restart, or back
-// from DOWN) or grace has passed since the job's end: a heartbeat built
-// just before ctld acknowledged the end may still list it, and the part
-// is gone. A stopping part it no longer lists is gone, once grace has
-// passed since its run started (a heartbeat built before the launch
-// lists nothing). It reports whether anything was freed.
+// with the parts stopping there. A job it still lists whose last run on
+// it has ended (finished, or requeued since) is held there if the node
+// just came up (after a controller restart, or back from DOWN) or grace
+// has passed since that run's end: a heartbeat built just before ctld
+// acknowledged the end may still list it, and the part is gone. A
+// stopping part it no longer lists is gone, once grace has passed since
+// its run started (a heartbeat built before the launch lists nothing).
+// It reports whether anything was freed.
 func (q *queue) reconcileParts(node string, running []uint64, cameUp bool, now time.Time, grace time.Duration) (freed bool) {
 	listed := make(map[uint64]bool, len(running))
 	for _, id := range running {
 		listed[id] = true
 		j := q.jobs[id]
-		if j == nil || !j.state().Terminal() || !j.runsOn(node) {
+		if j == nil || j.state().Holds() {
 			continue
 		}
-		if end := j.rec.Job.EndTime; end != nil && (cameUp || now.Sub(*end) > grace) {
-			run := j.rec.Job // its record now is its last run's
-			q.holdPart(j, &run, node, *end)
+		if run, ok := endedRunOn(j, node); ok && (cameUp || now.Sub(*run.EndTime) > grace) {
+			q.holdPart(j, run, node, *run.EndTime)
 		}
 	}
 	for k, p := range q.stopping {
@@ -178,6 +178,24 @@ func (q *queue) reconcileParts(node string, running []uint64, cameUp bool, now t
 		}
 	}
 	return freed
+}
+
+// endedRunOn is the record of j's last run, which ran on node and has
+// ended: the job's own record when it finished, else (requeued since)
+// that run's as it was. ok is false when there is none.
+func endedRunOn(j *job, node string) (run *api.Job, ok bool) {
+	rec := j.rec.Job // a copy: the part keeps it
+	if !rec.State.Terminal() {
+		if len(rec.Runs) == 0 {
+			return nil, false
+		}
+		last := rec.Runs[len(rec.Runs)-1]
+		rec.Nodes, rec.StartTime, rec.EndTime = last.Nodes, &last.StartTime, &last.EndTime
+	}
+	if rec.EndTime == nil || !slices.Contains(rec.Nodes, node) {
+		return nil, false
+	}
+	return &rec, true
 }
 
 // isStopping reports whether job id's part on node is being stopped.

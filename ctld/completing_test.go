@@ -327,3 +327,25 @@ func TestStoppingPartHoldsItsGPUs(t *testing.T) {
 		}
 	}
 }
+
+// A requeued job a node still lists when it comes up (its old run's part
+// still stopping across a controller restart) is held there from that
+// run's record, though the job's own record no longer names the node.
+func TestHeartbeatHoldsARequeuedJobsOldRun(t *testing.T) {
+	q := newQueue()
+	start := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	j := &job{rec: store.JobRecord{Job: api.Job{ID: 5, State: api.StatePending, CPUs: 2,
+		Runs: []api.JobRun{{State: api.StateRequeued, StartTime: start, EndTime: start.Add(time.Minute), Nodes: []string{"n1", "n2"}}}}}}
+	q.track(j)
+	if q.reconcileParts("n3", []uint64{5}, true, start.Add(2*time.Minute), 5*time.Second); j.rec.Job.Completing {
+		t.Fatal("held on a node its run never ran on")
+	}
+	q.reconcileParts("n2", []uint64{5}, true, start.Add(2*time.Minute), 5*time.Second)
+	if !j.rec.Job.Completing || !slices.Equal(j.rec.Job.CompletingNodes, []string{"n2"}) || q.allocation()["n2"].CPUs != 2 {
+		t.Fatalf("requeued job listed by n2 as it came up: completing=%v on %v, n2 allocated %d",
+			j.rec.Job.Completing, j.rec.Job.CompletingNodes, q.allocation()["n2"].CPUs)
+	}
+	if !q.reconcileParts("n2", nil, false, start.Add(3*time.Minute), 5*time.Second) || j.rec.Job.Completing {
+		t.Fatal("n2's next heartbeat without it did not free it")
+	}
+}
