@@ -74,7 +74,7 @@ func startWebCluster(t *testing.T) (*Cluster, string) {
 	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	c := StartCluster(t, ClusterOpts{Nodes: []NodeOpts{{Name: "n1", CPUs: 2, Mem: "2G"}},
 		CtldArgs: []string{"--web", addr, "--web-trusted-header", "X-Remote-User"}})
-	return c, "http://" + addr
+	return c, "http://" + c.WebAddr() // picked again if addr was taken before ctld bound it
 }
 
 // signInAsCaller opens a `corral dashboard` link (root's) in b.

@@ -329,7 +329,8 @@ func WebCluster(t testing.TB, opts ClusterOpts, ctldArgs ...string) (*Cluster, s
 	t.Helper()
 	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	opts.CtldArgs = append([]string{"--web", addr}, ctldArgs...)
-	return StartCluster(t, opts), "http://" + addr
+	c := StartCluster(t, opts)
+	return c, "http://" + c.WebAddr() // picked again if addr was taken before ctld bound it
 }
 
 // indicatorJS reads the indicator's numbers as "resource/scope" →

@@ -22,8 +22,8 @@ import (
 // the session runs on.
 func TestDashboardTerminalInTheContainer(t *testing.T) {
 	web := "127.0.0.1:" + strconv.Itoa(freePort(t))
-	base := "http://" + web
 	c := StartCluster(t, ClusterOpts{CtldArgs: []string{"--web", web}})
+	base := "http://" + c.WebAddr()
 	c.endJobsAtCleanup()
 	id := c.Submit(jobDir(t), "-J", "sess", "-c", "1", "--mem", "256M", "-o", "/dev/null", "--wrap", "sleep 3000")
 	c.WaitState(id, api.StateRunning, 60*time.Second)
@@ -46,7 +46,7 @@ func TestDashboardTerminalInTheContainer(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	u := fmt.Sprintf("ws://%s/jobs/%d/terminal/ws", web, id)
+	u := fmt.Sprintf("ws://%s/jobs/%d/terminal/ws", c.WebAddr(), id)
 	if _, resp, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPClient: hc, HTTPHeader: http.Header{"Origin": {"http://elsewhere.example"}}}); err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("a cross-origin terminal: %v, want 403", err)
 	}
