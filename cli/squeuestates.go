@@ -67,9 +67,9 @@ func (sel stateSelection) apply(f *api.JobFilter) {
 	if sel.all || !sel.named {
 		return
 	}
-	f.States = dedupeStates(append(slices.Clone(sel.states), api.StateRunning))
-	if !sel.configuring && !slices.Contains(sel.states, api.StateRunning) {
-		f.States = slices.DeleteFunc(f.States, func(s api.JobState) bool { return s == api.StateRunning })
+	f.States = dedupeStates(slices.Clone(sel.states))
+	if sel.configuring && !slices.Contains(f.States, api.StateRunning) { // a configuring job is RUNNING
+		f.States = append(f.States, api.StateRunning)
 	}
 	f.Completing = sel.completing
 }
