@@ -161,9 +161,7 @@ func (q *queue) partsEnded(events []api.JobEvent) (freed bool) {
 // its run started (a heartbeat built before the launch lists nothing).
 // It reports whether anything was freed.
 func (q *queue) reconcileParts(node string, running []uint64, cameUp bool, now time.Time, grace time.Duration) (freed bool) {
-	listed := make(map[uint64]bool, len(running))
 	for _, id := range running {
-		listed[id] = true
 		j := q.jobs[id]
 		if j == nil || j.state().Holds() {
 			continue
@@ -171,6 +169,13 @@ func (q *queue) reconcileParts(node string, running []uint64, cameUp bool, now t
 		if run, ok := endedRunOn(j, node); ok && (cameUp || now.Sub(*run.EndTime) > grace) {
 			q.holdPart(j, run, node, *run.EndTime)
 		}
+	}
+	if len(q.stopping) == 0 { // every heartbeat comes here: most find nothing stopping
+		return false
+	}
+	listed := make(map[uint64]bool, len(running))
+	for _, id := range running {
+		listed[id] = true
 	}
 	for k, p := range q.stopping {
 		if k.node == node && !listed[k.id] && now.Sub(p.start) > grace {
