@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -169,13 +170,74 @@ func shortTempDir(t testing.TB) string {
 	return dir
 }
 
+// freePort picks a loopback port nothing listens on, for a server the
+// test starts later (ctld's, a job's app). It picks outside the kernel's
+// ephemeral range: a port inside it, free when picked, may be handed to
+// any process's outgoing connection before the server binds it, which
+// `make test` once showed as "bind: address already in use" while other
+// packages' tests ran beside e2e. The kernel hands out nothing outside
+// the range by itself, and this process never picks the same port twice.
 func freePort(t testing.TB) int {
+	t.Helper()
+	lo, hi := portsOutsideEphemeral()
+	for try := 0; try < 200 && hi > lo; try++ {
+		port := lo + rand.IntN(hi-lo)
+		if !claimPort(port) {
+			continue
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			continue // some server has it
+		}
+		l.Close()
+		return port
+	}
+	// No room outside the range (or none free): the kernel's pick.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+var (
+	pickedMu sync.Mutex
+	picked   = map[int]bool{}
+)
+
+// claimPort reports whether port was not picked before, and marks it.
+func claimPort(port int) bool {
+	pickedMu.Lock()
+	defer pickedMu.Unlock()
+	if picked[port] {
+		return false
+	}
+	picked[port] = true
+	return true
+}
+
+// portsOutsideEphemeral is [lo, hi): from 10000 up to the start of
+// net.ipv4.ip_local_port_range (32768 on a stock kernel), or else above
+// its end; lo == hi when neither leaves a thousand ports.
+func portsOutsideEphemeral() (lo, hi int) {
+	first, last := 32768, 60999
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			a, errA := strconv.Atoi(f[0])
+			b, errB := strconv.Atoi(f[1])
+			if errA == nil && errB == nil {
+				first, last = a, b
+			}
+		}
+	}
+	switch {
+	case first-10000 >= 1000:
+		return 10000, first
+	case 65535-last >= 1000:
+		return last + 1, 65536
+	}
+	return 0, 0
 }
 
 func (c *Cluster) logFile(name string) *os.File {
@@ -618,4 +680,32 @@ func TestCtldStartRepicksATakenPort(t *testing.T) {
 		t.Fatalf("the dashboard on %s: %v", c.WebAddr(), err)
 	}
 	resp.Body.Close()
+}
+
+// TestFreePortIsOutsideTheEphemeralRange: the ports the tests give their
+// servers are ones the kernel never hands to a connection by itself, and
+// never the same twice.
+func TestFreePortIsOutsideTheEphemeralRange(t *testing.T) {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		t.Skipf("no ip_local_port_range to check against: %v", err)
+	}
+	var first, last int
+	if _, err := fmt.Sscan(string(b), &first, &last); err != nil {
+		t.Fatalf("ip_local_port_range %q: %v", b, err)
+	}
+	if lo, hi := portsOutsideEphemeral(); hi == lo {
+		t.Skipf("the ephemeral range %d-%d leaves no room outside it", first, last)
+	}
+	seen := map[int]bool{}
+	for range 50 {
+		p := freePort(t)
+		if p >= first && p <= last {
+			t.Fatalf("freePort gave %d, inside the ephemeral range %d-%d", p, first, last)
+		}
+		if seen[p] {
+			t.Fatalf("freePort gave %d twice", p)
+		}
+		seen[p] = true
+	}
 }
