@@ -58,6 +58,10 @@ type Node struct {
 	Partitions    []string  `json:"partitions"`
 	LastHeartbeat time.Time `json:"last_heartbeat"`
 	RunningJobs   []uint64  `json:"running_jobs,omitempty"`
+	// Completing: a part of an ended run is still stopping there
+	// (Slurm's COMPLETING flag, on top of the state); the state is
+	// NodeCompleting when such parts are all it holds.
+	Completing bool `json:"completing,omitempty"`
 	// fGPU of the node in hundredths: total, allocated, and what one of
 	// its GPUs is worth (fgpu_per_gpu); GPUs lists its devices.
 	FGPUHundredths       int       `json:"fgpu_hundredths,omitempty"`

@@ -142,7 +142,7 @@ func listNodes(c *ucli.Context) error {
 	for _, n := range nodes {
 		row := []string{
 			n.Name,
-			strings.ToLower(string(n.State)),
+			nodeStateText(&n),
 			fmt.Sprintf("%d/%d", n.AllocCPUs, n.CPUs),
 			formatSize(n.AllocMemBytes) + "/" + formatSize(n.MemBytes),
 		}
@@ -163,4 +163,14 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// nodeStateText is the node's state in `corral nodes`, with +completing
+// where a part of an ended run still stops on a node that also runs jobs.
+func nodeStateText(n *api.Node) string {
+	st := strings.ToLower(string(n.State))
+	if n.Completing && n.State != api.NodeCompleting {
+		st += "+completing"
+	}
+	return st
 }

@@ -101,7 +101,7 @@ func sinfo(s *slurmRun, r *slurmopt.Result) error {
 	env := &slurmfmt.Env{Now: time.Now()}
 	groups := layout.Group(parts, nodes, perNode, env)
 	if r.Has("list-reasons") {
-		groups = slices.DeleteFunc(groups, func(g slurmfmt.NodeGroup) bool { return g.Nodes[0].Reason == "" })
+		groups = slices.DeleteFunc(groups, func(g slurmfmt.NodeGroup) bool { return len(g.Nodes) == 0 || g.Nodes[0].Reason == "" })
 	}
 	if r.Has("long") && !r.Has("noheader") {
 		s.stdout.WriteString(slurmfmt.Ctime(env.Now)) // sinfo dates a long report
@@ -130,6 +130,6 @@ func sinfoNodes(r *slurmopt.Result, nodes []api.Node) ([]api.Node, error) {
 			r.Has("responding") && n.State == api.NodeDown {
 			return true
 		}
-		return len(states) > 0 && !slices.ContainsFunc(states, func(st string) bool { return slurmfmt.NodeStateMatches(n.State, st) })
+		return len(states) > 0 && !slices.ContainsFunc(states, func(st string) bool { return slurmfmt.NodeStateMatches(&n, st) })
 	}), nil
 }

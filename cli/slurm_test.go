@@ -330,6 +330,35 @@ func TestSinfo(t *testing.T) {
 	if r := f.slurm(t, "", "sinfo", "-R", "-h"); r.stdout != "not responding       Unknown   Unknown             dev3\n" {
 		t.Errorf("sinfo -R: %q %q", r.stdout, r.stderr)
 	}
+	// A partition none of whose nodes is listed keeps its line where the
+	// partition is shown, as Slurm 22.05's sinfo printed it: 0 nodes,
+	// state n/a, no node list (a format without the partition prints
+	// nothing for it).
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-t", "idle"}, "" +
+			"PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\n" +
+			"batch*       up   infinite      1   idle dev1\n" +
+			"gpu          up    2:00:00      0    n/a \n"},
+		{[]string{"-h", "-t", "drain", "-o", "%D"}, ""},
+		{[]string{"-h", "-t", "drain", "-o", "%P %D %t %T %N %C %F %A %c %m %z %E"}, "" +
+			"batch* 0 n/a n/a  0/0/0/0 0/0/0/0 0/0 0 0 0:0:0 none\n" +
+			"gpu 0 n/a n/a  0/0/0/0 0/0/0/0 0/0 0 0 0:0:0 none\n"},
+		{[]string{"-h", "-t", "idle", "-p", "gpu", "-o", "%D"}, ""},
+		{[]string{"-h", "-t", "idle", "-p", "gpu", "-O", "Partition,Nodes"}, "gpu                 0                   \n"},
+		{[]string{"-h", "-n", "nosuch", "-s"}, "" +
+			"batch*       up   infinite          0/0/0/0 \n" +
+			"gpu          up    2:00:00          0/0/0/0 \n"},
+		{[]string{"-h", "-N", "-t", "drain"}, ""},
+		{[]string{"-h", "-R", "-o", "%P %E"}, "batch* not responding\n"},
+	} {
+		r := f.slurm(t, "", "sinfo", c.args...)
+		if r.code != 0 || r.stdout != c.want {
+			t.Errorf("sinfo %v: exit %d %q\n%q\nwant:\n%q", c.args, r.code, r.stderr, r.stdout, c.want)
+		}
+	}
 }
 
 func TestSprioSshare(t *testing.T) {

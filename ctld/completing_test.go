@@ -69,10 +69,10 @@ func TestEndedJobHoldsItsOtherNodeUntilItsPartStops(t *testing.T) {
 	if code, body := callAs(t, tc, uidOwner, http.MethodGet, "/v1/jobs?steps=1&completing=1", nil); code != http.StatusBadRequest {
 		t.Errorf("steps=1&completing=1: %d %s, want 400", code, body)
 	}
-	if v := tc.node(n2.name); !slices.Contains(v.RunningJobs, id) || v.AllocCPUs != 4 || v.State != api.NodeCompleting {
-		t.Fatalf("node %s while it stops the part: %s, jobs %v, %d CPUs allocated", n2.name, v.State, v.RunningJobs, v.AllocCPUs)
+	if v := tc.node(n2.name); !slices.Contains(v.RunningJobs, id) || v.AllocCPUs != 4 || v.State != api.NodeCompleting || !v.Completing {
+		t.Fatalf("node %s while it stops the part: %s (completing=%v), jobs %v, %d CPUs allocated", n2.name, v.State, v.Completing, v.RunningJobs, v.AllocCPUs)
 	}
-	if v := tc.node(n1.name); slices.Contains(v.RunningJobs, id) || v.AllocCPUs != 0 {
+	if v := tc.node(n1.name); slices.Contains(v.RunningJobs, id) || v.AllocCPUs != 0 || v.Completing {
 		t.Fatalf("node %s after its part ended: jobs %v, %d CPUs allocated", n1.name, v.RunningJobs, v.AllocCPUs)
 	}
 

@@ -14,6 +14,7 @@ import (
 	"github.com/corral-hpc/corral/ctld/lifecycle"
 	"github.com/corral-hpc/corral/ctld/store"
 	"github.com/corral-hpc/corral/hostlist"
+	"github.com/corral-hpc/corral/sched"
 )
 
 // checkRegister rejects registrations that would confuse everything else.
@@ -244,16 +245,18 @@ func (s *Server) listNodes() []api.Node {
 		}
 	}
 	stoppingOn := make(map[string]int)
-	for k := range s.q.stoppingParts() { // and the parts of ended runs still stopping
+	stopHeld := make(map[string]sched.Resources)
+	for k, p := range s.q.stoppingParts() { // and the parts of ended runs still stopping
 		jobsOn[k.node] = append(jobsOn[k.node], k.id)
 		stoppingOn[k.node]++
+		stopHeld[k.node] = stopHeld[k.node].Add(perNode(p.run))
 	}
 	held, gpuJobs := s.q.heldGPUs(), s.q.gpuJobs()
 	out := make([]api.Node, 0, s.nodes.count())
 	for name, n := range s.nodes.all() {
 		ids := jobsOn[name]
 		slices.Sort(ids)
-		v := n.view(name, alloc[name], ids, stoppingOn[name])
+		v := n.view(name, alloc[name], stopHeld[name], ids, stoppingOn[name])
 		v.FGPUHundredths, v.AllocFGPUHundredths, v.FGPUPerGPUHundredths, v.GPUs = n.gpuView(name, s.parts, held, gpuJobs)
 		v.Features = slices.Clone(s.parts.features[name])
 		out = append(out, v)

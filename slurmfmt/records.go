@@ -241,10 +241,7 @@ func tres(j *api.Job, nodes int) string {
 
 // NodeRecord prints n as `scontrol show node` does.
 func NodeRecord(w io.Writer, n *api.Node, e *Env) error {
-	state := string(n.State)
-	if n.State == api.NodeCompleting { // its base state, with Slurm's flag
-		state = "IDLE+COMPLETING"
-	}
+	state := nodeStateComplete(n)
 	lines := [][]string{
 		{kv("NodeName", n.Name), kv("Arch", "(null)"), kv("CoresPerSocket", 1), ""},
 		{kv("CPUAlloc", n.AllocCPUs), kv("CPUEfctv", n.CPUs), kv("CPUTot", n.CPUs), kv("CPULoad", "N/A")},

@@ -32,7 +32,7 @@ var nodeFields = map[string]nodeField{
 		a, i, _ := nodeCounts(g)
 		return fmt.Sprintf("%d/%d", a, i)
 	}},
-	"c": {"CPUS", false, func(g *NodeGroup, _ *Env) string { return strconv.Itoa(g.Nodes[0].CPUs) }},
+	"c": {"CPUS", false, func(g *NodeGroup, _ *Env) string { return strconv.Itoa(first(g).CPUs) }},
 	"C": {"CPUS(A/I/O/T)", true, func(g *NodeGroup, _ *Env) string {
 		var a, i, o, t int
 		for _, n := range g.Nodes {
@@ -49,18 +49,18 @@ var nodeFields = map[string]nodeField{
 	"d": {"TMP_DISK", false, func(*NodeGroup, *Env) string { return "0" }},
 	"D": {"NODES", true, func(g *NodeGroup, _ *Env) string { return strconv.Itoa(len(g.Nodes)) }},
 	"e": {"FREE_MEM", false, func(*NodeGroup, *Env) string { return "N/A" }},
-	"E": {"REASON", false, func(g *NodeGroup, _ *Env) string { return cmpOr(g.Nodes[0].Reason, "none") }},
-	"f": {"AVAIL_FEATURES", false, func(g *NodeGroup, _ *Env) string { return features(g.Nodes[0]) }},
+	"E": {"REASON", false, func(g *NodeGroup, _ *Env) string { return cmpOr(first(g).Reason, "none") }},
+	"f": {"AVAIL_FEATURES", false, func(g *NodeGroup, _ *Env) string { return features(first(g)) }},
 	"F": {"NODES(A/I/O/T)", true, func(g *NodeGroup, _ *Env) string {
 		a, i, o := nodeCounts(g)
 		return fmt.Sprintf("%d/%d/%d/%d", a, i, o, len(g.Nodes))
 	}},
 	"g": {"GROUPS", false, func(*NodeGroup, *Env) string { return "all" }},
-	"G": {"GRES", false, func(g *NodeGroup, _ *Env) string { return nodeGres(g.Nodes[0]) }},
+	"G": {"GRES", false, func(g *NodeGroup, _ *Env) string { return nodeGres(first(g)) }},
 	"h": {"OVERSUBSCRIBE", false, func(g *NodeGroup, _ *Env) string { return PartitionOverSubscribe(g.Part) }},
 	// corral does not keep who set a node's reason.
 	"u": {"USER", false, func(*NodeGroup, *Env) string { return "Unknown" }},
-	"H": {"TIMESTAMP", false, func(g *NodeGroup, e *Env) string { return e.stamp(g.Nodes[0].DrainedSince, "Unknown") }},
+	"H": {"TIMESTAMP", false, func(g *NodeGroup, e *Env) string { return e.stamp(first(g).DrainedSince, "Unknown") }},
 	"l": {"TIMELIMIT", false, func(g *NodeGroup, _ *Env) string { return infinite(g.Part.MaxTime) }},
 	"L": {"DEFAULTTIME", false, func(g *NodeGroup, _ *Env) string {
 		if g.Part.DefaultTime <= 0 {
@@ -68,7 +68,7 @@ var nodeFields = map[string]nodeField{
 		}
 		return Compact(g.Part.DefaultTime)
 	}},
-	"m": {"MEMORY", false, func(g *NodeGroup, _ *Env) string { return strconv.FormatInt(g.Nodes[0].MemBytes>>20, 10) }},
+	"m": {"MEMORY", false, func(g *NodeGroup, _ *Env) string { return strconv.FormatInt(first(g).MemBytes>>20, 10) }},
 	"n": {"HOSTNAMES", true, func(g *NodeGroup, _ *Env) string { return groupNames(g) }},
 	"N": {"NODELIST", true, func(g *NodeGroup, _ *Env) string { return groupNames(g) }},
 	"o": {"NODE_ADDR", true, func(g *NodeGroup, _ *Env) string { return groupNames(g) }},
@@ -82,10 +82,33 @@ var nodeFields = map[string]nodeField{
 	"r": {"ROOT", false, func(*NodeGroup, *Env) string { return "no" }},
 	"R": {"PARTITION", false, func(g *NodeGroup, _ *Env) string { return g.Part.Name }},
 	"s": {"JOB_SIZE", false, func(*NodeGroup, *Env) string { return "1-infinite" }},
-	"t": {"STATE", false, func(g *NodeGroup, _ *Env) string { return nodeStateShort(g.Nodes[0].State) }},
-	"T": {"STATE", false, func(g *NodeGroup, _ *Env) string { return nodeStateLong(g.Nodes[0].State) }},
+	"t": {"STATE", false, func(g *NodeGroup, _ *Env) string { return orNA(g, nodeStateShort) }},
+	"T": {"STATE", false, func(g *NodeGroup, _ *Env) string { return orNA(g, nodeStateLong) }},
 	"w": {"WEIGHT", false, func(*NodeGroup, *Env) string { return "1" }},
-	"z": {"S:C:T", false, func(g *NodeGroup, _ *Env) string { return strconv.Itoa(g.Nodes[0].CPUs) + ":1:1" }},
+	"z": {"S:C:T", false, func(g *NodeGroup, _ *Env) string {
+		if len(g.Nodes) == 0 {
+			return "0:0:0"
+		}
+		return strconv.Itoa(first(g).CPUs) + ":1:1"
+	}},
+}
+
+// first is the node whose fields the group's line shows: its first, or
+// for a partition none of whose nodes is listed a node of nothing.
+func first(g *NodeGroup) *api.Node {
+	if len(g.Nodes) == 0 {
+		return &api.Node{}
+	}
+	return g.Nodes[0]
+}
+
+// orNA is state(first node), or n/a for a partition none of whose nodes
+// is listed.
+func orNA(g *NodeGroup, state func(*api.Node) string) string {
+	if len(g.Nodes) == 0 {
+		return "n/a"
+	}
+	return state(g.Nodes[0])
 }
 
 // nodeNames maps sinfo's -O names (any case) to the letters above.
@@ -168,6 +191,13 @@ func (l *NodeLayout) Group(parts []api.Partition, nodes []api.Node, perNode bool
 			index[key.String()] = len(groups)
 			groups = append(groups, *one)
 		}
+		if !perNode && len(index) == 0 && l.showsPartition() {
+			// As Slurm's sinfo: a partition none of whose nodes is
+			// listed (-t, -n, or none configured) still gets its line, 0
+			// nodes in state n/a, where the partition is shown: a script
+			// reading `sinfo -h -t idle -o "%P %D"` finds its 0.
+			groups = append(groups, NodeGroup{Part: p})
+		}
 	}
 	if perNode { // sinfo -N lists by node, each once per partition
 		slices.SortStableFunc(groups, func(a, b NodeGroup) int {
@@ -182,6 +212,16 @@ func (l *NodeLayout) Group(parts []api.Partition, nodes []api.Node, perNode bool
 		})
 	}
 	return groups
+}
+
+// showsPartition reports whether the layout has a partition field.
+func (l *NodeLayout) showsPartition() bool {
+	for i, k := range l.keys {
+		if !l.Fields[i].Literal && (k == "P" || k == "R") {
+			return true
+		}
+	}
+	return false
 }
 
 // Lines prints the header (unless noHeader) and one line per group.
@@ -257,12 +297,21 @@ func cmpOr(s, def string) string {
 	return s
 }
 
-// nodeStateShort is sinfo's %t: idle, mix, alloc, down, drng, drain.
-func nodeStateShort(s api.NodeState) string {
-	switch s {
+// nodeStateShort is sinfo's %t: idle, mix, alloc, comp, down, drng,
+// drain. A part still stopping there is Slurm's COMPLETING flag: it
+// shows on an allocated node as alloc+, on any other up node as comp
+// (Slurm's node_state_string_compact); draining wins over both.
+func nodeStateShort(n *api.Node) string {
+	switch n.State {
 	case api.NodeMixed:
+		if n.Completing {
+			return "comp"
+		}
 		return "mix"
 	case api.NodeAllocated:
+		if n.Completing {
+			return "alloc+"
+		}
 		return "alloc"
 	case api.NodeCompleting:
 		return "comp"
@@ -271,17 +320,68 @@ func nodeStateShort(s api.NodeState) string {
 	case api.NodeDrained:
 		return "drain"
 	}
-	return strings.ToLower(string(s))
+	return strings.ToLower(string(n.State))
 }
 
 // nodeStateLong is sinfo's %T: idle, mixed, allocated, completing,
-// down, draining, drained.
-func nodeStateLong(s api.NodeState) string { return strings.ToLower(string(s)) }
+// down, draining, drained, and allocated+ for alloc+.
+func nodeStateLong(n *api.Node) string {
+	switch {
+	case n.Completing && n.State == api.NodeAllocated:
+		return "allocated+"
+	case n.Completing && n.State == api.NodeMixed:
+		return "completing"
+	}
+	return strings.ToLower(string(n.State))
+}
 
-// NodeStateMatches reports whether a node in s passes an sinfo -t name
-// (short or long, any case).
-func NodeStateMatches(s api.NodeState, name string) bool {
-	name = strings.ToLower(name)
-	return name == nodeStateShort(s) || name == nodeStateLong(s) ||
-		name == "alloc" && s == api.NodeAllocated || name == "drain" && (s == api.NodeDraining || s == api.NodeDrained)
+// NodeStateMatches reports whether node n passes an sinfo -t name
+// (short or long, any case), as Slurm 22.05's sinfo filters: a base
+// state matches whatever flags are on top of it (idle takes a drained
+// node and one whose only jobs are completing), alloc takes every node
+// running jobs, comp and drain are flags.
+func NodeStateMatches(n *api.Node, name string) bool {
+	switch name = strings.ToLower(name); name {
+	case "idle":
+		return n.State == api.NodeIdle || n.State == api.NodeCompleting || n.State == api.NodeDrained
+	case "mix", "mixed":
+		return n.State == api.NodeMixed || n.State == api.NodeDraining && !fullyAllocated(n)
+	case "alloc", "allocated":
+		return n.State == api.NodeMixed || n.State == api.NodeAllocated || n.State == api.NodeDraining
+	case "comp", "completing":
+		return n.Completing || n.State == api.NodeCompleting
+	case "drain":
+		return n.State == api.NodeDraining || n.State == api.NodeDrained
+	}
+	return name == nodeStateShort(n) || name == nodeStateLong(n)
+}
+
+// fullyAllocated: no CPU or no memory of n is left.
+func fullyAllocated(n *api.Node) bool {
+	return n.AllocCPUs >= n.CPUs || n.MemBytes > 0 && n.AllocMemBytes >= n.MemBytes
+}
+
+// nodeStateComplete is scontrol's State=: the base state with Slurm's
+// flags after it (node_state_string_complete), e.g. MIXED+COMPLETING,
+// IDLE+DRAIN.
+func nodeStateComplete(n *api.Node) string {
+	base, flags := string(n.State), ""
+	switch n.State {
+	case api.NodeCompleting:
+		base = string(api.NodeIdle)
+	case api.NodeDraining:
+		base = string(api.NodeMixed)
+		if fullyAllocated(n) {
+			base = string(api.NodeAllocated)
+		}
+	case api.NodeDrained:
+		base = string(api.NodeIdle)
+	}
+	if n.Completing || n.State == api.NodeCompleting {
+		flags += "+COMPLETING"
+	}
+	if n.State == api.NodeDraining || n.State == api.NodeDrained {
+		flags += "+DRAIN"
+	}
+	return base + flags
 }
