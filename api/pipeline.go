@@ -31,6 +31,10 @@ type JobRun struct {
 	// GPUs is the physical GPUs the run held on all its nodes (0.5 is
 	// half of one), for accounting.
 	GPUs float64 `json:"gpus,omitempty"`
+	// GPUAlloc is the run's shares of its nodes' devices (Job.GPUAlloc
+	// then): a part of the run still stopping after a controller restart
+	// holds them again (docs/steps.md).
+	GPUAlloc []NodeGPUs `json:"gpu_alloc,omitempty"`
 }
 
 // TaskRef names one task of an array job: 123_4 is {JobID: 123, Task: 4}.

@@ -195,7 +195,7 @@ func endedRunOn(j *job, node string) (run *api.Job, ok bool) {
 			return nil, false
 		}
 		last := rec.Runs[len(rec.Runs)-1]
-		rec.Nodes, rec.StartTime, rec.EndTime = last.Nodes, &last.StartTime, &last.EndTime
+		rec.Nodes, rec.StartTime, rec.EndTime, rec.GPUAlloc = last.Nodes, &last.StartTime, &last.EndTime, last.GPUAlloc
 	}
 	if rec.EndTime == nil || !slices.Contains(rec.Nodes, node) {
 		return nil, false

@@ -334,8 +334,10 @@ func TestStoppingPartHoldsItsGPUs(t *testing.T) {
 func TestHeartbeatHoldsARequeuedJobsOldRun(t *testing.T) {
 	q := newQueue()
 	start := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	shares := []api.NodeGPUs{{Node: "n2", Shares: []api.GPUShare{{Device: 0, AmountHundredths: 100}}, FGPUPerGPUHundredths: 100}}
 	j := &job{rec: store.JobRecord{Job: api.Job{ID: 5, State: api.StatePending, CPUs: 2,
-		Runs: []api.JobRun{{State: api.StateRequeued, StartTime: start, EndTime: start.Add(time.Minute), Nodes: []string{"n1", "n2"}}}}}}
+		Runs: []api.JobRun{{State: api.StateRequeued, StartTime: start, EndTime: start.Add(time.Minute), Nodes: []string{"n1", "n2"},
+			GPUAlloc: shares}}}}}
 	q.track(j)
 	if q.reconcileParts("n3", []uint64{5}, true, start.Add(2*time.Minute), 5*time.Second); j.rec.Job.Completing {
 		t.Fatal("held on a node its run never ran on")
@@ -344,6 +346,9 @@ func TestHeartbeatHoldsARequeuedJobsOldRun(t *testing.T) {
 	if !j.rec.Job.Completing || !slices.Equal(j.rec.Job.CompletingNodes, []string{"n2"}) || q.allocation()["n2"].CPUs != 2 {
 		t.Fatalf("requeued job listed by n2 as it came up: completing=%v on %v, n2 allocated %d",
 			j.rec.Job.Completing, j.rec.Job.CompletingNodes, q.allocation()["n2"].CPUs)
+	}
+	if held := q.heldGPUs()["n2"]; len(held) != 1 || held[0].Share.Device != 0 {
+		t.Fatalf("the old run's part holds %+v of n2's GPUs, want its share of device 0", held)
 	}
 	if !q.reconcileParts("n2", nil, false, start.Add(3*time.Minute), 5*time.Second) || j.rec.Job.Completing {
 		t.Fatal("n2's next heartbeat without it did not free it")

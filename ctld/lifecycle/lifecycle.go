@@ -224,6 +224,7 @@ func requeued(job api.Job, runState api.JobState, at time.Time, msg string) api.
 		PeakMemBytes: job.PeakMemBytes, CPUTimeUsec: job.CPUTimeUsec, Message: job.Message}
 	if len(job.GPUAlloc) > 0 {
 		run.GPUs = gpu.Physical(&job, len(job.Nodes))
+		run.GPUAlloc = job.GPUAlloc
 	}
 	if msg != "" {
 		run.Message = msg

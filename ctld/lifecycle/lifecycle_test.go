@@ -190,6 +190,18 @@ func TestRequeue(t *testing.T) {
 		lost.History[len(lost.History)-2].State != api.StateNodeFail {
 		t.Errorf("requeue on node failure: %+v", lost)
 	}
+	// The run keeps the GPU shares it held (a part of it still stopping
+	// holds them again after a controller restart); the job lets go.
+	onGPU := jobIn(api.StateRunning)
+	onGPU.Nodes = []string{"g1"}
+	onGPU.GPUAlloc = []api.NodeGPUs{{Node: "g1", Shares: []api.GPUShare{{Device: 1, AmountHundredths: 100}}, FGPUPerGPUHundredths: 100}}
+	again, err := Next(onGPU, Event{Kind: Requeue}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := again.Runs[0]; len(r.GPUAlloc) != 1 || r.GPUAlloc[0].Shares[0].Device != 1 || r.GPUs != 1 || again.GPUAlloc != nil {
+		t.Errorf("requeue of a job on a GPU: run %+v, job's shares %+v", r, again.GPUAlloc)
+	}
 }
 
 func TestLaunchFailuresHold(t *testing.T) {
