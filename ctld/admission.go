@@ -66,6 +66,7 @@ var (
 	admissionMutators = []admissionStep{
 		{"partition", setPartition},
 		{"sharing", setSharing},
+		{"tasks", spreadTasks},
 		{"defaults", setDefaults},
 		{"placement", setPlacement},
 		{"account", setAccount},

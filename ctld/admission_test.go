@@ -98,6 +98,11 @@ func (f *admissionFixture) in(part string) *admissionFixture {
 	return f
 }
 
+// twoCPUNodes is the batch partition with two nodes of 2 CPUs and 2 GiB.
+func twoCPUNodes(t *testing.T) *admissionFixture {
+	return newAdmission(t).node("n1", 2, 2<<30).node("n2", 2, 2<<30).in("batch")
+}
+
 func admissionSpec(mut func(*api.JobSpec)) api.JobSpec {
 	s := api.JobSpec{Script: "#!/bin/sh\ntrue\n", CPUs: 1, WorkDir: "/tmp"}
 	if mut != nil {
@@ -180,6 +185,41 @@ func TestAdmissionSteps(t *testing.T) {
 			filled: func(s *api.JobSpec) bool {
 				return s.Name == "mine" && s.Nodes == 3 && s.TimeLimit == 60 && s.MemBytes == 4<<30
 			}},
+		{name: "tasks that fit one node stay on one", step: spreadTasks, fixture: twoCPUNodes,
+			spec:   func(s *api.JobSpec) { s.Ntasks, s.CPUs = 2, 2 },
+			filled: func(s *api.JobSpec) bool { return s.Nodes == 0 && s.CPUs == 2 }},
+		{name: "tasks spread over the nodes they need", step: spreadTasks, fixture: twoCPUNodes,
+			spec:   func(s *api.JobSpec) { s.Ntasks, s.CPUs = 4, 4 },
+			filled: func(s *api.JobSpec) bool { return s.Nodes == 2 && s.CPUs == 2 }},
+		{name: "an odd count of tasks spreads unevenly", step: spreadTasks, fixture: twoCPUNodes,
+			spec:   func(s *api.JobSpec) { s.Ntasks, s.CPUs = 3, 3 },
+			filled: func(s *api.JobSpec) bool { return s.Nodes == 2 && s.CPUs == 2 }},
+		{name: "spread tasks keep their memory per CPU", step: spreadTasks, fixture: twoCPUNodes,
+			spec:   func(s *api.JobSpec) { s.Ntasks, s.CPUsPerTask, s.CPUs, s.MemPerCPU, s.MemBytes = 2, 2, 4, 1<<30, 4<<30 },
+			filled: func(s *api.JobSpec) bool { return s.Nodes == 2 && s.CPUs == 2 && s.MemBytes == 2<<30 }},
+		{name: "memory per node counts where tasks go", step: spreadTasks, fixture: twoCPUNodes,
+			spec:   func(s *api.JobSpec) { s.Ntasks, s.CPUs, s.MemBytes = 2, 2, 3<<30 },
+			filled: func(s *api.JobSpec) bool { return s.Nodes == 0 && s.CPUs == 2 }},
+		{name: "tasks the partition cannot hold are left for the fit check", step: spreadTasks, fixture: twoCPUNodes,
+			spec:   func(s *api.JobSpec) { s.Ntasks, s.CPUsPerTask, s.CPUs = 3, 2, 6 },
+			filled: func(s *api.JobSpec) bool { return s.Nodes == 0 && s.CPUs == 6 }},
+		{name: "a node count keeps the shape asked", step: spreadTasks, fixture: twoCPUNodes,
+			spec:   func(s *api.JobSpec) { s.Nodes, s.Ntasks, s.CPUs = 1, 4, 4 },
+			filled: func(s *api.JobSpec) bool { return s.Nodes == 1 && s.CPUs == 4 }},
+		{name: "tasks per node keep the shape asked", step: spreadTasks, fixture: twoCPUNodes,
+			spec:   func(s *api.JobSpec) { s.Ntasks, s.NtasksPerNode, s.CPUs = 4, 4, 4 },
+			filled: func(s *api.JobSpec) bool { return s.Nodes == 0 && s.CPUs == 4 }},
+		{name: "mincpus keeps the shape asked", step: spreadTasks, fixture: twoCPUNodes,
+			spec:   func(s *api.JobSpec) { s.Ntasks, s.CPUs = 2, 4 },
+			filled: func(s *api.JobSpec) bool { return s.Nodes == 0 && s.CPUs == 4 }},
+		{name: "GPU jobs keep the shape asked", step: spreadTasks, fixture: twoCPUNodes,
+			spec: func(s *api.JobSpec) {
+				s.Ntasks, s.CPUs, s.GPUsPerTask = 4, 4, []api.GresRequest{{Name: "gpu", Count: 1}}
+			},
+			filled: func(s *api.JobSpec) bool { return s.Nodes == 0 && s.CPUs == 4 }},
+		{name: "a nodelist shapes tasks for its nodes", step: spreadTasks, fixture: twoCPUNodes,
+			spec:   func(s *api.JobSpec) { s.Ntasks, s.CPUs, s.NodeList = 2, 2, []string{"n1", "n2"} },
+			filled: func(s *api.JobSpec) bool { return s.Nodes == 2 && s.CPUs == 1 }},
 		{name: "nodelist raises the node count", step: setPlacement,
 			fixture: func(t *testing.T) *admissionFixture {
 				return newAdmission(t).node("n1", 8, 8<<30).node("n2", 8, 8<<30).in("batch")
@@ -384,7 +424,7 @@ func TestAdmissionOrder(t *testing.T) {
 		want  string
 	}{
 		{admissionChecks, "spec, supported, nice, array, dependency, gres, image"},
-		{admissionMutators, "partition, sharing, defaults, placement, account"},
+		{admissionMutators, "partition, sharing, tasks, defaults, placement, account"},
 		{admissionValidators, "time limit, fit, mounts, policy"},
 	} {
 		if got := names(tt.steps); got != tt.want {

@@ -148,3 +148,39 @@ srun -n1 sh -c 'exit 3'; echo "rc=$?"`)
 		t.Errorf("the script printed:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// A script that asks only for tasks (-n, no -N), more than a node has
+// CPUs for, runs as it does under Slurm: the tasks spread over the nodes
+// they need, and srun in it starts them all, two on each of two nodes of
+// 2 CPUs for -n 4, two and one for -n 3.
+func TestTasksWithoutANodeCountSpreadOverNodes(t *testing.T) {
+	c := StartCluster(t, ClusterOpts{Nodes: []NodeOpts{{Name: "n1", CPUs: 2, Mem: "1G"}, {Name: "n2", CPUs: 2, Mem: "1G"}}})
+	c.endJobsAtCleanup()
+	dir := jobDir(t)
+	t.Setenv("PATH", slurmBin(t, dir)+":"+os.Getenv("PATH"))
+	for _, tc := range []struct {
+		ntasks, perNode string
+		onSecond        []int // the ranks on the job's second node
+	}{{"4", "2(x2)", []int{2, 3}}, {"3", "2,1", []int{2}}} {
+		out := "out" + tc.ntasks
+		id := c.Submit(dir, "-n", tc.ntasks, "-o", out, "--wrap",
+			`echo "$SLURM_JOB_NUM_NODES $SLURM_NTASKS $SLURM_TASKS_PER_NODE"
+srun sh -c 'echo $SLURM_PROCID $SLURMD_NODENAME' | sort -n`)
+		j := c.WaitEnded(id, 60*time.Second)
+		got := slices.DeleteFunc(readLines(t, filepath.Join(dir, out)), func(l string) bool { return strings.HasPrefix(l, "srun: ") })
+		if j.State != api.StateCompleted || len(j.Nodes) != 2 {
+			t.Fatalf("-n %s: job %s on %v (%s):\n%s", tc.ntasks, j.State, j.Nodes, j.Message, strings.Join(got, "\n"))
+		}
+		want := "2 " + tc.ntasks + " " + tc.perNode
+		for rank := 0; rank < 2+len(tc.onSecond); rank++ {
+			node := j.Nodes[0]
+			if slices.Contains(tc.onSecond, rank) {
+				node = j.Nodes[1]
+			}
+			want += "\n" + strconv.Itoa(rank) + " " + node
+		}
+		if strings.Join(got, "\n") != want {
+			t.Errorf("-n %s: job %s on %v (%s), printed:\n%s\nwant:\n%s", tc.ntasks, j.State, j.Nodes, j.Message, strings.Join(got, "\n"), want)
+		}
+	}
+}

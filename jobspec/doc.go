@@ -35,5 +35,7 @@
 // corral's --fgpu asks for a fraction of a GPU per node instead of whole
 // GPUs and excludes every whole-GPU option; PerNodeGPUs gives the
 // controller the whole GPUs per node and their type.
-// Without -N, -n 8 puts all eight tasks on one node.
+// Without -N, -n 8 asks for all eight tasks on one node; the controller
+// spreads them over as many nodes as they need when no node of the
+// partition holds them all (ctld's spreadTasks), as Slurm does.
 package jobspec
