@@ -45,6 +45,10 @@ type Allocation struct {
 	Nodes []string `json:"nodes,omitempty"`
 	// CPUs per node, as the job holds them.
 	CPUs int `json:"cpus,omitempty"`
+	// Partition and ClusterName are the job's, for its command's
+	// SLURM_JOB_PARTITION and SLURM_CLUSTER_NAME.
+	Partition   string `json:"partition,omitempty"`
+	ClusterName string `json:"cluster_name,omitempty"`
 	// Renew is how often the client must renew, in seconds.
 	Renew   int    `json:"renew_s"`
 	Message string `json:"message,omitempty"`

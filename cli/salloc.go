@@ -158,11 +158,23 @@ func allocEnviron(base []string, spec *api.JobSpec, a *api.Allocation) []string 
 	if h, err := os.Hostname(); err == nil {
 		set["SLURM_SUBMIT_HOST"] = h
 	}
-	if spec.Ntasks > 0 {
-		set["SLURM_NTASKS"], set["SLURM_NPROCS"] = strconv.Itoa(spec.Ntasks), strconv.Itoa(spec.Ntasks)
+	tasks := tasksPerNode(spec, len(a.Nodes))
+	set["SLURM_TASKS_PER_NODE"] = hostlist.CompressCounts(tasks)
+	if spec.Ntasks > 0 || spec.NtasksPerNode > 0 {
+		n := 0
+		for _, t := range tasks {
+			n += t
+		}
+		set["SLURM_NTASKS"], set["SLURM_NPROCS"] = strconv.Itoa(n), strconv.Itoa(n)
 	}
 	if spec.NtasksPerNode > 0 {
 		set["SLURM_NTASKS_PER_NODE"] = strconv.Itoa(spec.NtasksPerNode)
+	}
+	if a.Partition != "" {
+		set["SLURM_JOB_PARTITION"] = a.Partition
+	}
+	if a.ClusterName != "" {
+		set["SLURM_CLUSTER_NAME"] = a.ClusterName
 	}
 	if spec.CPUsPerTask > 0 {
 		set["SLURM_CPUS_PER_TASK"] = strconv.Itoa(spec.CPUsPerTask)
@@ -175,6 +187,28 @@ func allocEnviron(base []string, spec *api.JobSpec, a *api.Allocation) []string 
 	}
 	for k, v := range set {
 		out = append(out, k+"="+v)
+	}
+	return out
+}
+
+// tasksPerNode is SLURM_TASKS_PER_NODE's counts, as the batch script's
+// (noded's jobEnv) and Slurm's salloc give them: --ntasks-per-node on
+// each node; else -n spread in blocks, the first nodes taking one more;
+// else one task a node.
+func tasksPerNode(spec *api.JobSpec, nodes int) []int {
+	out := make([]int, max(nodes, 1))
+	for i := range out {
+		switch {
+		case spec.NtasksPerNode > 0:
+			out[i] = spec.NtasksPerNode
+		case spec.Ntasks > 0:
+			out[i] = spec.Ntasks / len(out)
+			if i < spec.Ntasks%len(out) {
+				out[i]++
+			}
+		default:
+			out[i] = 1
+		}
 	}
 	return out
 }

@@ -90,3 +90,41 @@ func TestSallocCommandNotFound(t *testing.T) {
 		t.Errorf("releases %+v", fc.released)
 	}
 }
+
+// The command's SLURM_* variables as Slurm 22.05's salloc set them on a
+// loopback cluster of two 2-CPU nodes (SLURM_TASKS_PER_NODE is what Open
+// MPI's mpirun reads for its slots), for the same options.
+func TestAllocEnvironAsSlurms(t *testing.T) {
+	for _, tc := range []struct {
+		spec  api.JobSpec
+		nodes []string
+		cpus  int
+		want  map[string]string // "" for a variable that must be unset
+	}{
+		{api.JobSpec{Nodes: 2}, []string{"n1", "n2"}, 1,
+			map[string]string{"SLURM_TASKS_PER_NODE": "1(x2)", "SLURM_JOB_CPUS_PER_NODE": "1(x2)", "SLURM_NTASKS": ""}},
+		{api.JobSpec{CPUsPerTask: 2, CPUs: 2}, []string{"n1"}, 2,
+			map[string]string{"SLURM_TASKS_PER_NODE": "1", "SLURM_CPUS_PER_TASK": "2", "SLURM_NTASKS": ""}},
+		{api.JobSpec{Ntasks: 2, CPUsPerTask: 1, CPUs: 2}, []string{"n1"}, 2,
+			map[string]string{"SLURM_TASKS_PER_NODE": "2", "SLURM_NTASKS": "2", "SLURM_NPROCS": "2"}},
+		{api.JobSpec{Nodes: 2, NtasksPerNode: 1}, []string{"n1", "n2"}, 1,
+			map[string]string{"SLURM_TASKS_PER_NODE": "1(x2)", "SLURM_NTASKS": "2", "SLURM_NTASKS_PER_NODE": "1"}},
+		{api.JobSpec{Ntasks: 3, CPUs: 2}, []string{"n1", "n2"}, 2,
+			map[string]string{"SLURM_TASKS_PER_NODE": "2,1", "SLURM_NTASKS": "3"}},
+		{api.JobSpec{Nodes: 2, Ntasks: 3, NtasksPerNode: 2, CPUs: 2}, []string{"n1", "n2"}, 2,
+			map[string]string{"SLURM_TASKS_PER_NODE": "2(x2)", "SLURM_NTASKS": "4"}},
+	} {
+		a := &api.Allocation{JobID: 7, Nodes: tc.nodes, CPUs: tc.cpus, Partition: "batch", ClusterName: "corral"}
+		got := map[string]string{}
+		for _, kv := range allocEnviron([]string{"HOME=/root"}, &tc.spec, a) {
+			k, v, _ := strings.Cut(kv, "=")
+			got[k] = v
+		}
+		tc.want["SLURM_JOB_PARTITION"], tc.want["SLURM_CLUSTER_NAME"], tc.want["HOME"] = "batch", "corral", "/root"
+		for k, v := range tc.want {
+			if got[k] != v {
+				t.Errorf("%+v: %s=%q, want %q", tc.spec, k, got[k], v)
+			}
+		}
+	}
+}

@@ -148,6 +148,7 @@ var maxAllocationWait = api.MaxAllocationWait
 func allocationView(j *job, renew int) api.Allocation {
 	job := &j.rec.Job
 	return api.Allocation{JobID: job.ID, State: job.State, Reason: job.Reason, Nodes: job.Nodes, CPUs: job.CPUs,
+		Partition: job.Partition, ClusterName: ClusterName,
 		Ready: job.State == api.StateRunning && j.launch.inFlight == 0 && j.alloc.released == nil && !j.cancelRequested,
 		Renew: renew, Message: job.Message}
 }
