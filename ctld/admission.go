@@ -56,7 +56,7 @@ type admissionStep struct {
 var (
 	admissionChecks = []admissionStep{
 		{"spec", checkSpecRules},
-		{"supported", refuseNotYetHonoured},
+		{"qos", checkQOS},
 		{"nice", checkNice},
 		{"array", checkArrayLimit},
 		{"dependency", checkDependencyTargets},

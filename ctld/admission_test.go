@@ -127,8 +127,9 @@ func TestAdmissionSteps(t *testing.T) {
 	}{
 		{name: "spec rules", step: checkSpecRules, spec: func(s *api.JobSpec) { s.OpenMode = "x" },
 			want: `invalid --open-mode "x" (valid: append, truncate)`},
-		{name: "supported", step: refuseNotYetHonoured, spec: func(s *api.JobSpec) { s.QOS, s.Constraint = "high", "a100" },
-			want: "this controller does not support --qos yet; nothing was submitted"},
+		{name: "a QOS the cluster has not", step: checkQOS, spec: func(s *api.JobSpec) { s.QOS = "high" },
+			want: "QOS high does not exist (this cluster has one: normal); nothing was submitted"},
+		{name: "the default QOS", step: checkQOS, spec: func(s *api.JobSpec) { s.QOS = "Normal" }},
 		{name: "nice as a user", step: checkNice, spec: func(s *api.JobSpec) { s.Nice = -5 },
 			want: "only root may give a negative --nice (got -5)", kind: fault.Forbidden},
 		{name: "nice as root", step: checkNice, fixture: func(t *testing.T) *admissionFixture { return newAdmission(t).root() },
@@ -423,7 +424,7 @@ func TestAdmissionOrder(t *testing.T) {
 		steps []admissionStep
 		want  string
 	}{
-		{admissionChecks, "spec, supported, nice, array, dependency, gres, image"},
+		{admissionChecks, "spec, qos, nice, array, dependency, gres, image"},
 		{admissionMutators, "partition, sharing, tasks, defaults, placement, account"},
 		{admissionValidators, "time limit, fit, mounts, policy"},
 	} {

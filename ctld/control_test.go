@@ -350,7 +350,7 @@ func TestTestOnlyStoresNothing(t *testing.T) {
 	}{
 		{func(s *api.JobSpec) { s.Partition = "gpu" }, "partition gpu does not exist (partitions: batch, debug)"},
 		{func(s *api.JobSpec) { s.CPUs = 64 }, "job asks for 64 CPUs per node but the largest node in partition batch has 2"},
-		{func(s *api.JobSpec) { s.QOS = "high" }, "--qos"},
+		{func(s *api.JobSpec) { s.QOS = "high" }, "QOS high does not exist"},
 		{func(s *api.JobSpec) { s.Account = "nosuch" }, "account nosuch does not exist"},
 		{func(s *api.JobSpec) { s.Dependency = dependent(t, "", "afterok:424242").Dependency }, "job 424242 does not exist"},
 	} {

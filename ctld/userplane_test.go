@@ -361,26 +361,3 @@ func TestListFilters(t *testing.T) {
 		t.Fatalf("client Jobs = %+v, %v", jobs, err)
 	}
 }
-
-func TestSubmitRefusesOptionsNotYetHonoured(t *testing.T) {
-	yes := true
-	for name, mut := range map[string]func(*api.JobSpec){
-		"--qos": func(s *api.JobSpec) { s.QOS = "high" },
-	} {
-		spec := api.JobSpec{Script: "#!/bin/sh\ntrue\n", CPUs: 1, WorkDir: "/tmp"}
-		mut(&spec)
-		err := refuseNotYetHonoured(nil, &spec)
-		if err == nil || !strings.Contains(err.Error(), name) {
-			t.Errorf("%s: got %v, want a refusal naming it", name, err)
-		}
-	}
-	// The pipeline options are honoured now (pipeline.go), images and
-	// mounts too (environments.go), GPUs too (gpus.go).
-	plain := api.JobSpec{Script: "#!/bin/sh\ntrue\n", CPUs: 1, WorkDir: "/tmp", Hold: true, Requeue: &yes,
-		Gres: []api.GresRequest{{Name: "gpu", Count: 1}}, FGPUHundredths: 50,
-		ContainerImage: "ubuntu:24.04", Mounts: []api.Mount{{Source: "/data", Target: "/data"}},
-		Array: &api.JobArray{Ranges: []api.ArrayRange{{First: 0, Last: 3, Step: 1}}}}
-	if err := refuseNotYetHonoured(nil, &plain); err != nil {
-		t.Errorf("plain job refused: %v", err)
-	}
-}
