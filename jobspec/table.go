@@ -227,7 +227,7 @@ var options = []option{
 	{long: "priority", arg: "VALUE", ignore: "priorities follow the cluster's policy (use --nice to lower yours)"},
 	{long: "profile", arg: "TYPES", ignore: "corral gathers no profiles"},
 	{long: "propagate", arg: "RLIMITS", optionalArg: true, ignore: "corral does not copy the submitter's resource limits"},
-	{long: "qos", short: 'q', arg: "NAME", help: "quality of service",
+	{long: "qos", short: 'q', arg: "NAME", help: "quality of service (corral has one: normal)",
 		apply: func(r *Request, v string) error { return setText(&r.Spec.QOS, "qos", v) }},
 	{long: "quiet", short: 'Q', help: "print nothing but errors (no job ID, no warnings)",
 		apply: func(r *Request, _ string) error { r.Quiet = true; return nil }},
