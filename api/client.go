@@ -145,6 +145,9 @@ func JobsPath(f JobFilter, view string) string {
 	if f.Completing {
 		q.Set("completing", "1")
 	}
+	if !f.EndedSince.IsZero() {
+		q.Set("ended_since", f.EndedSince.UTC().Format(time.RFC3339Nano))
+	}
 	if len(q) == 0 {
 		return "/v1/jobs"
 	}

@@ -493,6 +493,10 @@ type JobFilter struct {
 	// (query completing=1); alone, it lists only them. A listing with
 	// neither has them anyway, beside the pending and running ones.
 	Completing bool
+	// EndedSince, when set, leaves out finished jobs that ended before it
+	// (query ended_since, RFC 3339): squeue shows a finished job only for
+	// a while after its end, as slurmctld keeps one for MinJobAge.
+	EndedSince time.Time
 }
 
 // MaxPageLimit bounds JobPage's per-state limit (GET /v1/jobs?limit=N).

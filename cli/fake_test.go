@@ -72,6 +72,16 @@ func MustFakeCtld(t *testing.T) *fakeCtld {
 		// In ID order, as ctld lists (queuefast.go relies on it).
 		jobs := slices.Clone(f.jobs)
 		slices.SortFunc(jobs, func(a, b api.Job) int { return cmp.Compare(a.ID, b.ID) })
+		if v := r.URL.Query().Get("ended_since"); v != "" { // as ctld: finished before it, left out
+			since, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				reply(w, 400, api.Error{Error: "invalid ended_since"})
+				return
+			}
+			jobs = slices.DeleteFunc(jobs, func(j api.Job) bool {
+				return j.State.Terminal() && !j.Completing && j.EndTime != nil && j.EndTime.Before(since)
+			})
+		}
 		if ids := r.URL.Query()["id"]; len(ids) > 0 { // plain job IDs, as ctld filters them: an array's, all its tasks
 			jobs = slices.DeleteFunc(jobs, func(j api.Job) bool {
 				return !slices.Contains(ids, strconv.FormatUint(j.ID, 10)) && !slices.Contains(ids, strconv.FormatUint(j.ArrayJobID, 10))

@@ -598,6 +598,51 @@ func TestSlurmNotFound(t *testing.T) {
 	}
 }
 
+// squeue shows finished jobs as Slurm 22.05's did on a loopback cluster:
+// a job named with -j that has finished is not listed unless -t asks for
+// its state (header only, exit 0: `while [ -n "$(squeue -h -j $id)" ]`
+// ends when the job does), and finished jobs are known for
+// slurmMinJobAge after their end, not for ever: a job that ended long
+// ago is an invalid job ID, and `squeue -t all` (which Nextflow polls)
+// lists the recent ones only, the controller leaving out the others.
+func TestSqueueFinishedJobs(t *testing.T) {
+	f := MustFakeCtld(t)
+	now := time.Now()
+	f.jobs = fixtureJobs(now) // job 1 ended in 2025
+	ended := now.Add(-time.Minute)
+	f.jobs = append(f.jobs, api.Job{ID: 20, Name: "recent", User: "alice", Partition: "batch", State: api.StateFailed,
+		CPUs: 1, SubmitTime: now.Add(-2 * time.Minute), StartTime: &ended, EndTime: &ended})
+	for _, tc := range []struct {
+		args           []string
+		code           int
+		stdout, stderr string
+	}{
+		{[]string{"-h", "-j", "20"}, 0, "", ""},
+		{[]string{"-j", "20"}, 0, "             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n", ""},
+		{[]string{"-h", "-j", "20", "-t", "all", "-o", "%i %t"}, 0, "20 F\n", ""},
+		{[]string{"-h", "-j", "20", "-t", "F", "-o", "%i %t"}, 0, "20 F\n", ""},
+		{[]string{"-h", "-j", "3,20", "-o", "%i"}, 0, "3\n", ""},
+		{[]string{"-h", "-j", "1"}, 1, "", "slurm_load_jobs error: Invalid job id specified\n"},
+		{[]string{"-h", "-t", "all", "-o", "%i", "-S", "i"}, 0, "3\n11\n12\n20\n", ""},
+	} {
+		r := f.slurm(t, "", "squeue", tc.args...)
+		if r.code != tc.code || r.stdout != tc.stdout || r.stderr != tc.stderr {
+			t.Errorf("squeue %q: exit %d %q %q; want %d %q %q", tc.args, r.code, r.stdout, r.stderr, tc.code, tc.stdout, tc.stderr)
+		}
+	}
+	for _, tc := range []struct {
+		args  []string
+		since bool
+	}{{[]string{"-h"}, false}, {[]string{"-h", "-t", "all"}, true}, {[]string{"-h", "-t", "CD"}, true}, {[]string{"-h", "-t", "R"}, false}} {
+		f.slurm(t, "", "squeue", tc.args...)
+		reqs := f.Requests()
+		v := reqs[len(reqs)-1].Query.Get("ended_since")
+		if at, err := time.Parse(time.RFC3339Nano, v); tc.since != (v != "") || tc.since && (err != nil || now.Sub(at) < slurmMinJobAge-time.Minute) {
+			t.Errorf("squeue %q asked ended_since=%q", tc.args, v)
+		}
+	}
+}
+
 // TestScontrolShowArray: scontrol show job of an array's ID shows every
 // task's record, as Slurm 22.05 did (scripts/slurm-diff.sh); of one task,
 // that task's.

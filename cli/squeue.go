@@ -89,7 +89,20 @@ type squeueQuery struct {
 	sort       string
 	start      bool
 	array      bool
+	// hideFinished: jobs named with -j and no -t are fetched finished or
+	// not, to tell one that finished lately (not shown, as Slurm's
+	// squeue shows a named job only in the states -t asks for, by
+	// default the unfinished ones) from one it no longer knows (an
+	// error).
+	hideFinished bool
 }
+
+// slurmMinJobAge is how long after its end squeue still knows a job:
+// slurmctld's MinJobAge default. A listing that may show finished jobs
+// (-t all, a finished state) shows those that ended this lately, not
+// the whole accounting history (sacct's), which a pipeline engine
+// polling squeue -t all would read again at every poll.
+const slurmMinJobAge = 300 * time.Second
 
 func squeue(s *slurmRun, r *slurmopt.Result) error {
 	// -j and -s take their value glued (-j12), but like squeue an
@@ -155,8 +168,8 @@ func squeueParse(s *slurmRun, r *slurmopt.Result) (*squeueQuery, error) {
 		return nil, err
 	}
 	q.filter.IDs, q.filter.Tasks = ids, tasks
-	if len(ids)+len(tasks) > 0 {
-		q.filter.All = q.filter.All || len(q.filter.States) == 0 && !q.filter.Completing
+	if len(ids)+len(tasks) > 0 && !q.filter.All && len(q.filter.States) == 0 && !q.filter.Completing {
+		q.filter.All, q.hideFinished = true, true
 	}
 	q.partitions = commaList(r.All("partition"))
 	q.names = commaList(r.All("name"))
@@ -234,15 +247,23 @@ func (q *squeueQuery) view(json bool) string {
 }
 
 func squeueOnce(s *slurmRun, r *slurmopt.Result, q *squeueQuery) error {
-	jobs, err := listJobsView(s, q.filter, q.view(r.Has("json")))
+	f := q.filter
+	if f.All || slices.ContainsFunc(f.States, api.JobState.Terminal) {
+		f.EndedSince = time.Now().Add(-slurmMinJobAge)
+	}
+	jobs, err := listJobsView(s, f, q.view(r.Has("json")))
 	if err != nil {
 		return err
 	}
-	if len(jobs) == 0 && len(q.filter.IDs)+len(q.filter.Tasks) == 1 && len(q.filter.States) == 0 {
-		// squeue -j ID asks for that one job, and says so when there is
-		// none; pipeline engines read this line as "the job is gone".
+	if len(jobs) == 0 && len(f.IDs)+len(f.Tasks) == 1 && len(f.States) == 0 {
+		// squeue -j ID asks for that one job, and says so when it knows
+		// none (or it ended more than slurmMinJobAge ago); pipeline
+		// engines read this line as "the job is gone".
 		fmt.Fprintln(s.stderr, "slurm_load_jobs error: Invalid job id specified")
 		return exitStatus(1)
+	}
+	if q.hideFinished {
+		jobs = slices.DeleteFunc(jobs, func(j api.Job) bool { return j.State.Terminal() && !j.Completing })
 	}
 	if q.array {
 		jobs = expandArrays(jobs) // jobref.go

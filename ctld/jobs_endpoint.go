@@ -123,8 +123,16 @@ func pageLimit(q url.Values) (int, error) {
 func jobFilter(q url.Values) (api.JobFilter, error) {
 	var f api.JobFilter
 	for key, vals := range q {
-		if !slices.Contains([]string{"user", "state", "id", "all", "steps", "completing"}, key) {
-			return f, fault.Errorf(fault.Invalid, "unknown query parameter %q (valid: user, state, id, all, steps, completing, view, limit)", key)
+		if !slices.Contains([]string{"user", "state", "id", "all", "steps", "completing", "ended_since"}, key) {
+			return f, fault.Errorf(fault.Invalid, "unknown query parameter %q (valid: user, state, id, all, steps, completing, ended_since, view, limit)", key)
+		}
+		if key == "ended_since" {
+			t, err := time.Parse(time.RFC3339Nano, vals[len(vals)-1])
+			if err != nil {
+				return f, fault.Errorf(fault.Invalid, "invalid ended_since=%q: use an RFC 3339 time", vals[len(vals)-1])
+			}
+			f.EndedSince = t
+			continue
 		}
 		for _, v := range splitList(vals) {
 			switch key {

@@ -3,6 +3,7 @@ package ctld
 import (
 	"cmp"
 	"slices"
+	"time"
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/ctld/fault"
@@ -23,9 +24,19 @@ func jobMatcher(f api.JobFilter) (match func(*api.Job) bool, includeFinished boo
 		if len(f.Users) > 0 && !slices.Contains(f.Users, j.User) {
 			return false
 		}
+		if endedBefore(j, f.EndedSince) {
+			return false
+		}
 		return shown(j.State) || completing && j.Completing
 	}
 	return match, includeFinished
+}
+
+// endedBefore reports whether j finished before t (never for a zero t):
+// such a job is left out of a listing with EndedSince t. One still
+// completing is not finished yet.
+func endedBefore(j *api.Job, t time.Time) bool {
+	return !t.IsZero() && j.State.Terminal() && !j.Completing && j.EndTime != nil && j.EndTime.Before(t)
 }
 
 // stateShown is which states a listing with filter f shows: those named,
@@ -114,7 +125,7 @@ func (s *Server) listJobs(caller peer, f api.JobFilter) *listing {
 	all, uid := s.gate.SeesAll(caller.caller()), caller.UID
 	l := &listing{mu: &s.mu, match: match, visible: func(j *api.Job) bool { return all || j.UID == uid },
 		plan: func(yield func(*api.Job)) []api.Job { return s.q.list(f, match, includeFinished, yield) }}
-	if len(f.IDs)+len(f.Tasks)+len(f.Users) == 0 && !f.WithSteps {
+	if len(f.IDs)+len(f.Tasks)+len(f.Users) == 0 && !f.WithSteps && f.EndedSince.IsZero() {
 		// Which jobs it shows depends on their owner and state alone: a
 		// page reads the queue's lists by state (pageIndexed).
 		l.byState = &statePage{q: s.q, uid: uid, everyone: all, state: stateShown(f, includeFinished),

@@ -129,3 +129,44 @@ func TestListingSummaryView(t *testing.T) {
 		t.Errorf("unknown view: %v", err)
 	}
 }
+
+// ended_since leaves out the finished jobs that ended before it (squeue
+// shows finished jobs only for MinJobAge), whether asked for by ID or
+// with all=1; unfinished ones stay.
+func TestListingEndedSince(t *testing.T) {
+	tc := MustServer(t)
+	done, waiting := tc.submit(script("done")), tc.submit(script("waiting"))
+	if _, err := tc.client.Cancel(context.Background(), api.CancelRequest{IDs: []uint64{done}}); err != nil {
+		t.Fatal(err)
+	}
+	ended := *tc.waitJob(done, "cancelled", inState(api.StateCancelled)).EndTime
+	ctx := context.Background()
+	for _, c := range []struct {
+		filter api.JobFilter
+		want   []uint64
+	}{
+		{api.JobFilter{All: true}, []uint64{done, waiting}},
+		{api.JobFilter{All: true, EndedSince: ended.Add(-time.Second)}, []uint64{done, waiting}},
+		{api.JobFilter{All: true, EndedSince: ended.Add(time.Second)}, []uint64{waiting}},
+		{api.JobFilter{IDs: []uint64{done, waiting}, EndedSince: ended.Add(time.Second)}, []uint64{waiting}},
+		{api.JobFilter{States: []api.JobState{api.StateCancelled}, EndedSince: ended.Add(time.Second)}, nil},
+		{api.JobFilter{States: []api.JobState{api.StateCancelled}, EndedSince: ended.Add(-time.Second)}, []uint64{done}},
+	} {
+		var got []api.Job
+		if err := tc.client.Do(ctx, http.MethodGet, api.JobsPath(c.filter, ""), nil, &got); err != nil {
+			t.Fatalf("%s: %v", api.JobsPath(c.filter, ""), err)
+		}
+		var ids []uint64
+		for _, j := range got {
+			ids = append(ids, j.ID)
+		}
+		if !slices.Equal(ids, c.want) {
+			t.Errorf("%s: %v, want %v", api.JobsPath(c.filter, ""), ids, c.want)
+		}
+	}
+	err := tc.client.Do(ctx, http.MethodGet, "/v1/jobs?all=1&ended_since=yesterday", nil, nil)
+	var se *api.StatusError
+	if !errors.As(err, &se) || se.Code != http.StatusBadRequest || !strings.Contains(se.Message, "invalid ended_since") {
+		t.Errorf("ended_since=yesterday: %v, want 400", err)
+	}
+}

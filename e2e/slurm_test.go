@@ -74,6 +74,14 @@ func TestSlurmNames(t *testing.T) {
 	if out := must(c.slurmCmd(bin, dir, "squeue", "-h", "-o", "%i"), "squeue after the cancel"); out != "" {
 		t.Errorf("squeue still lists %q after the cancel", out)
 	}
+	// Named, the finished job is listed only when -t asks for its state
+	// (a script's `while [ -n "$(squeue -h -j $id)" ]` ends with it).
+	if out := must(c.slurmCmd(bin, dir, "squeue", "-h", "-j", strconv.FormatUint(id, 10)), "squeue -j after the cancel"); out != "" {
+		t.Errorf("squeue -h -j %d lists %q after the cancel", id, out)
+	}
+	if out := must(c.slurmCmd(bin, dir, "squeue", "-h", "-t", "all", "-j", strconv.FormatUint(id, 10), "-o", "%T"), "squeue -t all -j"); out != "CANCELLED\n" {
+		t.Errorf("squeue -h -t all -j %d -o %%T printed %q, want CANCELLED", id, out)
+	}
 
 	acct := must(c.slurmCmd(bin, dir, "sacct", "-P", "-n", "-X", "-o", "JobIDRaw,State"), "sacct -P -n -X -o JobIDRaw,State")
 	// As Slurm's sacct says who cancelled it: root here, as scancel ran.
