@@ -93,7 +93,7 @@ func scontrolShow(s *slurmRun, r *slurmopt.Result, args []string) error {
 	if len(args) == 0 {
 		return slurmUsagef("show what? (job, node, partition, step, config, hostnames, hostlist)")
 	}
-	entity, rest := strings.ToLower(args[0]), args[1:]
+	entity, rest := showEntity(args[0]), args[1:]
 	if len(rest) > 1 {
 		return slurmUsagef("too many arguments for show %s", entity)
 	}
@@ -115,18 +115,56 @@ func scontrolShow(s *slurmRun, r *slurmopt.Result, args []string) error {
 		}
 		_, err = fmt.Fprintln(s.stdout, hostlist.Compress(names))
 		return err
-	case "job", "jobs", "jobid":
+	case "jobs":
 		return showJobs(s, name, oneliner)
-	case "node", "nodes":
+	case "nodes":
 		return showNodes(s, name, oneliner)
-	case "partition", "partitions":
+	case "partitions":
 		return showPartitions(s, name, oneliner)
-	case "step", "steps":
+	case "steps":
 		return showSteps(s, name, oneliner)
 	case "config":
 		return showConfig(s) // a parameter named after it is ignored, as by Slurm's
+	case "reservations": // corral has none
+		if name != "" {
+			fmt.Fprintf(s.stdout, "Reservation %s not found\n", name)
+			return exitStatus(1)
+		}
+		_, err := fmt.Fprintln(s.stdout, "No reservations in the system")
+		return err
+	case "licenses": // nor licenses
+		_, err := fmt.Fprintln(s.stdout, "No licenses configured in Slurm.")
+		return err
+	case "burstbuffer": // nor burst buffers: Slurm prints nothing then
+		return nil
 	}
-	return fmt.Errorf("invalid entity: %s for keyword: show (corral shows job, node, partition, step, config, hostnames and hostlist)", args[0])
+	return fmt.Errorf("invalid entity: %s for keyword: show (corral shows job, node, partition, step, config, hostnames, hostlist, reservation, licenses and burstbuffer)", args[0])
+}
+
+// showEntities are the entities scontrol show knows, in the order
+// Slurm's scontrol tries them, each with the fewest letters that name it:
+// a word names the first entity it begins with, in any case, if it has
+// at least that many letters (show hostname, show j 12, show part).
+var showEntities = []struct {
+	word, entity string
+	least        int
+}{
+	{"burstbuffer", "burstbuffer", 2}, {"config", "config", 1},
+	{"hostnames", "hostnames", 5}, {"hostlist", "hostlist", 5}, {"hostlistsorted", "hostlistsorted", 9},
+	{"jobs", "jobs", 1}, {"jobid", "jobs", 1}, {"licenses", "licenses", 2}, {"nodes", "nodes", 1},
+	{"partitions", "partitions", 2}, {"partitionname", "partitions", 2},
+	{"reservations", "reservations", 1}, {"reservationname", "reservations", 1}, {"steps", "steps", 2},
+}
+
+// showEntity is the entity word names, or word itself (refused later).
+func showEntity(word string) string {
+	w := strings.ToLower(word)
+	for _, e := range showEntities {
+		if len(w) >= e.least && strings.HasPrefix(e.word, w) {
+			return e.entity
+		}
+	}
+	return w
 }
 
 // showHostnames prints each name of list (default $SLURM_JOB_NODELIST)
@@ -286,7 +324,7 @@ func showSteps(s *slurmRun, ref string, oneliner bool) error {
 		if ref != "" {
 			return slurmErrorf("Invalid job id specified")
 		}
-		_, err := fmt.Fprintln(s.stdout, "No steps in the system")
+		_, err := fmt.Fprintln(s.stdout, "No job steps in the system")
 		return err
 	}
 	env := &slurmfmt.Env{Now: time.Now(), OneLiner: oneliner}

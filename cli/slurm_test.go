@@ -137,6 +137,47 @@ func TestScontrolHostnames(t *testing.T) {
 	}
 }
 
+// scontrol show takes an entity's name shortened, as Slurm's scontrol
+// does (each needs the letters Slurm asks for): `scontrol show hostname
+// $SLURM_JOB_NODELIST` is how many a training script finds its first
+// node. Reservations, licenses and burst buffers corral has none of.
+func TestScontrolShowEntityWords(t *testing.T) {
+	f := MustFakeCtld(t)
+	f.jobs = fixtureJobs(time.Now())
+	f.parts = []api.Partition{{Name: "batch", Default: true, AllNodes: true}}
+	for _, c := range []struct {
+		args         []string
+		code         int
+		stdout, errs string
+	}{
+		{[]string{"show", "hostname", "dev[1-2]"}, 0, "dev1\ndev2\n", ""},
+		{[]string{"show", "HOSTN", "dev1"}, 0, "dev1\n", ""},
+		{[]string{"show", "hostl", "dev2,dev1"}, 0, "dev[1-2]\n", ""},
+		{[]string{"show", "hostlists", "dev2,dev1"}, 0, "dev[1-2]\n", ""},
+		{[]string{"show", "host", "dev1"}, 1, "", "invalid entity: host"},
+		{[]string{"show", "p"}, 1, "", "invalid entity: p"},
+		{[]string{"show", "res"}, 0, "No reservations in the system\n", ""},
+		{[]string{"show", "reservation", "maint"}, 1, "Reservation maint not found\n", ""},
+		{[]string{"show", "licenses"}, 0, "No licenses configured in Slurm.\n", ""},
+		{[]string{"show", "burst"}, 0, "", ""},
+	} {
+		r := f.slurm(t, "", "scontrol", c.args...)
+		if r.code != c.code || r.stdout != c.stdout || !strings.Contains(r.stderr, c.errs) || c.errs == "" && r.stderr != "" {
+			t.Errorf("scontrol %q: exit %d %q %q; want %d %q and %q", c.args, r.code, r.stdout, r.stderr, c.code, c.stdout, c.errs)
+		}
+	}
+	for _, word := range []string{"j", "jobid", "JOBS"} {
+		if r := f.slurm(t, "", "scontrol", "show", word, "3"); r.code != 0 || !strings.HasPrefix(r.stdout, "JobId=3 ") {
+			t.Errorf("scontrol show %s 3: exit %d %q %q", word, r.code, r.stdout, r.stderr)
+		}
+	}
+	for _, word := range []string{"pa", "partitionname"} {
+		if r := f.slurm(t, "", "scontrol", "show", word); r.code != 0 || !strings.HasPrefix(r.stdout, "PartitionName=") {
+			t.Errorf("scontrol show %s: exit %d %q %q", word, r.code, r.stdout, r.stderr)
+		}
+	}
+}
+
 func TestScontrolShowJob(t *testing.T) {
 	f := MustFakeCtld(t)
 	f.jobs = fixtureJobs(time.Now())
@@ -447,7 +488,7 @@ func TestSqueueSteps(t *testing.T) {
 func TestScontrolShowStep(t *testing.T) {
 	f := MustFakeCtld(t)
 	f.jobs = fixtureJobs(time.Now())[1:2] // job 3, running
-	if r := f.slurm(t, "", "scontrol", "show", "step"); r.code != 0 || r.stdout != "No steps in the system\n" {
+	if r := f.slurm(t, "", "scontrol", "show", "step"); r.code != 0 || r.stdout != "No job steps in the system\n" {
 		t.Errorf("show step without steps: exit %d %q %q", r.code, r.stdout, r.stderr)
 	}
 	f.jobs[0].Steps = []api.Step{{JobID: 3, StepID: 0, Name: "a", State: api.StateRunning, Nodes: []string{"dev1"}, Tasks: 1},

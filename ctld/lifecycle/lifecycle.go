@@ -295,7 +295,7 @@ func holdOrRelease(job api.Job, ev Event) (api.Job, error) {
 	}
 	switch {
 	case job.Hold == "":
-		return job, fault.Errorf(fault.Conflict, "job %s is not held", ref)
+		return job, nil // as Slurm's: releasing a job not held does nothing, and is no error
 	case job.Hold == HoldAdmin && !ev.ByOperator:
 		return job, fault.Errorf(fault.Forbidden, "job %s was held by an operator or root; only an operator, administrator or root may release it", ref)
 	}
