@@ -74,13 +74,17 @@ func runSrun(ctx context.Context, env srunEnv, args []string) int {
 
 // runStep runs cfg's step in job jobID and returns srun's exit status.
 func runStep(ctx context.Context, env srunEnv, cfg *srunConfig, jobID uint64) int {
+	informed := env // where srun's notices go: nowhere with -Q, as Slurm's
+	if cfg.quiet {
+		informed.stderr = io.Discard
+	}
 	for _, w := range cfg.warnings {
-		fmt.Fprintf(env.stderr, "srun: warning: %s\n", w)
+		fmt.Fprintf(informed.stderr, "srun: warning: %s\n", w)
 	}
 	for _, n := range cfg.notes {
-		fmt.Fprintf(env.stderr, "srun: %s\n", n)
+		fmt.Fprintf(informed.stderr, "srun: %s\n", n)
 	}
-	grant, err := createStep(ctx, env, jobID, cfg.req)
+	grant, err := createStep(ctx, informed, jobID, cfg.req)
 	var cancelled errStepCancelled
 	if errors.As(err, &cancelled) {
 		fmt.Fprintf(env.stderr, "srun: %v\n", err)

@@ -36,6 +36,9 @@ var srunInputEnv = []struct{ env, option string }{
 	{"SLURM_STDOUTMODE", "output"},
 	{"SLURM_STDERRMODE", "error"},
 	{"SLURM_STDINMODE", "input"},
+	{"SLURM_EXPORT_ENV", "export"},
+	{"SRUN_EXPORT_ENV", "export"}, // srun's own, over SLURM_EXPORT_ENV
+	{"SLURM_WORKING_DIR", "chdir"},
 }
 
 // applyInputEnv sets the options srun takes from its environment; a bad

@@ -111,6 +111,7 @@ type srunOutput struct {
 	partial        map[[2]int]*bytes.Buffer     // -l: an unfinished line, by (task, stream)
 	failed         func(path string, err error) // reports a file that cannot be written, once
 	broken         map[string]bool
+	appendFiles    bool // --open-mode=append
 }
 
 func newSrunOutput(stdout, stderr io.Writer, out, errMode string, label bool, tasks int, fields func(int) outputFields) *srunOutput {
@@ -195,12 +196,17 @@ func (o *srunOutput) emit(kind stepio.Kind, task int, p []byte) {
 	}
 }
 
-// file opens name once, truncating it as Slurm's default open mode does.
+// file opens name once, truncating it as Slurm's default open mode does
+// (appending with --open-mode=append).
 func (o *srunOutput) file(name string) (*os.File, error) {
 	if f := o.files[name]; f != nil {
 		return f, nil
 	}
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	mode := os.O_TRUNC
+	if o.appendFiles {
+		mode = os.O_APPEND
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|mode, 0o644)
 	if err != nil {
 		return nil, err
 	}

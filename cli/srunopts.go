@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,9 +14,13 @@ import (
 	"github.com/corral-hpc/corral/slurmopt"
 )
 
-// srunOptionTable is every option srun knows, supported or refused with
-// its own message: an option missing here is "unrecognized", as in Slurm.
-var srunOptionTable = []slurmopt.Option{
+// srunOptionTable is every option srun knows, supported, ignored with a
+// warning (srunoptlists.go) or refused with its own message: an option
+// missing here is "unrecognized", as in Slurm.
+var srunOptionTable = slices.Concat(srunStepOptions, srunAllocOptions, srunIgnoredOptions)
+
+// srunStepOptions are the options srun acts on itself.
+var srunStepOptions = []slurmopt.Option{
 	{Short: 'N', Long: "nodes", Arg: slurmopt.RequiredArg},
 	{Short: 'n', Long: "ntasks", Arg: slurmopt.RequiredArg},
 	{Long: "ntasks-per-node", Arg: slurmopt.RequiredArg},
@@ -42,15 +47,18 @@ var srunOptionTable = []slurmopt.Option{
 	{Long: "cpu-bind", Arg: slurmopt.RequiredArg},
 	{Long: "cpu_bind", Arg: slurmopt.RequiredArg}, // the spelling before Slurm 17.11; launchers still send it
 	{Long: "pty"},
-	// Options of the allocation srun makes outside one (srunalloc.go).
-	{Short: 'A', Long: "account", Arg: slurmopt.RequiredArg},
-	{Short: 'p', Long: "partition", Arg: slurmopt.RequiredArg},
-	{Short: 't', Long: "time", Arg: slurmopt.RequiredArg},
-	{Short: 'G', Long: "gpus", Arg: slurmopt.RequiredArg},
-	{Long: "fgpu", Arg: slurmopt.RequiredArg},
-	{Long: "image", Arg: slurmopt.RequiredArg},
-	{Long: "container-image", Arg: slurmopt.RequiredArg},
-	{Long: "mount", Arg: slurmopt.RequiredArg},
+	{Long: "export", Arg: slurmopt.RequiredArg},
+	{Short: 'D', Long: "chdir", Arg: slurmopt.RequiredArg},
+	{Short: 'Q', Long: "quiet"},
+	{Long: "mem-per-cpu", Arg: slurmopt.RequiredArg},
+	{Long: "gres", Arg: slurmopt.RequiredArg},
+	{Long: "gpus-per-node", Arg: slurmopt.RequiredArg},
+	{Short: 'F', Long: "nodefile", Arg: slurmopt.RequiredArg},
+	{Long: "open-mode", Arg: slurmopt.RequiredArg},
+	{Long: "multi-prog"},
+	{Long: "het-group", Arg: slurmopt.RequiredArg},
+	{Long: "test-only"},
+	{Short: 'Z', Long: "no-allocate"},
 	{Short: 'v', Long: "verbose"},
 	{Short: 'V', Long: "version"},
 	{Short: 'h', Long: "help"},
@@ -85,6 +93,20 @@ type srunConfig struct {
 	// --exact) is meaningful. memAll is --mem=0, passed on likewise.
 	exclusive string
 	memAll    bool
+	// export is --export for the tasks' environment (nil: ALL); chdir
+	// their working directory ("": srun's); quiet -Q; appendOutput
+	// --open-mode=append for -o/-e files; multiProg --multi-prog.
+	export       *api.EnvExport
+	chdir        string
+	quiet        bool
+	appendOutput bool
+	multiProg    bool
+	// memPerCPU (--mem-per-cpu) and gpusPerNode (--gres=gpu:N,
+	// --gpus-per-node) become the step's per-node memory and GPUs per
+	// task once its counts are settled (perNode).
+	memPerCPU   int64
+	gpusPerNode int64
+	gpusGiven   string // the option that gave gpusPerNode
 }
 
 // errSrunUsage is a command-line mistake: srun prints it and points to
@@ -125,6 +147,14 @@ func parseSrun(args []string, getenv func(string) string) (*srunConfig, error) {
 		return nil, errors.New("no command given to execute")
 	}
 	cfg.reconcileCounts()
+	if err := cfg.perNode(); err != nil {
+		return nil, err
+	}
+	if cfg.multiProg {
+		if err := cfg.loadMultiProg(); err != nil { // srunmultiprog.go
+			return nil, err
+		}
+	}
 	if cfg.req.Name == "" {
 		cfg.req.Name = cfg.argv[0]
 		if i := strings.LastIndexByte(cfg.req.Name, '/'); i >= 0 && i+1 < len(cfg.req.Name) {
@@ -225,17 +255,116 @@ func (cfg *srunConfig) apply(s slurmopt.Set) error {
 		}
 	case "pty":
 		cfg.pty = true
-	case "account", "partition", "time", "gpus", "fgpu", "image", "container-image", "mount":
-		cfg.allocArgs = append(cfg.allocArgs, "--"+s.Name+"="+v)
-		cfg.allocOnly = append(cfg.allocOnly, s.Name)
+	case "export":
+		cfg.export, err = jobspec.ParseExport(v)
+	case "chdir":
+		cfg.chdir = v
+	case "quiet":
+		cfg.quiet = true
+	case "mem-per-cpu":
+		cfg.memPerCPU, err = jobspec.ParseSize(v)
+		if err == nil && cfg.memPerCPU <= 0 {
+			err = errors.New("give a size above 0")
+		}
+		if err != nil {
+			err = fmt.Errorf("--mem-per-cpu: %v", err)
+		}
+	case "gres":
+		var list []api.GresRequest
+		if list, err = jobspec.ParseGres(v); err != nil {
+			return fmt.Errorf("invalid --gres %q: %v", v, err)
+		}
+		for _, g := range list {
+			if g.Name != "gpu" {
+				return fmt.Errorf("--gres=%s: a step takes only gpu from its allocation's generic resources", v)
+			}
+		}
+		cfg.gpusPerNode, cfg.gpusGiven = jobspec.GPUCount(list), "--gres="+v
+	case "gpus-per-node":
+		var list []api.GresRequest
+		if list, err = jobspec.ParseGres("gpu:" + v); err != nil {
+			return fmt.Errorf("invalid --gpus-per-node %q: %v", v, err)
+		}
+		cfg.gpusPerNode, cfg.gpusGiven = jobspec.GPUCount(list), "--gpus-per-node="+v
+	case "nodefile":
+		if !strings.Contains(v, "/") {
+			v = "./" + v // jobspec.NodeNames reads a value with a / as a file
+		}
+		r.NodeList, err = jobspec.NodeNames("nodefile", v)
+	case "open-mode":
+		switch v {
+		case "append", "a":
+			cfg.appendOutput = true
+		case "truncate", "t":
+			cfg.appendOutput = false
+		default:
+			return fmt.Errorf("invalid --open-mode %q: give append or truncate", v)
+		}
+	case "multi-prog":
+		cfg.multiProg = true
+	case "het-group":
+		if v != "0" {
+			return fmt.Errorf("--het-group=%s: corral has no heterogeneous jobs (only group 0)", v)
+		}
+	case "test-only":
+		return errors.New("--test-only is not supported by corral's srun: ask sbatch --test-only when a job would start")
+	case "no-allocate":
+		return errors.New("--no-allocate is not supported: corral runs a step only in an allocation")
 	case "verbose":
 		cfg.verbose++
 	case "version":
 		cfg.version = true
 	case "help", "usage":
 		cfg.help = true
+	default:
+		if why, ok := srunIgnored[s.Name]; ok {
+			cfg.warnings = append(cfg.warnings, fmt.Sprintf("--%s is ignored: %s", s.Name, why))
+			break
+		}
+		if isAllocOption(s.Name) { // srunoptlists.go: for the allocation
+			arg := "--" + s.Name
+			if s.HasValue {
+				arg += "=" + v
+			}
+			cfg.allocArgs = append(cfg.allocArgs, arg)
+			cfg.allocOnly = append(cfg.allocOnly, s.Name)
+		}
 	}
 	return err
+}
+
+// perNode turns --mem-per-cpu and a per-node GPU count into the step's
+// per-node memory and GPUs per task, over the tasks its counts put on a
+// node.
+func (cfg *srunConfig) perNode() error {
+	r := &cfg.req
+	tasks := 1 // on each node
+	switch {
+	case r.NtasksPerNode > 0:
+		tasks = r.NtasksPerNode
+	case r.Ntasks > 0 && r.Nodes > 0:
+		tasks = (r.Ntasks + r.Nodes - 1) / r.Nodes
+	case r.Ntasks > 0:
+		tasks = r.Ntasks
+	}
+	if cfg.memPerCPU > 0 {
+		if r.MemBytes > 0 || cfg.memAll {
+			return errors.New("--mem and --mem-per-cpu are mutually exclusive")
+		}
+		r.MemBytes = cfg.memPerCPU * int64(max(r.CPUsPerTask, 1)*tasks)
+	}
+	if cfg.gpusGiven != "" {
+		switch {
+		case r.GPUsPerTask > 0:
+			return fmt.Errorf("--gpus-per-task and %s are mutually exclusive", cfg.gpusGiven)
+		case cfg.gpusPerNode == 0: // --gres=none: no GPUs asked
+		case cfg.gpusPerNode%int64(tasks) != 0:
+			return fmt.Errorf("%s: %d GPUs on a node do not divide among its %d tasks; use --gpus-per-task", cfg.gpusGiven, cfg.gpusPerNode, tasks)
+		default:
+			r.GPUsPerTask = int(cfg.gpusPerNode / int64(tasks))
+		}
+	}
+	return nil
 }
 
 func positive(name, v string) (int, error) {
@@ -298,9 +427,20 @@ Runs a step of tasks inside the current allocation ($SLURM_JOB_ID or --jobid).
       --mpi=TYPE              none, or pmi2: serve PMI to MPICH programs (list: the types)
       --cpu-bind=TYPE         accepted and ignored (a warning unless none, quiet, verbose)
       --pty                   run task 0 on a terminal; srun's terminal is raw meanwhile
+      --export=ALL|NONE|VARS  the tasks' environment (as sbatch --export)
+  -D, --chdir=DIR             the tasks' working directory
+  -Q, --quiet                 no warnings or notices
+      --mem-per-cpu=SIZE      memory per CPU of the step's tasks (instead of --mem)
+      --gres=gpu:N, --gpus-per-node=N  GPUs on each node, shared by its tasks
+  -F, --nodefile=FILE         the nodes listed in FILE
+      --open-mode=MODE        append or truncate (default) -o/-e files
+      --multi-prog            the command is a file: each task runs its line's program
   -v, --verbose               say more about the launch
   -V, --version               print the Slurm version srun behaves as
   -h, --help                  this text
+Slurm's other srun options are taken too: those of the allocation srun makes
+outside one (-A, -p, -t, -q, -C, --begin, ...), and the rest with a warning
+saying why corral ignores them (docs/steps.md).
 `
 
 // cpuBindHarmless reports whether a --cpu-bind value asks no binding

@@ -2,8 +2,10 @@ package cli
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +27,7 @@ func TestParseSrun(t *testing.T) {
 		{[]string{"-n", "2", "a"}, srunConfig{req: api.StepRequest{Name: "a", Ntasks: 2}, argv: []string{"a"}}},
 		{[]string{"--ntasks=2", "a"}, srunConfig{req: api.StepRequest{Name: "a", Ntasks: 2}, argv: []string{"a"}}},
 		{[]string{"--ntasks", "2", "a"}, srunConfig{req: api.StepRequest{Name: "a", Ntasks: 2}, argv: []string{"a"}}},
-		{[]string{"--ntasks-per", "2", "a"}, srunConfig{req: api.StepRequest{Name: "a", NtasksPerNode: 2}, argv: []string{"a"}}}, // unique prefix
+		{[]string{"--ntasks-per-n", "2", "a"}, srunConfig{req: api.StepRequest{Name: "a", NtasksPerNode: 2}, argv: []string{"a"}}}, // unique prefix
 		// Bundled short options, the last one taking the rest of the word.
 		{[]string{"-lun3", "-lK", "a"}, srunConfig{req: api.StepRequest{Name: "a", Ntasks: 3}, label: true, killOnBadExit: true, argv: []string{"a"}}},
 		// Options end at the command: its own options stay its own.
@@ -91,8 +93,8 @@ func TestParseSrunErrors(t *testing.T) {
 	}{
 		{[]string{"--foo", "x"}, "unrecognized option '--foo'", true},
 		{[]string{"--foo=1", "x"}, "unrecognized option '--foo'", true},
-		{[]string{"-Z", "x"}, "invalid option -- 'Z'", true},
-		{[]string{"-lZ", "x"}, "invalid option -- 'Z'", true},
+		{[]string{"-y", "x"}, "invalid option -- 'y'", true},
+		{[]string{"-ly", "x"}, "invalid option -- 'y'", true},
 		{[]string{"-n"}, "option requires an argument -- 'n'", true},
 		{[]string{"--ntasks"}, "option '--ntasks' requires an argument", true},
 		{[]string{"--label=1", "x"}, "option '--label' doesn't allow an argument", true},
@@ -107,7 +109,7 @@ func TestParseSrunErrors(t *testing.T) {
 		{[]string{"-o", "out-%q", "x"}, `--output: pattern "out-%q": %q is not a field`, false},
 		{[]string{"-e", "", "x"}, "--error needs a file name pattern", false},
 		{[]string{"-lKn3", "x"}, `invalid --kill-on-bad-exit "n3": give 0 or 1`, false}, // K's optional value is glued
-		{[]string{"--ntask", "2", "x"}, "option '--ntask' is ambiguous; possibilities: '--ntasks' '--ntasks-per-node'", true},
+		{[]string{"--ntask", "2", "x"}, "option '--ntask' is ambiguous; possibilities: '--ntasks' '--ntasks-per-core' '--ntasks-per-gpu' '--ntasks-per-node' '--ntasks-per-socket'", true},
 		{[]string{"-W", "-1", "x"}, `invalid --wait "-1"`, false},
 		{[]string{"--jobid=abc", "x"}, `invalid --jobid "abc"`, false},
 		{[]string{"--mpi=pmix_v3", "x"}, "--mpi=pmix_v3 is not supported: corral serves PMI-1 and PMI-2 (--mpi=pmi2, for MPICH programs); start Open MPI programs with mpirun inside the job", false},
@@ -183,5 +185,116 @@ func TestParseSrunEnvironment(t *testing.T) {
 	}
 	if cfg, err := parseSrun([]string{"--version"}, env("SLURM_NTASKS", "many")); err != nil || !cfg.version {
 		t.Errorf("--version with a bad environment: %v", err)
+	}
+}
+
+// The rest of srun's options: those corral acts on, those it passes to
+// the allocation srun makes outside one, those it ignores with a
+// warning, and those it refuses with a reason.
+func TestParseSrunMoreOptions(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		check func(*srunConfig) bool
+	}{
+		{[]string{"--export=NONE", "x"}, func(c *srunConfig) bool { return c.export != nil && c.export.Mode == api.ExportNone }},
+		{[]string{"--export=ALL", "x"}, func(c *srunConfig) bool { return c.export == nil }},
+		{[]string{"--export=ALL,A=1", "x"}, func(c *srunConfig) bool { return c.export.Mode == api.ExportAll && c.export.Vars[0] == "A=1" }},
+		{[]string{"-D", "sub", "x"}, func(c *srunConfig) bool { return c.chdir == "sub" }},
+		{[]string{"--chdir=/tmp", "x"}, func(c *srunConfig) bool { return c.chdir == "/tmp" }},
+		{[]string{"-Q", "x"}, func(c *srunConfig) bool { return c.quiet }},
+		{[]string{"-N2", "-n4", "-c2", "--mem-per-cpu=1G", "x"}, func(c *srunConfig) bool { return c.req.MemBytes == 4<<30 }},
+		{[]string{"--mem-per-cpu=512M", "x"}, func(c *srunConfig) bool { return c.req.MemBytes == 512<<20 }},
+		{[]string{"-N1", "-n2", "--gres=gpu:2", "x"}, func(c *srunConfig) bool { return c.req.GPUsPerTask == 1 }},
+		{[]string{"--gres=gpu:a100:1", "x"}, func(c *srunConfig) bool { return c.req.GPUsPerTask == 1 }},
+		{[]string{"--gres=none", "x"}, func(c *srunConfig) bool { return c.req.GPUsPerTask == 0 }},
+		{[]string{"--ntasks-per-node=2", "--gpus-per-node=4", "x"}, func(c *srunConfig) bool { return c.req.GPUsPerTask == 2 }},
+		{[]string{"--open-mode=append", "x"}, func(c *srunConfig) bool { return c.appendOutput }},
+		{[]string{"--het-group=0", "x"}, func(c *srunConfig) bool { return true }},
+		{[]string{"--hint=nomultithread", "--cpu-freq=high", "x"}, func(c *srunConfig) bool {
+			return reflect.DeepEqual(c.warnings, []string{"--hint is ignored: corral does not bind tasks to cores or threads",
+				"--cpu-freq is ignored: corral does not set CPU frequencies"})
+		}},
+		{[]string{"-X", "-E", "--propagate", "--task-prolog=/bin/true", "x"}, func(c *srunConfig) bool { return len(c.warnings) == 4 }},
+		{[]string{"-q", "normal", "--hold", "-C", "a100", "--nice", "--comment=c", "x"}, func(c *srunConfig) bool {
+			return reflect.DeepEqual(c.allocArgs, []string{"--qos=normal", "--hold", "--constraint=a100", "--nice", "--comment=c"}) &&
+				reflect.DeepEqual(c.allocOnly, []string{"qos", "hold", "constraint", "nice", "comment"})
+		}},
+	} {
+		c, err := parseSrun(tc.args, noEnv)
+		if err != nil || !tc.check(c) {
+			t.Errorf("%q: %+v, %v", tc.args, c, err)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--mem=1G", "--mem-per-cpu=1G", "x"}, "--mem and --mem-per-cpu are mutually exclusive"},
+		{[]string{"-n2", "--gres=gpu:3", "x"}, "--gres=gpu:3: 3 GPUs on a node do not divide among its 2 tasks; use --gpus-per-task"},
+		{[]string{"--gres=gpu:1", "--gpus-per-task=1", "x"}, "--gpus-per-task and --gres=gpu:1 are mutually exclusive"},
+		{[]string{"--gres=nic:1", "x"}, "--gres=nic:1: a step takes only gpu"},
+		{[]string{"--export=", "x"}, "invalid --export"},
+		{[]string{"--open-mode=sometimes", "x"}, `invalid --open-mode "sometimes"`},
+		{[]string{"--het-group=1", "x"}, "--het-group=1: corral has no heterogeneous jobs"},
+		{[]string{"--test-only", "x"}, "--test-only is not supported by corral's srun"},
+		{[]string{"-Z", "x"}, "--no-allocate is not supported"},
+		{[]string{"--mem-per-cpu=0", "x"}, "--mem-per-cpu: give a size above 0"},
+	} {
+		if _, err := parseSrun(tc.args, noEnv); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%q: got %v, want %q...", tc.args, err, tc.want)
+		}
+	}
+	env := map[string]string{"SLURM_EXPORT_ENV": "NONE", "SLURM_WORKING_DIR": "/data"}
+	c, err := parseSrun([]string{"x"}, func(k string) string { return env[k] })
+	if err != nil || c.export == nil || c.export.Mode != api.ExportNone || c.chdir != "/data" {
+		t.Errorf("SLURM_EXPORT_ENV and SLURM_WORKING_DIR: %+v, %v", c, err)
+	}
+	env["SRUN_EXPORT_ENV"] = "ALL"
+	if c, err := parseSrun([]string{"x"}, func(k string) string { return env[k] }); err != nil || c.export != nil {
+		t.Errorf("SRUN_EXPORT_ENV=ALL over SLURM_EXPORT_ENV=NONE: %+v, %v", c, err)
+	}
+}
+
+// --multi-prog runs each task's line of the file: the script srun makes
+// of it, run by sh for each rank, picks that line, with %t the rank and
+// %o its offset in the line's ranks, its words as the file quoted them.
+func TestSrunMultiProg(t *testing.T) {
+	conf := "# MPMD\n0      echo first %t\n1-2,5 echo 'mid dle' rank=%t off=%o\n*      echo rest $HOME \"%t\"\n"
+	script, err := multiProgScript("mp.conf", conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rank, want := range map[int]string{0: "first 0", 1: "mid dle rank=1 off=0", 2: "mid dle rank=2 off=1",
+		5: "mid dle rank=5 off=2", 3: "rest $HOME 3"} {
+		cmd := exec.Command("/bin/sh", "-c", script, "multi-prog")
+		cmd.Env = []string{"SLURM_PROCID=" + strconv.Itoa(rank), "PATH=/usr/bin:/bin", "HOME=/root"}
+		out, err := cmd.CombinedOutput()
+		if err != nil || strings.TrimSpace(string(out)) != want {
+			t.Errorf("rank %d: %q (%v), want %q", rank, out, err, want)
+		}
+	}
+	only, err := multiProgScript("mp.conf", "0 true\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("/bin/sh", "-c", only, "multi-prog")
+	cmd.Env = []string{"SLURM_PROCID=1"}
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "mp.conf has no line for task 1") {
+		t.Errorf("a rank no line names: %q, %v", out, err)
+	}
+	for _, bad := range []string{"", "# nothing\n", "0\n", "x echo\n", "3-1 echo\n", "0 echo 'open\n"} {
+		if _, err := multiProgScript("mp.conf", bad); err == nil {
+			t.Errorf("%q: accepted", bad)
+		}
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "mp.conf")
+	if err := os.WriteFile(file, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := parseSrun([]string{"--multi-prog", "-n6", file}, noEnv)
+	fromFile, _ := multiProgScript(file, conf)
+	if err != nil || len(c.argv) != 4 || c.argv[0] != "/bin/sh" || c.argv[2] != fromFile || c.req.Name != "mp.conf" {
+		t.Errorf("srun --multi-prog: %+v, %v", c, err)
 	}
 }

@@ -7,11 +7,13 @@ import (
 	"os"
 	"os/signal"
 	"os/user"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/jobspec"
 	"github.com/corral-hpc/corral/stepclient"
 	"github.com/corral-hpc/corral/stepio"
 )
@@ -127,10 +129,16 @@ func newStepSession(cfg *srunConfig, env srunEnv, g *api.StepGrant) (*stepSessio
 		return nil, err
 	}
 	cwd, _ := os.Getwd()
+	if cfg.chdir != "" { // -D, relative to srun's own directory
+		cwd = filepath.Join(cwd, cfg.chdir)
+		if filepath.IsAbs(cfg.chdir) {
+			cwd = filepath.Clean(cfg.chdir)
+		}
+	}
 	s.launch = api.StepLaunch{
 		Credential: g.Credential,
 		Argv:       cfg.argv,
-		Env:        env.environ(),
+		Env:        jobspec.ExportedEnv(env.environ(), cfg.export),
 		Cwd:        cwd,
 		IOAddr:     s.ln.Addr().String(),
 		IOToken:    s.ln.Token,
@@ -150,6 +158,7 @@ func newStepSession(cfg *srunConfig, env srunEnv, g *api.StepGrant) (*stepSessio
 		}
 		return f
 	})
+	s.out.appendFiles = cfg.appendOutput
 	s.out.failed = func(path string, err error) {
 		fmt.Fprintf(env.stderr, "srun: error: cannot write %s: %v\n", path, err)
 	}

@@ -184,3 +184,35 @@ srun sh -c 'echo $SLURM_PROCID $SLURMD_NODENAME' | sort -n`)
 		}
 	}
 }
+
+// srun's environment and MPMD options with the real daemons: --export
+// passes to the tasks what sbatch's --export would, -D sets their
+// directory, --multi-prog runs each task's line of the file, and an
+// option corral ignores says so, unless -Q.
+func TestSrunExportChdirMultiProg(t *testing.T) {
+	c := StartCluster(t, ClusterOpts{Nodes: []NodeOpts{{Name: "n1", CPUs: 2, Mem: "1G"}}})
+	c.endJobsAtCleanup()
+	dir := jobDir(t)
+	t.Setenv("PATH", slurmBin(t, dir)+":"+os.Getenv("PATH"))
+	t.Setenv("FOO", "foo")
+	if err := os.WriteFile(filepath.Join(dir, "mp.conf"), []byte("0 /bin/echo first %t\n1 /bin/echo second %t %o\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id := c.Submit(dir, "-n2", "-o", "out", "--wrap", `srun -n1 --export=NONE /bin/sh -c 'echo none ${FOO:-unset} ${SLURM_JOB_ID:+job}'
+srun -n1 --export=ALL,BAR=bar /bin/sh -c 'echo all $FOO $BAR'
+srun -n1 --export=BAR=bar /bin/sh -c 'echo list ${FOO:-unset} $BAR'
+srun -n1 -D /tmp pwd
+srun -n2 -l --multi-prog mp.conf | sort
+srun -n1 --hint=nomultithread true 2>&1
+srun -n1 -Q --hint=nomultithread true 2>&1
+echo end`)
+	j := c.WaitEnded(id, 60*time.Second)
+	got := slices.DeleteFunc(readLines(t, filepath.Join(dir, "out")), func(l string) bool {
+		return strings.HasPrefix(l, "srun: Job ") || strings.HasPrefix(l, "srun: Step created")
+	})
+	want := []string{"none unset job", "all foo bar", "list unset bar", "/tmp", "0: first 0", "1: second 1 0",
+		"srun: warning: --hint is ignored: corral does not bind tasks to cores or threads", "end"}
+	if j.State != api.StateCompleted || strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("job %s (%s), printed:\n%s\nwant:\n%s", j.State, j.Message, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/hostlist"
+	"github.com/corral-hpc/corral/jobspec"
 )
 
 // defaultPath is used when the submitter's environment has no PATH.
@@ -76,75 +77,11 @@ func Environment(j *Job) []string {
 	return env
 }
 
-// exported is the part of the submitter's environment --export passes:
-//
-//	ALL (or no --export)  all of it, then the NAME=value entries given
-//	NONE                  only its SLURM_* and CORRAL_* variables
-//	NIL                   the same, and no default PATH either
-//	LIST                  the listed NAMEs (with the submitter's values),
-//	                      NAME=value entries, and SLURM_* and CORRAL_*
-//
-// sbatch loads the user's login environment on the node for NONE and
-// LIST; corral gives HOME, USER, LOGNAME and a default PATH instead (a
-// login shell in the job loads the rest).
-func exported(l *api.LaunchRequest) []string {
-	e := l.Export
-	if e == nil || e.Mode == api.ExportAll {
-		if e == nil {
-			return l.Env
-		}
-		return lastWins(append(append([]string(nil), l.Env...), literalVars(e.Vars)...))
-	}
-	var out []string
-	for _, kv := range l.Env {
-		if strings.HasPrefix(kv, "SLURM_") || strings.HasPrefix(kv, "CORRAL_") {
-			out = append(out, kv)
-		}
-	}
-	if e.Mode != api.ExportList {
-		return out
-	}
-	for _, v := range e.Vars {
-		if strings.Contains(v, "=") {
-			out = append(out, v)
-			continue
-		}
-		for _, kv := range l.Env {
-			if strings.HasPrefix(kv, v+"=") {
-				out = append(out, kv)
-			}
-		}
-	}
-	return lastWins(out)
-}
-
-// lastWins drops all but the last entry of each variable: a program sees
-// one value, the one given last.
-func lastWins(env []string) []string {
-	last := make(map[string]int, len(env))
-	for i, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
-		last[k] = i
-	}
-	out := env[:0:0]
-	for i, kv := range env {
-		if k, _, _ := strings.Cut(kv, "="); last[k] == i {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
-
-// literalVars are the NAME=value entries of an --export list.
-func literalVars(vars []string) []string {
-	var out []string
-	for _, v := range vars {
-		if strings.Contains(v, "=") {
-			out = append(out, v)
-		}
-	}
-	return out
-}
+// exported is the part of the submitter's environment --export passes
+// (jobspec.ExportedEnv). sbatch loads the user's login environment on
+// the node for NONE and LIST; corral gives HOME, USER, LOGNAME and a
+// default PATH instead (a login shell in the job loads the rest).
+func exported(l *api.LaunchRequest) []string { return jobspec.ExportedEnv(l.Env, l.Export) }
 
 // pipelineVars are the array and restart variables, in Slurm's and
 // corral's names.
