@@ -68,6 +68,7 @@ func sacctCommand() *slurmCommand {
 			slurmopt.Option{Short: 'X', Long: "allocations"},
 			slurmopt.Option{Long: "json"},
 			slurmopt.Option{Long: "noconvert"}, slurmopt.Option{Long: "local"},
+			slurmopt.Option{Long: "units", Arg: slurmopt.RequiredArg},
 			slurmopt.Option{Short: 'v', Long: "verbose"},
 		),
 		run: sacct,
@@ -93,6 +94,13 @@ func sacct(s *slurmRun, r *slurmopt.Result) error {
 	layout, err := slurmfmt.ParseAcctFormat(list)
 	if err != nil {
 		return err
+	}
+	env := &slurmfmt.Env{Group: groupName}
+	if u, ok := r.Last("units"); ok { // memory sizes in one unit
+		if len(u) != 1 || !strings.Contains("KMGTP", strings.ToUpper(u)) {
+			return fmt.Errorf("invalid --units %q: give K, M, G, T or P", u)
+		}
+		env.MemUnit = strings.ToUpper(u)[0]
 	}
 	now := time.Now()
 	f, named, steps, err := sacctFilter(r, now)
@@ -123,7 +131,8 @@ func sacct(s *slurmRun, r *slurmopt.Result) error {
 		return writeJSON(s.stdout, recs)
 	}
 	lines := sacctLines(rows, r.Has("allocations"), named, steps)
-	return slurmfmt.WriteAcct(s.stdout, layout, lines, accountingStyle(r), &slurmfmt.Env{Now: now, Group: groupName})
+	env.Now = now
+	return slurmfmt.WriteAcct(s.stdout, layout, lines, accountingStyle(r), env)
 }
 
 // sacctFilter is the history's filter: users, jobs, states and the time

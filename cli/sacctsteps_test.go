@@ -41,3 +41,29 @@ func TestSacctStepLines(t *testing.T) {
 		}
 	}
 }
+
+// sacct --units prints memory in one unit, as Slurm's: two decimals when
+// not whole; without it each size takes the largest unit it fills.
+func TestSacctUnits(t *testing.T) {
+	f := MustFakeCtld(t)
+	now := time.Now()
+	start, end := now.Add(-time.Hour), now.Add(-time.Minute)
+	f.pipe.acct = []api.AcctRecord{{JobID: 7, Name: "mem", Partition: "batch", User: "alice", State: api.StateCompleted,
+		SubmitTime: start, StartTime: &start, EndTime: end, NodeCount: 1, CPUs: 1, Nodes: []string{"dev1"},
+		Steps: []api.Step{{JobID: 7, StepID: 0, Name: "x", State: api.StateCompleted, Nodes: []string{"dev1"}, Tasks: 1,
+			Start: start, End: &end, PeakMemBytes: 1536 << 20}}}}
+	for _, tc := range []struct {
+		units, want string
+	}{{"", "1.50G"}, {"M", "1536M"}, {"g", "1.50G"}, {"K", "1572864K"}, {"T", "0.00T"}} {
+		args := []string{"-P", "-n", "-j", "7.0", "-o", "MaxRSS"}
+		if tc.units != "" {
+			args = append(args, "--units="+tc.units)
+		}
+		if r := f.slurm(t, "", "sacct", args...); r.code != 0 || r.stdout != tc.want+"\n" {
+			t.Errorf("sacct --units=%s: exit %d %q %q, want %q", tc.units, r.code, r.stdout, r.stderr, tc.want)
+		}
+	}
+	if r := f.slurm(t, "", "sacct", "--units=X"); r.code != 1 || r.stderr == "" {
+		t.Errorf("sacct --units=X: exit %d %q", r.code, r.stderr)
+	}
+}

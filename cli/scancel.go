@@ -56,6 +56,7 @@ func scancelCommand() *slurmCommand {
 			slurmopt.Option{Short: 'w', Long: "nodelist", Arg: slurmopt.RequiredArg},
 			slurmopt.Option{Long: "wckey", Arg: slurmopt.RequiredArg},
 			slurmopt.Option{Long: "sibling", Arg: slurmopt.RequiredArg},
+			slurmopt.Option{Long: "ctld"}, // scancel always asks the controller
 		),
 		run: scancel,
 	}

@@ -51,6 +51,8 @@ func sinfoCommand() *slurmCommand {
 			slurmopt.Option{Long: "json"},
 			slurmopt.Option{Short: 'v', Long: "verbose"},
 			slurmopt.Option{Long: "local"}, slurmopt.Option{Long: "federation"},
+			// corral has no hidden partitions, and prints sizes as they are.
+			slurmopt.Option{Long: "hide"}, slurmopt.Option{Long: "noconvert"},
 		),
 		run: sinfo,
 	}

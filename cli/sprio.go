@@ -38,6 +38,7 @@ func sprioCommand() *slurmCommand {
 			slurmopt.Option{Short: 'u', Long: "user", Arg: slurmopt.RequiredArg},
 			slurmopt.Option{Short: 'w', Long: "weights"},
 			slurmopt.Option{Short: 'v', Long: "verbose"},
+			slurmopt.Option{Long: "local"}, slurmopt.Option{Long: "federation"}, // one cluster: changes nothing
 		),
 		run: sprio,
 	}

@@ -69,6 +69,7 @@ func squeueCommand() *slurmCommand {
 			slurmopt.Option{Short: 'w', Long: "nodelist", Arg: slurmopt.RequiredArg},
 			slurmopt.Option{Long: "json"},
 			slurmopt.Option{Long: "noconvert"}, slurmopt.Option{Long: "local"},
+			slurmopt.Option{Long: "hide"}, // corral has no hidden partitions
 			slurmopt.Option{Long: "federation"}, slurmopt.Option{Long: "sibling"},
 			slurmopt.Option{Short: 'v', Long: "verbose"},
 		),

@@ -40,6 +40,7 @@ func sstatCommand() *slurmCommand {
 			slurmopt.Option{Short: 'n', Long: "noheader"},
 			slurmopt.Option{Long: "noconvert"},
 			slurmopt.Option{Short: 'o', Long: "format", Arg: slurmopt.RequiredArg},
+			slurmopt.Option{Long: "fields", Arg: slurmopt.RequiredArg}, // sstat's other name for -o
 			slurmopt.Option{Short: 'p', Long: "parsable"},
 			slurmopt.Option{Short: 'P', Long: "parsable2"},
 			slurmopt.Option{Short: 'v', Long: "verbose"},
@@ -63,8 +64,8 @@ func sstat(s *slurmRun, r *slurmopt.Result) error {
 		return errors.New("-i/--pidformat is not supported by corral: ask for -o JobID,Nodelist,Pids")
 	}
 	list := slurmfmt.SstatDefault
-	if r.Has("format") {
-		list = strings.Join(r.All("format"), ",")
+	if r.Has("format") || r.Has("fields") {
+		list = strings.Join(append(r.All("format"), r.All("fields")...), ",")
 	}
 	layout, err := slurmfmt.ParseSstatFormat(list)
 	if err != nil {

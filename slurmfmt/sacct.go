@@ -89,9 +89,12 @@ var acctFields = []acctField{
 		nodes := max(r.Rec.NodeCount, 1)
 		return tresText(r, r.Rec.CPUs*nodes, nodes)
 	}},
-	{"ReqMem", 10, true, func(r *AcctRow, _ *Env) string {
-		if r.Job == nil {
+	{"ReqMem", 10, true, func(r *AcctRow, e *Env) string {
+		switch {
+		case r.Job == nil:
 			return ""
+		case e != nil && e.MemUnit != 0:
+			return e.memSize(r.Job.MemBytes)
 		}
 		return MemMB(r.Job.MemBytes)
 	}},

@@ -21,8 +21,8 @@ var acctStepFields = map[string]func(r *AcctRow, st *api.Step, e *Env) string{
 	"AllocCPUS":  func(_ *AcctRow, st *api.Step, _ *Env) string { return strconv.Itoa(stepCPUs(st)) },
 	"AllocNodes": func(_ *AcctRow, st *api.Step, _ *Env) string { return strconv.Itoa(len(st.Nodes)) },
 	"AllocTRES":  func(r *AcctRow, st *api.Step, _ *Env) string { return stepTRES(r, st) },
-	"AveRSS": func(_ *AcctRow, st *api.Step, _ *Env) string {
-		return kilobytes(st.PeakMemBytes / int64(max(st.Tasks, 1)))
+	"AveRSS": func(_ *AcctRow, st *api.Step, e *Env) string {
+		return e.memSize(st.PeakMemBytes / int64(max(st.Tasks, 1)))
 	},
 	"CPUTime":    func(_ *AcctRow, st *api.Step, e *Env) string { return Clock(stepElapsed(st, e) * int64(stepCPUs(st))) },
 	"CPUTimeRAW": func(_ *AcctRow, st *api.Step, e *Env) string { return itoa64(stepElapsed(st, e) * int64(stepCPUs(st))) },
@@ -38,7 +38,7 @@ var acctStepFields = map[string]func(r *AcctRow, st *api.Step, e *Env) string{
 		return strconv.FormatUint(r.Rec.JobID, 10) + "." + api.StepName(st.StepID)
 	},
 	"JobName":  func(_ *AcctRow, st *api.Step, _ *Env) string { return st.Name },
-	"MaxRSS":   func(_ *AcctRow, st *api.Step, _ *Env) string { return kilobytes(st.PeakMemBytes) },
+	"MaxRSS":   func(_ *AcctRow, st *api.Step, e *Env) string { return e.memSize(st.PeakMemBytes) },
 	"NCPUS":    func(_ *AcctRow, st *api.Step, _ *Env) string { return strconv.Itoa(stepCPUs(st)) },
 	"NNodes":   func(_ *AcctRow, st *api.Step, _ *Env) string { return strconv.Itoa(len(st.Nodes)) },
 	"NodeList": func(_ *AcctRow, st *api.Step, _ *Env) string { return nodeList(st.Nodes) },

@@ -23,6 +23,25 @@ type Env struct {
 	Group func(gid uint32) string
 	// OneLiner prints scontrol's records one a line (scontrol -o).
 	OneLiner bool
+	// MemUnit is sacct's --units: memory sizes in K, M, G, T or P; 0
+	// scales each to the largest unit it fills.
+	MemUnit byte
+}
+
+// memSize is a size in bytes as sacct prints memory: kilobytes scaled
+// (kilobytes), or in e's MemUnit, two decimals when not whole.
+func (e *Env) memSize(bytes int64) string {
+	if e == nil || e.MemUnit == 0 || bytes <= 0 {
+		return kilobytes(bytes)
+	}
+	n := float64(bytes) / 1024
+	for u := "KMGTP"; u[0] != e.MemUnit && len(u) > 1; u = u[1:] {
+		n /= 1024
+	}
+	if n == float64(int64(n)) {
+		return fmt.Sprintf("%.0f%c", n, e.MemUnit)
+	}
+	return fmt.Sprintf("%.2f%c", n, e.MemUnit)
 }
 
 func (e *Env) groupName(gid uint32) string {
