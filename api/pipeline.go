@@ -104,6 +104,29 @@ type UpdateRequest struct {
 	TimeLimit *int64  `json:"time_limit_s,omitempty"`
 	Nice      *int    `json:"nice,omitempty"`
 	Name      *string `json:"name,omitempty"`
+	Comment   *string `json:"comment,omitempty"`
+	// The fields below change a job that waits (PENDING), which is
+	// admitted again with them as a submit is (partition, fit, account,
+	// policies): an update never leaves a job that a submit would refuse.
+	Partition  *string    `json:"partition,omitempty"`
+	Dependency *string    `json:"dependency,omitempty"` // as sbatch -d takes it; "" removes it
+	Begin      *time.Time `json:"begin,omitempty"`      // scontrol's StartTime; the zero time removes it
+	Account    *string    `json:"account,omitempty"`
+	QOS        *string    `json:"qos,omitempty"`
+	Constraint *string    `json:"constraint,omitempty"`        // scontrol's Features
+	NodeList   *[]string  `json:"nodelist,omitempty"`          // ReqNodeList; empty removes it
+	Exclude    *[]string  `json:"exclude,omitempty"`           // ExcNodeList
+	MemBytes   *int64     `json:"mem_bytes,omitempty"`         // MinMemoryNode: per node
+	MemPerCPU  *int64     `json:"mem_per_cpu_bytes,omitempty"` // MinMemoryCPU
+	Requeue    *bool      `json:"requeue,omitempty"`
+}
+
+// ChangesSpec reports whether req changes what only a waiting job may
+// change.
+func (req *UpdateRequest) ChangesSpec() bool {
+	return req.Partition != nil || req.Dependency != nil || req.Begin != nil || req.Account != nil || req.QOS != nil ||
+		req.Constraint != nil || req.NodeList != nil || req.Exclude != nil || req.MemBytes != nil || req.MemPerCPU != nil ||
+		req.Requeue != nil
 }
 
 // WaitResponse answers GET /v1/jobs/{id}/wait.

@@ -83,7 +83,7 @@ func updateCommand() *ucli.Command {
 func update(c *ucli.Context) error {
 	args := c.Args().Slice()
 	if len(args) < 2 {
-		return usageErrorf("give a job ID and at least one KEY=VALUE (TimeLimit, Nice, Name)")
+		return usageErrorf("give a job ID and at least one KEY=VALUE (%s)", jobUpdateKeys)
 	}
 	req, err := parseUpdate(args)
 	if err != nil {

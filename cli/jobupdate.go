@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/jobspec"
@@ -13,7 +14,16 @@ import (
 // arguments of corral update and scontrol update.
 func parseUpdate(args []string) (api.UpdateRequest, error) {
 	var req api.UpdateRequest
-	first := args[0]
+	// JobId=ID may come anywhere among the keys, as scontrol takes it; a
+	// bare first word is the ID too.
+	idAt := 0
+	for i, a := range args {
+		if k, _, ok := strings.Cut(a, "="); ok && strings.EqualFold(k, "JobId") {
+			idAt = i
+			break
+		}
+	}
+	first := args[idAt]
 	if k, v, ok := strings.Cut(first, "="); ok && strings.EqualFold(k, "JobId") {
 		first = v
 	}
@@ -22,10 +32,24 @@ func parseUpdate(args []string) (api.UpdateRequest, error) {
 		return req, err
 	}
 	req = api.UpdateRequest{ID: id, Task: task}
-	for _, a := range args[1:] {
+	str := func(v string) *string { return &v }
+	nodes := func(key, v string) (*[]string, error) {
+		list := []string{}
+		if v != "" {
+			var err error
+			if list, err = jobspec.NodeNames(key, v); err != nil {
+				return nil, err
+			}
+		}
+		return &list, nil
+	}
+	for i, a := range args {
+		if i == idAt {
+			continue
+		}
 		k, v, ok := strings.Cut(a, "=")
 		if !ok {
-			return req, fmt.Errorf("%q is not KEY=VALUE (keys: TimeLimit, Nice, Name)", a)
+			return req, fmt.Errorf("%q is not KEY=VALUE (keys: %s)", a, jobUpdateKeys)
 		}
 		switch strings.ToLower(k) {
 		case "timelimit":
@@ -44,14 +68,61 @@ func parseUpdate(args []string) (api.UpdateRequest, error) {
 			if v == "" {
 				return req, slurmError("Name must not be empty")
 			}
-			name := v
-			req.Name = &name
+			req.Name = str(v)
+		case "comment":
+			req.Comment = str(v)
+		case "partition":
+			req.Partition = str(v)
+		case "dependency":
+			req.Dependency = str(v)
+		case "starttime", "begintime", "eligibletime":
+			var t time.Time
+			if v != "" && !strings.EqualFold(v, "none") {
+				if t, err = jobspec.ParseBegin(v, time.Now()); err != nil {
+					return req, fmt.Errorf("invalid %s=%s: %v", k, v, err)
+				}
+			}
+			req.Begin = &t
+		case "account":
+			req.Account = str(v)
+		case "qos":
+			req.QOS = str(v)
+		case "features":
+			req.Constraint = str(v)
+		case "reqnodelist", "nodelist":
+			if req.NodeList, err = nodes("nodelist", v); err != nil {
+				return req, err
+			}
+		case "excnodelist":
+			if req.Exclude, err = nodes("exclude", v); err != nil {
+				return req, err
+			}
+		case "minmemorynode", "minmemorycpu":
+			n, err := jobspec.ParseSize(v)
+			if err != nil {
+				return req, fmt.Errorf("invalid %s=%s: %v", k, v, err)
+			}
+			if strings.EqualFold(k, "minmemorynode") {
+				req.MemBytes = &n
+			} else {
+				req.MemPerCPU = &n
+			}
+		case "requeue":
+			on := v == "1" || strings.EqualFold(v, "yes")
+			if !on && v != "0" && !strings.EqualFold(v, "no") {
+				return req, fmt.Errorf("invalid Requeue=%s: give 0 or 1", v)
+			}
+			req.Requeue = &on
 		default:
-			return req, fmt.Errorf("unknown key %s (keys: TimeLimit, Nice, Name)", k)
+			return req, fmt.Errorf("unknown key %s (keys: %s)", k, jobUpdateKeys)
 		}
 	}
 	return req, nil
 }
+
+// jobUpdateKeys are the keys of scontrol update job.
+const jobUpdateKeys = "TimeLimit, Nice, Name, Comment, Partition, Dependency, StartTime, Account, QOS, Features, " +
+	"ReqNodeList, ExcNodeList, MinMemoryNode, MinMemoryCPU, Requeue"
 
 // refLess orders 9 before 10 and 12 before 12_3.
 func refLess(a, b string) bool {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -366,4 +368,72 @@ func TestTestOnlyStoresNothing(t *testing.T) {
 		t.Fatalf("test-only stored something: sequence %d -> %d, %d jobs", before, after, len(recs))
 	}
 	node.noLaunch()
+}
+
+// What a waiting job asks for changes as scontrol update changes it in
+// Slurm (Partition, Dependency, StartTime, Account, QOS, Features, node
+// lists, memory, Requeue), each update admitted again as a submit, so
+// none leaves a job a submit would refuse; a running job keeps them, and
+// its comment still changes.
+func TestUpdateWhatAWaitingJobAsks(t *testing.T) {
+	tc := MustServer(t, eventsOnly, withPartitions("PartitionName=batch Nodes=ALL Default=YES\nPartitionName=debug Nodes=n1 MaxTime=30\n"))
+	node := newFakeNode(tc, "n1", 2, 8<<30)
+	node.register()
+	spec := script("waits")
+	spec.Hold, spec.TimeLimit = true, 600
+	id := tc.submit(spec)
+	start := time.Now().Add(time.Hour).Truncate(time.Second)
+	ok := []api.UpdateRequest{
+		{ID: id, Partition: ptr("debug")},
+		{ID: id, Dependency: ptr("afterany:" + strconv.FormatUint(id, 10))},
+		{ID: id, Dependency: ptr("")},
+		{ID: id, Begin: &start, Comment: ptr("later")},
+		{ID: id, QOS: ptr("normal"), Requeue: ptr(true)},
+		{ID: id, MemBytes: ptr[int64](1 << 30)},
+		{ID: id, Exclude: &[]string{"n2"}},
+	}
+	for _, req := range ok {
+		if resp, err := tc.client.Update(context.Background(), req); err != nil || len(resp.Errors) != 0 {
+			t.Fatalf("update %+v: %+v %v", req, resp, err)
+		}
+	}
+	j := tc.job(id)
+	if j.Partition != "debug" || j.Spec.Partition != "debug" || j.Spec.Dependency != nil || j.Spec.Begin == nil ||
+		!j.Spec.Begin.Equal(start) || j.Spec.Comment != "later" || j.Spec.QOS != "normal" || j.Spec.Requeue == nil || !*j.Spec.Requeue ||
+		j.MemBytes != 1<<30 || !slices.Equal(j.Spec.Exclude, []string{"n2"}) {
+		t.Fatalf("after the updates: %+v", j)
+	}
+	for _, c := range []struct {
+		req  api.UpdateRequest
+		want string
+	}{
+		{api.UpdateRequest{ID: id, Partition: ptr("gpu")}, "partition gpu does not exist"},
+		{api.UpdateRequest{ID: id, MemBytes: ptr[int64](64 << 30)}, "could never run"},
+		{api.UpdateRequest{ID: id, QOS: ptr("high")}, "QOS high does not exist"},
+		{api.UpdateRequest{ID: id, Dependency: ptr("afterok:999999")}, "job 999999 does not exist"},
+		{api.UpdateRequest{ID: id, Dependency: ptr("sometime:1")}, "dependency"},
+		{api.UpdateRequest{ID: id, Partition: ptr("batch"), Constraint: ptr("nosuchfeature")}, "nosuchfeature"},
+	} {
+		resp, err := tc.client.Update(context.Background(), c.req)
+		if err != nil || !strings.Contains(resp.Errors[strconv.FormatUint(id, 10)], c.want) {
+			t.Errorf("update %+v: %+v %v, want %q", c.req, resp, err, c.want)
+		}
+	}
+	if j2 := tc.job(id); j2.Partition != "debug" || j2.MemBytes != 1<<30 {
+		t.Fatalf("a refused update changed the job: %s, %d bytes", j2.Partition, j2.MemBytes)
+	}
+
+	run := tc.submit(script("runs"))
+	node.waitLaunch()
+	tc.waitJob(run, "running", inState(api.StateRunning))
+	if resp, err := tc.client.Update(context.Background(), api.UpdateRequest{ID: run, Comment: ptr("note")}); err != nil || len(resp.Errors) != 0 {
+		t.Fatalf("comment of a running job: %+v %v", resp, err)
+	}
+	resp, err := tc.client.Update(context.Background(), api.UpdateRequest{ID: run, Partition: ptr("debug")})
+	if err != nil || !strings.Contains(resp.Errors[strconv.FormatUint(run, 10)], "change only while it waits") {
+		t.Errorf("partition of a running job: %+v %v", resp, err)
+	}
+	if j := tc.job(run); j.Spec.Comment != "note" || j.Partition != "batch" {
+		t.Errorf("running job after the updates: comment %q, partition %s", j.Spec.Comment, j.Partition)
+	}
 }

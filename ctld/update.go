@@ -3,6 +3,7 @@ package ctld
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/ctld/config"
@@ -14,15 +15,16 @@ import (
 // limit and change its nice and name; root may raise the limit and set a
 // negative nice; admins may change anyone's job.
 
-// update changes the time limit, nice or name of a pending or running job
-// (every unfinished task of an array job).
+// update changes the time limit, nice, name or comment of a pending or
+// running job (every unfinished task of an array job), and what a
+// waiting job asks for (respecLocked).
 func (s *Server) update(caller peer, req api.UpdateRequest) (api.JobsResponse, error) {
 	bad := func(format string, args ...any) error { return fault.Errorf(fault.Invalid, format, args...) }
 	switch {
 	case req.ID == 0:
 		return api.JobsResponse{}, bad("update: give a job ID")
-	case req.TimeLimit == nil && req.Nice == nil && req.Name == nil:
-		return api.JobsResponse{}, bad("update: nothing to change: give TimeLimit, Nice or Name")
+	case req.TimeLimit == nil && req.Nice == nil && req.Name == nil && req.Comment == nil && !req.ChangesSpec():
+		return api.JobsResponse{}, bad("update: nothing to change: give %s", updateKeys)
 	case req.TimeLimit != nil && *req.TimeLimit < 0:
 		return api.JobsResponse{}, bad("update: TimeLimit must not be negative")
 	case req.Name != nil && !jobspec.ValidJobName(*req.Name):
@@ -107,7 +109,96 @@ func (s *Server) updateJobLocked(caller peer, req api.UpdateRequest, job *api.Jo
 	if req.Name != nil {
 		job.Name, job.Spec.Name = *req.Name, *req.Name
 	}
+	if req.Comment != nil {
+		job.Spec.Comment = *req.Comment
+	}
+	if req.ChangesSpec() {
+		return s.respecLocked(caller, req, job)
+	}
 	return ""
+}
+
+// updateKeys names what an update may change, as scontrol spells it.
+const updateKeys = "TimeLimit, Nice, Name, Comment, and while the job waits Partition, Dependency, StartTime, Account, QOS, " +
+	"Features, ReqNodeList, ExcNodeList, MinMemoryNode, MinMemoryCPU or Requeue"
+
+// respecLocked applies req's changes to a waiting job's request and
+// admits the job again, as a submit would be, with its owner's rights:
+// the controller's view of its partition, size and placement follows
+// the new request. It says why not, or "".
+func (s *Server) respecLocked(caller peer, req api.UpdateRequest, job *api.Job) string {
+	ref := api.JobRefText(job)
+	if job.State != api.StatePending {
+		return fmt.Sprintf("job %s is %s: Partition, Dependency, StartTime, Account, QOS, Features, node lists, memory and Requeue change only while it waits", ref, job.State)
+	}
+	spec := job.Spec
+	if err := applySpecUpdate(req, &spec); err != nil {
+		return fmt.Sprintf("job %s: %v", ref, err)
+	}
+	owner := account{UID: job.UID, GID: job.GID, Name: job.User, Groups: job.Groups}
+	admitted, err := (&admission{s: s, caller: caller, owner: owner, now: time.Now()}).admit(spec)
+	if err != nil {
+		return fmt.Sprintf("job %s: %v", ref, err)
+	}
+	job.Partition, job.CPUs, job.MemBytes, job.NodeCount = admitted.Partition, admitted.CPUs, admitted.MemBytes, admitted.Nodes
+	job.TimeLimit, job.Spec = admitted.TimeLimit, admitted
+	gpuRequestOf(&admitted).apply(job)
+	return ""
+}
+
+// applySpecUpdate writes req's request changes into spec.
+func applySpecUpdate(req api.UpdateRequest, spec *api.JobSpec) error {
+	if req.Partition != nil {
+		spec.Partition = *req.Partition
+	}
+	if req.Dependency != nil {
+		spec.Dependency = nil
+		if *req.Dependency != "" {
+			d, _, err := jobspec.ParseDependency(*req.Dependency)
+			if err != nil {
+				return err
+			}
+			spec.Dependency = d
+		}
+	}
+	if req.Begin != nil {
+		spec.Begin = nil
+		if !req.Begin.IsZero() {
+			t := *req.Begin
+			spec.Begin = &t
+		}
+	}
+	if req.Account != nil {
+		spec.Account = *req.Account
+	}
+	if req.QOS != nil {
+		spec.QOS = *req.QOS
+	}
+	if req.Constraint != nil {
+		spec.Constraint = *req.Constraint
+	}
+	if req.NodeList != nil {
+		spec.NodeList = *req.NodeList
+	}
+	if req.Exclude != nil {
+		spec.Exclude = *req.Exclude
+	}
+	switch {
+	case req.MemBytes != nil && req.MemPerCPU != nil:
+		return fmt.Errorf("MinMemoryNode and MinMemoryCPU exclude each other")
+	case req.MemBytes != nil:
+		spec.MemBytes, spec.MemPerCPU, spec.MemWholeNode = *req.MemBytes, 0, *req.MemBytes == 0
+	case req.MemPerCPU != nil:
+		if *req.MemPerCPU <= 0 {
+			return fmt.Errorf("MinMemoryCPU must be above 0")
+		}
+		spec.MemPerCPU, spec.MemBytes, spec.MemWholeNode = *req.MemPerCPU, *req.MemPerCPU*int64(max(spec.CPUs, 1)), false
+	}
+	if req.Requeue != nil {
+		v := *req.Requeue
+		spec.Requeue = &v
+	}
+	return nil
 }
 
 func formatLimit(s int64) string {
@@ -127,6 +218,35 @@ func describeUpdate(req api.UpdateRequest) string {
 	}
 	if req.Name != nil {
 		parts = append(parts, "Name="+*req.Name)
+	}
+	if req.Comment != nil {
+		parts = append(parts, "Comment="+*req.Comment)
+	}
+	for _, f := range []struct {
+		key string
+		v   *string
+	}{{"Partition", req.Partition}, {"Dependency", req.Dependency}, {"Account", req.Account}, {"QOS", req.QOS}, {"Features", req.Constraint}} {
+		if f.v != nil {
+			parts = append(parts, f.key+"="+*f.v)
+		}
+	}
+	if req.Begin != nil {
+		parts = append(parts, "StartTime="+req.Begin.Format(time.RFC3339))
+	}
+	if req.NodeList != nil {
+		parts = append(parts, "ReqNodeList="+strings.Join(*req.NodeList, ","))
+	}
+	if req.Exclude != nil {
+		parts = append(parts, "ExcNodeList="+strings.Join(*req.Exclude, ","))
+	}
+	if req.MemBytes != nil {
+		parts = append(parts, "MinMemoryNode="+config.FormatSize(*req.MemBytes))
+	}
+	if req.MemPerCPU != nil {
+		parts = append(parts, "MinMemoryCPU="+config.FormatSize(*req.MemPerCPU))
+	}
+	if req.Requeue != nil {
+		parts = append(parts, fmt.Sprintf("Requeue=%v", *req.Requeue))
 	}
 	return strings.Join(parts, " ")
 }
