@@ -113,7 +113,8 @@ func (s *Server) updateJobLocked(caller peer, req api.UpdateRequest, job *api.Jo
 		job.Spec.Comment = *req.Comment
 	}
 	if req.ChangesSpec() {
-		return s.respecLocked(caller, req, job)
+		owner := account{UID: job.UID, GID: job.GID, Name: job.User, Groups: job.Groups}
+		return (&admission{s: s, caller: caller, owner: owner, now: time.Now()}).respec(req, job)
 	}
 	return ""
 }
@@ -122,11 +123,11 @@ func (s *Server) updateJobLocked(caller peer, req api.UpdateRequest, job *api.Jo
 const updateKeys = "TimeLimit, Nice, Name, Comment, and while the job waits Partition, Dependency, StartTime, Account, QOS, " +
 	"Features, ReqNodeList, ExcNodeList, MinMemoryNode, MinMemoryCPU or Requeue"
 
-// respecLocked applies req's changes to a waiting job's request and
-// admits the job again, as a submit would be, with its owner's rights:
-// the controller's view of its partition, size and placement follows
-// the new request. It says why not, or "".
-func (s *Server) respecLocked(caller peer, req api.UpdateRequest, job *api.Job) string {
+// respec applies req's changes to a waiting job's request and admits
+// the job again, as a submit would be, with its owner's rights: the
+// controller's view of its partition, size and placement follows the new
+// request. It says why not, or "". The caller holds s.mu.
+func (a *admission) respec(req api.UpdateRequest, job *api.Job) string {
 	ref := api.JobRefText(job)
 	if job.State != api.StatePending {
 		return fmt.Sprintf("job %s is %s: Partition, Dependency, StartTime, Account, QOS, Features, node lists, memory and Requeue change only while it waits", ref, job.State)
@@ -135,8 +136,7 @@ func (s *Server) respecLocked(caller peer, req api.UpdateRequest, job *api.Job) 
 	if err := applySpecUpdate(req, &spec); err != nil {
 		return fmt.Sprintf("job %s: %v", ref, err)
 	}
-	owner := account{UID: job.UID, GID: job.GID, Name: job.User, Groups: job.Groups}
-	admitted, err := (&admission{s: s, caller: caller, owner: owner, now: time.Now()}).admit(spec)
+	admitted, err := a.admit(spec)
 	if err != nil {
 		return fmt.Sprintf("job %s: %v", ref, err)
 	}
