@@ -30,8 +30,16 @@ func TestHoldAndRelease(t *testing.T) {
 	if l := node.waitLaunch(); l.JobID != held {
 		t.Fatalf("launched %d, want %d", l.JobID, held)
 	}
-	if resp := tc.control("hold", held); resp.Errors[fmt.Sprint(held)] != fmt.Sprintf("job %d is not pending (RUNNING)", held) {
+	// A running job is held in place (as Slurm's: the hold matters once
+	// it is requeued); release lifts it.
+	if resp := tc.control("hold", held); len(resp.Done) != 1 || len(resp.Errors) != 0 {
 		t.Fatalf("hold of a running job: %+v", resp)
+	}
+	if j := tc.job(held); j.State != api.StateRunning || j.Hold != lifecycle.HoldAdmin {
+		t.Fatalf("running job after a hold: %s hold %q", j.State, j.Hold)
+	}
+	if resp := tc.control("release", held); len(resp.Done) != 1 || tc.job(held).Hold != "" {
+		t.Fatalf("release of the held running job: %+v, hold %q", resp, tc.job(held).Hold)
 	}
 
 	// Root's hold is an admin hold; the owner cannot lift it.

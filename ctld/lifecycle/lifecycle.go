@@ -150,7 +150,7 @@ func Next(job api.Job, ev Event, now time.Time) (api.Job, error) {
 func refusal(job *api.Job, k Kind) error {
 	ref := api.JobRefText(job)
 	switch {
-	case k == Hold || k == Release:
+	case (k == Hold || k == Release) && !job.State.Terminal():
 		return fault.Errorf(fault.Conflict, "job %s is not pending (%s)", ref, job.State)
 	case k == Requeue && job.State == api.StatePending:
 		return fault.Errorf(fault.Conflict, "job %s is pending: only running and finished jobs can be requeued", ref)
@@ -278,18 +278,27 @@ func launchFailures(job *api.Job) int {
 	return n
 }
 
-// holdOrRelease changes a pending job's hold. Neither is a state change:
-// History does not show it, the reason does.
+// holdOrRelease changes a job's hold. Neither is a state change: History
+// does not show it, a pending job's reason does. A running (or
+// suspended) job runs on; its hold keeps it waiting once it is requeued,
+// as Slurm's scontrol hold of a running job does.
 func holdOrRelease(job api.Job, ev Event) (api.Job, error) {
 	ref := api.JobRefText(&job)
+	pendingReason := func(r api.Reason) {
+		if job.State == api.StatePending {
+			job.Reason = r
+		}
+	}
 	if ev.Kind == Hold {
 		switch {
 		case ev.ByOperator:
-			job.Hold, job.Reason = HoldAdmin, api.ReasonJobHeldAdmin
+			job.Hold = HoldAdmin
+			pendingReason(api.ReasonJobHeldAdmin)
 		case job.Hold == HoldAdmin:
 			return job, fault.Errorf(fault.Conflict, "job %s is already held by an operator or root", ref)
 		default:
-			job.Hold, job.Reason = HoldUser, api.ReasonJobHeld
+			job.Hold = HoldUser
+			pendingReason(api.ReasonJobHeld)
 		}
 		return job, nil
 	}
@@ -299,6 +308,7 @@ func holdOrRelease(job api.Job, ev Event) (api.Job, error) {
 	case job.Hold == HoldAdmin && !ev.ByOperator:
 		return job, fault.Errorf(fault.Forbidden, "job %s was held by an operator or root; only an operator, administrator or root may release it", ref)
 	}
-	job.Hold, job.Reason = "", api.ReasonNone
+	job.Hold = ""
+	pendingReason(api.ReasonNone)
 	return job, nil
 }

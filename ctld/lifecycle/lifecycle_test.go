@@ -56,9 +56,10 @@ var rows = map[api.JobState]map[Kind]api.JobState{
 	api.StateRunning: {Configuring: api.StateRunning, Configured: api.StateRunning, End: api.StateCancelled,
 		Timeout: api.StateTimeout, EndRequeue: api.StatePending, Cancel: api.StateCancelled, NodeFail: api.StateNodeFail,
 		NodeFailRequeue: api.StatePending, Requeue: api.StatePending, LaunchFailed: api.StatePending,
-		LaunchRefused: api.StateFailed, Suspend: api.StateSuspended},
+		LaunchRefused: api.StateFailed, Suspend: api.StateSuspended, Hold: api.StateRunning, Release: api.StateRunning},
 	api.StateSuspended: {Resume: api.StateRunning, End: api.StateCancelled, EndRequeue: api.StatePending, Cancel: api.StateCancelled,
-		NodeFail: api.StateNodeFail, NodeFailRequeue: api.StatePending, Requeue: api.StatePending},
+		NodeFail: api.StateNodeFail, NodeFailRequeue: api.StatePending, Requeue: api.StatePending,
+		Hold: api.StateSuspended, Release: api.StateSuspended},
 }
 
 func TestEveryStateAndEvent(t *testing.T) {
@@ -107,7 +108,7 @@ func TestEveryStatePair(t *testing.T) {
 		case from == api.StateRunning:
 			return true // configuring, suspended, every end a node may report, back to PENDING
 		case from == api.StateSuspended:
-			return to != api.StateSuspended // resumed, every end a node may report, back to PENDING
+			return true // resumed, every end a node may report, back to PENDING, held in place
 		}
 		return to == api.StatePending // a finished job can only be requeued
 	}
@@ -267,9 +268,19 @@ func TestHoldAndRelease(t *testing.T) {
 			t.Errorf("%s of hold %q: %v, hold %q, want %q and no history entry", tc.ev.Kind, tc.hold, err, next.Hold, tc.wantHold)
 		}
 	}
-	_, err := Next(jobIn(api.StateRunning), Event{Kind: Hold}, now)
-	if err == nil || err.Error() != "job 7 is not pending (RUNNING)" {
-		t.Errorf("hold of a running job: %v", err)
+	// A running job is held in place, its reason untouched; requeued, it
+	// waits held, as Slurm's.
+	run := jobIn(api.StateRunning)
+	held, err := Next(run, Event{Kind: Hold, ByOperator: true}, now)
+	if err != nil || held.State != api.StateRunning || held.Hold != HoldAdmin || held.Reason != run.Reason || len(held.History) != len(run.History) {
+		t.Errorf("hold of a running job: %+v, %v", held, err)
+	}
+	back, err := Next(held, Event{Kind: Requeue}, now)
+	if err != nil || back.State != api.StatePending || back.Hold != HoldAdmin {
+		t.Errorf("requeue of a held running job: %s hold %q, %v", back.State, back.Hold, err)
+	}
+	if _, err := Next(jobIn(api.StateCompleted), Event{Kind: Hold}, now); err == nil || err.Error() != "job 7 already finished (COMPLETED)" {
+		t.Errorf("hold of a finished job: %v", err)
 	}
 }
 

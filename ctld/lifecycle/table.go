@@ -97,6 +97,9 @@ var table = map[api.JobState]map[Kind][]api.JobState{
 		LaunchFailed:    pending,
 		LaunchRefused:   {api.StateFailed},
 		Suspend:         {api.StateSuspended},
+		// As Slurm: a running job's hold matters once it is requeued.
+		Hold:    {api.StateRunning},
+		Release: {api.StateRunning},
 	},
 	// A suspended job still holds its nodes: it ends as a running one
 	// does (a cancel thaws it first), but cannot start over or time out.
@@ -108,6 +111,8 @@ var table = map[api.JobState]map[Kind][]api.JobState{
 		NodeFail:        {api.StateNodeFail},
 		NodeFailRequeue: pending,
 		Requeue:         pending,
+		Hold:            {api.StateSuspended},
+		Release:         {api.StateSuspended},
 	},
 	api.StateCompleted:   {Requeue: pending},
 	api.StateFailed:      {Requeue: pending},
