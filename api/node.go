@@ -22,6 +22,10 @@ const (
 	NodeDrained  NodeState = "DRAINED"
 )
 
+// NodeNotResponding is the reason of a node DOWN because it missed its
+// heartbeats (Slurm's NOT_RESPONDING flag: sinfo's down*).
+const NodeNotResponding = "not responding"
+
 // DrainRequest is POST /v1/nodes/drain: the nodes (names or hostlist
 // expressions like n[01-04]) take no new jobs; running ones finish.
 type DrainRequest struct {

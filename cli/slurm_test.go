@@ -357,7 +357,7 @@ func TestSinfo(t *testing.T) {
 		"PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\n" +
 		"batch*       up   infinite      1   idle dev1\n" +
 		"batch*       up   infinite      1    mix dev2\n" +
-		"batch*       up   infinite      1   down dev3\n" +
+		"batch*       up   infinite      1  down* dev3\n" + // not responding, as Slurm marks it
 		"gpu          up    2:00:00      1    mix dev2\n"
 	if r.code != 0 || r.stdout != want {
 		t.Errorf("sinfo: exit %d %q\n%s\nwant:\n%s", r.code, r.stderr, r.stdout, want)

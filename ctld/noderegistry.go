@@ -57,7 +57,7 @@ type node struct {
 	gpus     []gpu.Device // rec.GPUs, converted once
 }
 
-const reasonNotResponding = "not responding"
+const reasonNotResponding = api.NodeNotResponding
 
 // persistSeenEvery: a heartbeat rewrites the node's record only this often
 // (plus on any change), so a big cluster's heartbeats are not all fsyncs.

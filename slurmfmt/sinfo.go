@@ -319,8 +319,18 @@ func nodeStateShort(n *api.Node) string {
 		return "drng"
 	case api.NodeDrained:
 		return "drain"
+	case api.NodeDown:
+		if notResponding(n) {
+			return "down*"
+		}
 	}
 	return strings.ToLower(string(n.State))
+}
+
+// notResponding: n is DOWN because it missed its heartbeats, Slurm's
+// NOT_RESPONDING flag (the * of sinfo's states).
+func notResponding(n *api.Node) bool {
+	return n.State == api.NodeDown && n.Reason == api.NodeNotResponding
 }
 
 // nodeStateLong is sinfo's %T: idle, mixed, allocated, completing,
@@ -331,6 +341,8 @@ func nodeStateLong(n *api.Node) string {
 		return "allocated+"
 	case n.Completing && n.State == api.NodeMixed:
 		return "completing"
+	case notResponding(n):
+		return "down*"
 	}
 	return strings.ToLower(string(n.State))
 }
@@ -352,6 +364,10 @@ func NodeStateMatches(n *api.Node, name string) bool {
 		return n.Completing || n.State == api.NodeCompleting
 	case "drain":
 		return n.State == api.NodeDraining || n.State == api.NodeDrained
+	case "down":
+		return n.State == api.NodeDown
+	case "no_respond", "not_responding":
+		return notResponding(n)
 	}
 	return name == nodeStateShort(n) || name == nodeStateLong(n)
 }
@@ -382,6 +398,9 @@ func nodeStateComplete(n *api.Node) string {
 	}
 	if n.State == api.NodeDraining || n.State == api.NodeDrained {
 		flags += "+DRAIN"
+	}
+	if notResponding(n) {
+		flags += "+NOT_RESPONDING"
 	}
 	return base + flags
 }

@@ -116,6 +116,7 @@ func TestNodeStateMatches(t *testing.T) {
 	draining := api.Node{State: api.NodeDraining, CPUs: 2, AllocCPUs: 1}
 	drained := api.Node{State: api.NodeDrained, CPUs: 2}
 	down := api.Node{State: api.NodeDown, CPUs: 2}
+	silent := api.Node{State: api.NodeDown, CPUs: 2, Reason: api.NodeNotResponding}
 	for _, tc := range []struct {
 		n    api.Node
 		name string
@@ -130,7 +131,8 @@ func TestNodeStateMatches(t *testing.T) {
 		{draining, "drain", true}, {draining, "drng", true}, {draining, "draining", true}, {draining, "alloc", true},
 		{draining, "mix", true}, {draining, "idle", false},
 		{drained, "drain", true}, {drained, "drained", true}, {drained, "idle", true}, {drained, "drng", false}, {drained, "alloc", false},
-		{down, "down", true}, {down, "idle", false}, {down, "alloc", false},
+		{down, "down", true}, {down, "idle", false}, {down, "alloc", false}, {down, "no_respond", false},
+		{silent, "down", true}, {silent, "down*", true}, {silent, "no_respond", true},
 	} {
 		if got := NodeStateMatches(&tc.n, tc.name); got != tc.want {
 			t.Errorf("NodeStateMatches(%s completing=%v, %q) = %v", tc.n.State, tc.n.Completing, tc.name, got)
@@ -176,6 +178,7 @@ func TestCompletingNode(t *testing.T) {
 		{api.Node{State: api.NodeDraining, CPUs: 4, AllocCPUs: 4, Completing: true}, "drng", "draining", "ALLOCATED+COMPLETING+DRAIN"},
 		{api.Node{State: api.NodeDrained, CPUs: 4}, "drain", "drained", "IDLE+DRAIN"},
 		{api.Node{State: api.NodeDown, CPUs: 4}, "down", "down", "DOWN"},
+		{api.Node{State: api.NodeDown, CPUs: 4, Reason: api.NodeNotResponding}, "down*", "down*", "DOWN+NOT_RESPONDING"},
 	} {
 		n := tc.n
 		if got := nodeStateShort(&n); got != tc.short {
