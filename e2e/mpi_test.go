@@ -58,11 +58,15 @@ func buildMPI(t *testing.T, mpicc, source, dir, name string) string {
 // allreduce sum 0+1+2+3. With finalizeMayHang, a job whose ranks all said
 // so but that has not ended half a minute later is cancelled instead of
 // failing the test (MPICH's MPI_Finalize, below).
-func runMPIJob(t *testing.T, c *Cluster, dir, name, script string, finalizeMayHang bool) {
+func runMPIJob(t *testing.T, c *Cluster, dir, name, script string, finalizeMayHang bool, shape ...string) {
 	t.Helper()
 	out := filepath.Join(dir, name+".out")
 	script = `srun -n2 --ntasks-per-node=1 sh -c 'echo $SLURMD_NODENAME > /tmp/node' && ` + script
-	id := c.Submit(dir, "--uid", "nobody", "-N2", "--ntasks-per-node=2", "-t", "5", "-o", out, "--wrap", script)
+	if len(shape) == 0 {
+		shape = []string{"-N2", "--ntasks-per-node=2"}
+	}
+	args := append([]string{"--uid", "nobody"}, shape...)
+	id := c.Submit(dir, append(args, "-t", "5", "-o", out, "--wrap", script)...)
 	t.Cleanup(func() {
 		if t.Failed() {
 			b, _ := os.ReadFile(out)
@@ -133,6 +137,16 @@ func TestOpenMPIMpirunInABatchJob(t *testing.T) {
 	c, dir := mpiCluster(t)
 	app := buildMPI(t, "mpicc.openmpi", "allreduce.c", dir, "allreduce-openmpi")
 	runMPIJob(t, c, dir, "openmpi", "mpirun.openmpi "+app, false)
+}
+
+// The same with the job asking only for 4 tasks (sbatch -n 4, as MPI
+// scripts often do): the controller spreads them over the two nodes of 2
+// CPUs, and mpirun finds two slots on each in SLURM_TASKS_PER_NODE.
+func TestOpenMPIMpirunInATasksOnlyJob(t *testing.T) {
+	needCommands(t, "mpicc.openmpi", "mpirun.openmpi")
+	c, dir := mpiCluster(t)
+	app := buildMPI(t, "mpicc.openmpi", "allreduce.c", dir, "allreduce-openmpi")
+	runMPIJob(t, c, dir, "openmpi-n4", "mpirun.openmpi "+app, false, "-n4")
 }
 
 // Issue 13, acceptance 5: MPICH's mpiexec (hydra), called plainly in a
