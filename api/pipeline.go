@@ -105,6 +105,9 @@ type UpdateRequest struct {
 	Nice      *int    `json:"nice,omitempty"`
 	Name      *string `json:"name,omitempty"`
 	Comment   *string `json:"comment,omitempty"`
+	// ArrayTaskThrottle is an array job's %N: how many of its tasks may
+	// run at once (0: no limit). Only for an array job's own ID.
+	ArrayTaskThrottle *int `json:"array_task_throttle,omitempty"`
 	// The fields below change a job that waits (PENDING), which is
 	// admitted again with them as a submit is (partition, fit, account,
 	// policies): an update never leaves a job that a submit would refuse.

@@ -71,6 +71,12 @@ func parseUpdate(args []string) (api.UpdateRequest, error) {
 			req.Name = str(v)
 		case "comment":
 			req.Comment = str(v)
+		case "arraytaskthrottle":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return req, fmt.Errorf("invalid ArrayTaskThrottle=%s: give a number from 0 (no limit)", v)
+			}
+			req.ArrayTaskThrottle = &n
 		case "partition":
 			req.Partition = str(v)
 		case "dependency":
@@ -121,7 +127,7 @@ func parseUpdate(args []string) (api.UpdateRequest, error) {
 }
 
 // jobUpdateKeys are the keys of scontrol update job.
-const jobUpdateKeys = "TimeLimit, Nice, Name, Comment, Partition, Dependency, StartTime, Account, QOS, Features, " +
+const jobUpdateKeys = "TimeLimit, Nice, Name, Comment, ArrayTaskThrottle, Partition, Dependency, StartTime, Account, QOS, Features, " +
 	"ReqNodeList, ExcNodeList, MinMemoryNode, MinMemoryCPU, Requeue"
 
 // refLess orders 9 before 10 and 12 before 12_3.

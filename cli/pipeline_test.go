@@ -117,22 +117,24 @@ func TestControlCommands(t *testing.T) {
 	}
 	// scontrol's other keys, JobId among them anywhere.
 	if r := f.run("update", "Partition=gpu", "Dependency=afterok:3", "JobId=12", "StartTime=now+1hour", "ExcNodeList=dev[1-2]",
-		"ReqNodeList=", "MinMemoryCPU=1G", "Requeue=1", "Comment=x y", "Features=a100", "QOS=normal", "Account=ml"); r.code != 0 {
+		"ReqNodeList=", "MinMemoryCPU=1G", "Requeue=1", "Comment=x y", "Features=a100", "QOS=normal", "Account=ml",
+		"ArrayTaskThrottle=3"); r.code != 0 {
 		t.Errorf("update: %+v", r)
 	}
 	up = api.UpdateRequest{}
 	if !f.lastBody("/v1/jobs/update", &up) || up.ID != 12 || *up.Partition != "gpu" || *up.Dependency != "afterok:3" ||
 		up.Begin == nil || time.Until(*up.Begin) < 59*time.Minute || !slices.Equal(*up.Exclude, []string{"dev1", "dev2"}) ||
 		len(*up.NodeList) != 0 || *up.MemPerCPU != 1<<30 || !*up.Requeue || *up.Comment != "x y" || *up.Constraint != "a100" ||
-		*up.QOS != "normal" || *up.Account != "ml" {
+		*up.QOS != "normal" || *up.Account != "ml" || *up.ArrayTaskThrottle != 3 {
 		t.Errorf("update sent %+v", up)
 	}
 	for args, want := range map[string]string{
-		"12":                "corral update: give a job ID and at least one KEY=VALUE (" + jobUpdateKeys + ")",
-		"12 Colour=red":     "corral update: unknown key Colour (keys: " + jobUpdateKeys + ")",
-		"12 TimeLimit=soon": "corral update: invalid TimeLimit=soon: use M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED",
-		"12 Nice":           `corral update: "Nice" is not KEY=VALUE (keys: ` + jobUpdateKeys + ")",
-		"12 Requeue=maybe":  "corral update: invalid Requeue=maybe: give 0 or 1",
+		"12":                      "corral update: give a job ID and at least one KEY=VALUE (" + jobUpdateKeys + ")",
+		"12 Colour=red":           "corral update: unknown key Colour (keys: " + jobUpdateKeys + ")",
+		"12 TimeLimit=soon":       "corral update: invalid TimeLimit=soon: use M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED",
+		"12 Nice":                 `corral update: "Nice" is not KEY=VALUE (keys: ` + jobUpdateKeys + ")",
+		"12 Requeue=maybe":        "corral update: invalid Requeue=maybe: give 0 or 1",
+		"12 ArrayTaskThrottle=-1": "corral update: invalid ArrayTaskThrottle=-1: give a number from 0 (no limit)",
 	} {
 		mustFail(t, f.run(append([]string{"update"}, strings.Fields(args)...)...), 2, want)
 	}

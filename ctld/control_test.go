@@ -445,3 +445,62 @@ func TestUpdateWhatAWaitingJobAsks(t *testing.T) {
 		t.Errorf("running job after the updates: comment %q, partition %s", j.Spec.Comment, j.Partition)
 	}
 }
+
+// scontrol update ArrayTaskThrottle changes an array's %N as it runs:
+// raised, a second task starts at once; the listing shows the new limit,
+// which a restarted controller still applies.
+func TestUpdateArrayTaskThrottle(t *testing.T) {
+	tc := MustServer(t, eventsOnly)
+	node := newFakeNode(tc, "n1", 4, 8<<30)
+	node.register()
+	spec := script("arr")
+	spec.Array = &api.JobArray{Ranges: []api.ArrayRange{{First: 0, Last: 5, Step: 1}}, MaxRunning: 1}
+	id := tc.submit(spec)
+	first := node.waitLaunch()
+	time.Sleep(100 * time.Millisecond)
+	node.noLaunch() // %1: one task at a time
+	if resp, err := tc.client.Update(context.Background(), api.UpdateRequest{ID: id, ArrayTaskThrottle: ptr(2)}); err != nil || len(resp.Errors) != 0 {
+		t.Fatalf("ArrayTaskThrottle=2: %+v %v", resp, err)
+	}
+	second := node.waitLaunch()
+	if second.JobID == first.JobID {
+		t.Fatalf("the same task launched twice: %d", second.JobID)
+	}
+	listed := func() string {
+		var jobs []api.Job
+		if err := tc.client.Do(context.Background(), http.MethodGet, "/v1/jobs", nil, &jobs); err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range jobs {
+			if j.ArrayTasks != "" {
+				return j.ArrayTasks
+			}
+		}
+		return ""
+	}
+	if got := listed(); !strings.HasSuffix(got, "%2") {
+		t.Fatalf("pending tasks listed %q, want the %%2 limit", got)
+	}
+	tc.Restart()
+	node.register()
+	if got := listed(); !strings.HasSuffix(got, "%2") {
+		t.Fatalf("after a restart the pending tasks are listed %q, want %%2", got)
+	}
+	for _, c := range []struct {
+		req  api.UpdateRequest
+		want string
+	}{
+		{api.UpdateRequest{ID: tc.submit(script("plain")), ArrayTaskThrottle: ptr(1)}, "is not an array job"},
+		{api.UpdateRequest{ID: id, Task: ptr(3), ArrayTaskThrottle: ptr(1)}, "for an array job's own ID"},
+		{api.UpdateRequest{ID: id, ArrayTaskThrottle: ptr(-1)}, "a number from 0"},
+	} {
+		resp, err := tc.client.Update(context.Background(), c.req)
+		text := fmt.Sprint(err)
+		if resp != nil {
+			text += strings.Join(mapValues(resp.Errors), ";")
+		}
+		if !strings.Contains(text, c.want) {
+			t.Errorf("update %+v: %s, want %q", c.req, text, c.want)
+		}
+	}
+}

@@ -23,7 +23,9 @@ func (s *Server) update(caller peer, req api.UpdateRequest) (api.JobsResponse, e
 	switch {
 	case req.ID == 0:
 		return api.JobsResponse{}, bad("update: give a job ID")
-	case req.TimeLimit == nil && req.Nice == nil && req.Name == nil && req.Comment == nil && !req.ChangesSpec():
+	case req.ArrayTaskThrottle != nil && (*req.ArrayTaskThrottle < 0 || req.Task != nil):
+		return api.JobsResponse{}, bad("update: ArrayTaskThrottle is a number from 0 (no limit), for an array job's own ID")
+	case req.TimeLimit == nil && req.Nice == nil && req.Name == nil && req.Comment == nil && req.ArrayTaskThrottle == nil && !req.ChangesSpec():
 		return api.JobsResponse{}, bad("update: nothing to change: give %s", updateKeys)
 	case req.TimeLimit != nil && *req.TimeLimit < 0:
 		return api.JobsResponse{}, bad("update: TimeLimit must not be negative")
@@ -38,6 +40,9 @@ func (s *Server) update(caller peer, req api.UpdateRequest) (api.JobsResponse, e
 	resp := api.JobsResponse{Done: []string{}}
 	s.mu.Lock()
 	jobs, rem, msg := s.q.resolve(ref)
+	if msg == "" && req.ArrayTaskThrottle != nil && rem == nil {
+		msg = fmt.Sprintf("job %s is not an array job: ArrayTaskThrottle is for array jobs", ref)
+	}
 	var changes []change
 	var rems []remChange
 	for _, j := range jobs {
@@ -70,6 +75,9 @@ func (s *Server) update(caller peer, req api.UpdateRequest) (api.JobsResponse, e
 	var err error
 	if msg == "" {
 		err = s.q.commit(changes, rems)
+	}
+	if err == nil && msg == "" && req.ArrayTaskThrottle != nil {
+		rem.maxRunning = *req.ArrayTaskThrottle // its records carry it too (updateJobLocked)
 	}
 	s.mu.Unlock()
 	if err != nil {
@@ -112,6 +120,11 @@ func (s *Server) updateJobLocked(caller peer, req api.UpdateRequest, job *api.Jo
 	if req.Comment != nil {
 		job.Spec.Comment = *req.Comment
 	}
+	if req.ArrayTaskThrottle != nil && job.Spec.Array != nil {
+		a := *job.Spec.Array // shared with the old record: a copy
+		a.MaxRunning = *req.ArrayTaskThrottle
+		job.Spec.Array = &a
+	}
 	if req.ChangesSpec() {
 		owner := account{UID: job.UID, GID: job.GID, Name: job.User, Groups: job.Groups}
 		return (&admission{s: s, caller: caller, owner: owner, now: time.Now()}).respec(req, job)
@@ -120,7 +133,7 @@ func (s *Server) updateJobLocked(caller peer, req api.UpdateRequest, job *api.Jo
 }
 
 // updateKeys names what an update may change, as scontrol spells it.
-const updateKeys = "TimeLimit, Nice, Name, Comment, and while the job waits Partition, Dependency, StartTime, Account, QOS, " +
+const updateKeys = "TimeLimit, Nice, Name, Comment, ArrayTaskThrottle, and while the job waits Partition, Dependency, StartTime, Account, QOS, " +
 	"Features, ReqNodeList, ExcNodeList, MinMemoryNode, MinMemoryCPU or Requeue"
 
 // respec applies req's changes to a waiting job's request and admits
@@ -221,6 +234,9 @@ func describeUpdate(req api.UpdateRequest) string {
 	}
 	if req.Comment != nil {
 		parts = append(parts, "Comment="+*req.Comment)
+	}
+	if req.ArrayTaskThrottle != nil {
+		parts = append(parts, fmt.Sprintf("ArrayTaskThrottle=%d", *req.ArrayTaskThrottle))
 	}
 	for _, f := range []struct {
 		key string
