@@ -69,6 +69,17 @@ func sacctCommand() *slurmCommand {
 			slurmopt.Option{Long: "json"},
 			slurmopt.Option{Long: "noconvert"}, slurmopt.Option{Long: "local"},
 			slurmopt.Option{Long: "units", Arg: slurmopt.RequiredArg},
+			// Filters on what the runs were (sacctfilters.go).
+			slurmopt.Option{Short: 'i', Long: "nnodes", Arg: slurmopt.RequiredArg},
+			slurmopt.Option{Short: 'I', Long: "ncpus", Arg: slurmopt.RequiredArg},
+			slurmopt.Option{Short: 'k', Long: "timelimit-min", Arg: slurmopt.RequiredArg},
+			slurmopt.Option{Short: 'K', Long: "timelimit-max", Arg: slurmopt.RequiredArg},
+			slurmopt.Option{Short: 'q', Long: "qos", Arg: slurmopt.RequiredArg},
+			slurmopt.Option{Long: "uid", Arg: slurmopt.RequiredArg},
+			slurmopt.Option{Short: 'g', Long: "gid", Arg: slurmopt.RequiredArg},
+			slurmopt.Option{Long: "group", Arg: slurmopt.RequiredArg},
+			slurmopt.Option{Short: 'R', Long: "reason", Arg: slurmopt.RequiredArg},
+			slurmopt.Option{Long: "constraints", Arg: slurmopt.RequiredArg},
 			slurmopt.Option{Short: 'v', Long: "verbose"},
 		),
 		run: sacct,
@@ -107,17 +118,22 @@ func sacct(s *slurmRun, r *slurmopt.Result) error {
 	if err != nil {
 		return err
 	}
+	filters, err := parseSacctFilters(r) // sacctfilters.go
+	if err != nil {
+		return err
+	}
 	view := "summary" // what a queued job's row shows, but its account and request
-	if layout.NeedSpec || r.Has("accounts") || r.Has("json") {
+	if layout.NeedSpec || r.Has("accounts") || r.Has("json") || filters.needJob() {
 		view = "full"
 	}
-	rows, err := sacctRows(s, f, layout.NeedJob, view, now)
+	rows, err := sacctRows(s, f, layout.NeedJob || filters.needJob(), view, now)
 	if err != nil {
 		return err
 	}
 	if rows, err = sacctKeep(r, rows); err != nil {
 		return err
 	}
+	rows = slices.DeleteFunc(rows, func(row slurmfmt.AcctRow) bool { return !filters.keep(&row) })
 	if !r.Has("allocations") {
 		if err := addRunningSteps(s, rows); err != nil {
 			return err

@@ -67,3 +67,47 @@ func TestSacctUnits(t *testing.T) {
 		t.Errorf("sacct --units=X: exit %d %q", r.code, r.stderr)
 	}
 }
+
+// sacct's filters on what the runs were: node and CPU counts (N or
+// MIN-MAX), time limits, QOS (none given is normal), uid and gid,
+// reason and constraints.
+func TestSacctFilters(t *testing.T) {
+	f := MustFakeCtld(t)
+	now := time.Now()
+	start, end := now.Add(-time.Hour), now.Add(-time.Minute)
+	rec := func(id uint64, nodes, cpus int, uid uint32) api.AcctRecord {
+		return api.AcctRecord{JobID: id, Name: "j", Partition: "batch", User: "u", UID: uid, State: api.StateCompleted,
+			SubmitTime: start, StartTime: &start, EndTime: end, NodeCount: nodes, CPUs: cpus}
+	}
+	f.pipe.acct = []api.AcctRecord{rec(1, 1, 2, 1000), rec(2, 2, 4, 1000), rec(3, 4, 1, 1001)}
+	job := func(id uint64, limit int64, qos, constraint string, gid uint32) api.Job {
+		return api.Job{ID: id, State: api.StateCompleted, TimeLimit: limit, GID: gid,
+			Spec: api.JobSpec{QOS: qos, Constraint: constraint}, SubmitTime: start, StartTime: &start, EndTime: &end}
+	}
+	f.jobs = []api.Job{job(1, 600, "", "a100", 100), job(2, 7200, "normal", "", 200), job(3, 0, "", "a100&ib", 100)}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--nnodes=2"}, "2\n"},
+		{[]string{"-i", "1-2"}, "1\n2\n"},
+		{[]string{"--ncpus=4-8"}, "2\n3\n"},
+		{[]string{"--uid=1001"}, "3\n"},
+		{[]string{"--timelimit-min=1:00:00"}, "2\n3\n"},
+		{[]string{"-K", "30"}, "1\n"},
+		{[]string{"-q", "normal"}, "1\n2\n3\n"},
+		{[]string{"--qos=high"}, ""},
+		{[]string{"--constraints=a100"}, "1\n3\n"},
+		{[]string{"-g", "200"}, "2\n"},
+	} {
+		args := append([]string{"-X", "-P", "-n", "-o", "JobID", "-a", "-j", "1,2,3"}, c.args...)
+		if r := f.slurm(t, "", "sacct", args...); r.code != 0 || r.stdout != c.want {
+			t.Errorf("sacct %v: exit %d %q %q, want %q", c.args, r.code, r.stdout, r.stderr, c.want)
+		}
+	}
+	for _, bad := range [][]string{{"--nnodes=3-1"}, {"--ncpus=x"}, {"--timelimit-min=soon"}, {"--uid=nosuchuser"}} {
+		if r := f.slurm(t, "", "sacct", bad...); r.code != 1 || r.stderr == "" {
+			t.Errorf("sacct %v: exit %d %q, want a refusal", bad, r.code, r.stderr)
+		}
+	}
+}

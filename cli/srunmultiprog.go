@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 )
 
@@ -95,14 +94,8 @@ func rankArms(list string) ([]rankArm, error) {
 	var arms []rankArm
 	offset := 0
 	for _, part := range strings.Split(list, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, errA := strconv.Atoi(lo)
-		b := a
-		var errB error
-		if isRange {
-			b, errB = strconv.Atoi(hi)
-		}
-		if errA != nil || errB != nil || a < 0 || b < a {
+		a, b, ok := intRange(part) // sacctfilters.go
+		if !ok {
 			return nil, fmt.Errorf("bad rank list %q: use N, N-M, lists of them, or *", list)
 		}
 		test := fmt.Sprintf(`if [ "$SLURM_PROCID" -ge %d ] && [ "$SLURM_PROCID" -le %d ]; then `, a, b)
