@@ -73,7 +73,7 @@ var errRevoked = errors.New("allocation revoked")
 // job that starts at once prints nothing (salloc: its grant). quiet
 // leaves out salloc's "Pending job allocation" line (srun does not print
 // it). A SIGINT or SIGTERM while it waits cancels the allocation.
-func allocate(ctx context.Context, prog string, cl *api.Client, stderr io.Writer, spec api.JobSpec, quiet bool) (*allocClient, error) {
+func allocate(ctx context.Context, prog string, cl *api.Client, stderr io.Writer, spec api.JobSpec, quiet bool, immediate time.Duration) (*allocClient, error) {
 	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	id, err := cl.Submit(rctx, api.SubmitRequest{Spec: spec})
 	cancel()
@@ -86,6 +86,7 @@ func allocate(ctx context.Context, prog string, cl *api.Client, stderr io.Writer
 	defer signal.Stop(sigs)
 	pause, said := allocPollFirst, false
 	var wait time.Duration // the first look answers at once: "queued" is said without delay
+	deadline := time.Now().Add(immediate)
 	for {
 		got, err := a.renew(ctx, api.AllocationRequest{WaitReadyMs: int(wait / time.Millisecond)})
 		switch {
@@ -103,6 +104,16 @@ func allocate(ctx context.Context, prog string, cl *api.Client, stderr io.Writer
 				why = " (" + got.Message + ")"
 			}
 			fmt.Fprintf(stderr, "%s: Job allocation %d has been revoked.%s\n", prog, id, why)
+			return nil, errRevoked
+		case immediate > 0 && got.State == api.StatePending && got.Reason != "" && got.Reason != api.ReasonNone && !time.Now().Before(deadline):
+			// -I: not granted in time. Slurm's words: busy nodes at once,
+			// a timeout after a wait.
+			why := "Requested nodes are busy"
+			if said {
+				why = "Connection timed out"
+			}
+			fmt.Fprintf(stderr, "%s: error: Unable to allocate resources: %s\n%[1]s: Job allocation %[3]d has been revoked.\n", prog, why, id)
+			a.release(1)
 			return nil, errRevoked
 		case got.State == api.StatePending && !said && got.Reason != "" && got.Reason != api.ReasonNone:
 			said = true

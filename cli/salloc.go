@@ -43,6 +43,11 @@ type sallocEnv struct {
 
 // runSalloc is salloc: it returns the exit status, its command's.
 func runSalloc(ctx context.Context, env sallocEnv, args []string) int {
+	own, args, err := takeSallocOwn(args) // sallocopts.go
+	if err != nil {
+		fmt.Fprintf(env.stderr, "salloc: error: %s\nTry \"salloc --help\" for more information\n", oneLine(err.Error()))
+		return 1
+	}
 	req, argv, err := jobspec.ParseAllocation(args, env.lookup, time.Now())
 	switch {
 	case err != nil:
@@ -58,7 +63,7 @@ func runSalloc(ctx context.Context, env sallocEnv, args []string) int {
 		fmt.Fprintf(env.stdout, "slurm %s (corral %s)\n", SlurmVersion, buildVersion())
 		return 0
 	}
-	for _, w := range req.Warnings {
+	for _, w := range append(own.warnings, req.Warnings...) {
 		fmt.Fprintf(env.stderr, "salloc: warning: %s\n", w)
 	}
 	if len(argv) == 0 {
@@ -69,7 +74,7 @@ func runSalloc(ctx context.Context, env sallocEnv, args []string) int {
 		fmt.Fprintf(env.stderr, "salloc: error: %s\n", oneLine(err.Error()))
 		return 1
 	}
-	a, err := allocate(ctx, "salloc", env.client(), env.stderr, spec, false)
+	a, err := allocate(ctx, "salloc", env.client(), env.stderr, spec, false, own.immediate)
 	if errors.Is(err, errRevoked) {
 		return 1
 	}

@@ -3,8 +3,10 @@ package cli
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/corral-hpc/corral/api"
 )
@@ -126,5 +128,57 @@ func TestAllocEnvironAsSlurms(t *testing.T) {
 				t.Errorf("%+v: %s=%q, want %q", tc.spec, k, got[k], v)
 			}
 		}
+	}
+}
+
+// salloc's own options come out of its command line before the job's
+// are read: with their values, attached or not, wherever they stand
+// among the job's (whose separate values stay with them), and never
+// from the command's own arguments.
+func TestTakeSallocOwn(t *testing.T) {
+	for _, tc := range []struct {
+		args      []string
+		rest      []string
+		immediate time.Duration
+		warnings  int
+	}{
+		{[]string{"-N2", "--bell", "-p", "batch", "srun", "-I", "x"}, []string{"-N2", "-p", "batch", "srun", "-I", "x"}, 0, 0},
+		{[]string{"-I", "-J", "x", "sh"}, []string{"-J", "x", "sh"}, time.Nanosecond, 0},
+		{[]string{"--immediate=5", "--part", "gpu", "sh"}, []string{"--part", "gpu", "sh"}, 5 * time.Second, 0},
+		{[]string{"-HI3", "sh"}, []string{"-H", "sh"}, 3 * time.Second, 0},
+		{[]string{"-c", "2", "-K", "--x11", "--no-bell", "--", "sh"}, []string{"-c", "2", "--", "sh"}, 0, 2},
+		{[]string{"-c2", "-t", "5", "sh"}, []string{"-c2", "-t", "5", "sh"}, 0, 0},
+	} {
+		own, rest, err := takeSallocOwn(tc.args)
+		if err != nil || !slices.Equal(rest, tc.rest) || own.immediate != tc.immediate || len(own.warnings) != tc.warnings {
+			t.Errorf("%q: rest %q, immediate %v, warnings %q, %v; want %q, %v, %d", tc.args, rest, own.immediate, own.warnings, err,
+				tc.rest, tc.immediate, tc.warnings)
+		}
+	}
+	for _, bad := range [][]string{{"--no-shell", "sh"}, {"--immediate=soon", "sh"}, {"--bell=1", "sh"}} {
+		if _, _, err := takeSallocOwn(bad); err == nil {
+			t.Errorf("%q: accepted", bad)
+		}
+	}
+}
+
+// salloc -I gives up on an allocation not granted at once, as Slurm's
+// salloc says it, and cancels it.
+func TestSallocImmediate(t *testing.T) {
+	fc := newFakeStepCluster(t, &fakeStepNode{name: "n1"})
+	fc.pending = 100
+	var stderr bytes.Buffer
+	env := sallocEnv{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &stderr,
+		client: func() *api.Client { return api.NewClient(fc.socket) }}
+	if code := runSalloc(context.Background(), env, []string{"-I", "true"}); code != 1 {
+		t.Fatalf("exit %d, want 1; stderr %q", code, stderr.String())
+	}
+	if want := "salloc: error: Unable to allocate resources: Requested nodes are busy\nsalloc: Job allocation 5 has been revoked.\n"; stderr.String() != want {
+		t.Errorf("salloc -I said %q, want %q", stderr.String(), want)
+	}
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	if len(fc.released) != 1 || fc.released[0].ExitCode != 1 {
+		t.Errorf("releases %+v, want the pending allocation released", fc.released)
 	}
 }
