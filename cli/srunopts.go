@@ -171,6 +171,12 @@ func (cfg *srunConfig) apply(s slurmopt.Set) error {
 	var err error
 	switch s.Name {
 	case "nodes":
+		// MIN-MAX: at least MIN nodes, at most MAX; corral asks for MIN
+		// (Slurm may grow a step toward MAX when its tasks need it).
+		if lo, hi, ok := intRange(v); ok && lo >= 1 && strings.Contains(v, "-") && hi >= lo {
+			r.Nodes = lo
+			break
+		}
 		r.Nodes, err = positive(s.Name, v)
 	case "ntasks":
 		r.Ntasks, err = positive(s.Name, v)
@@ -303,9 +309,8 @@ func (cfg *srunConfig) apply(s slurmopt.Set) error {
 	case "multi-prog":
 		cfg.multiProg = true
 	case "het-group":
-		if v != "0" {
-			return fmt.Errorf("--het-group=%s: corral has no heterogeneous jobs (only group 0)", v)
-		}
+		// As Slurm's srun in a job that is not heterogeneous: refused.
+		return fmt.Errorf("--het-group=%s: corral has no heterogeneous jobs", v)
 	case "test-only":
 		return errors.New("--test-only is not supported by corral's srun: ask sbatch --test-only when a job would start")
 	case "no-allocate":
@@ -402,7 +407,7 @@ const srunUsage = `Usage: srun [OPTIONS...] executable [args...]
 
 Runs a step of tasks inside the current allocation ($SLURM_JOB_ID or --jobid).
 
-  -N, --nodes=N               number of nodes of the allocation to use
+  -N, --nodes=N[-MAX]         number of nodes of the allocation to use (of a range, N)
   -n, --ntasks=N              number of tasks
       --ntasks-per-node=N     tasks on each node
   -c, --cpus-per-task=N       CPUs of each task

@@ -100,7 +100,6 @@ func TestParseSrunErrors(t *testing.T) {
 		{[]string{"--label=1", "x"}, "option '--label' doesn't allow an argument", true},
 		{[]string{"--ex", "x"}, "option '--ex' is ambiguous; possibilities: '--exact' '--exclude' '--exclusive'", true},
 		{[]string{"-n", "two", "x"}, `invalid --ntasks "two": give a whole number from 1`, false},
-		{[]string{"-N", "1-2", "x"}, `invalid --nodes "1-2": give a whole number from 1`, false},
 		{[]string{"-c", "0", "x"}, `invalid --cpus-per-task "0": give a whole number from 1`, false},
 		{[]string{"-w", "dev[2-1]", "x"}, "--nodelist: ", false},
 		{[]string{"--mem=lots", "x"}, `--mem: invalid size "lots"`, false},
@@ -209,7 +208,8 @@ func TestParseSrunMoreOptions(t *testing.T) {
 		{[]string{"--gres=none", "x"}, func(c *srunConfig) bool { return c.req.GPUsPerTask == 0 }},
 		{[]string{"--ntasks-per-node=2", "--gpus-per-node=4", "x"}, func(c *srunConfig) bool { return c.req.GPUsPerTask == 2 }},
 		{[]string{"--open-mode=append", "x"}, func(c *srunConfig) bool { return c.appendOutput }},
-		{[]string{"--het-group=0", "x"}, func(c *srunConfig) bool { return true }},
+		{[]string{"-N", "1-2", "-n1", "x"}, func(c *srunConfig) bool { return c.req.Nodes == 1 && len(c.notes) == 0 }},
+		{[]string{"--nodes=2-4", "x"}, func(c *srunConfig) bool { return c.req.Nodes == 2 }},
 		{[]string{"--hint=nomultithread", "--cpu-freq=high", "x"}, func(c *srunConfig) bool {
 			return reflect.DeepEqual(c.warnings, []string{"--hint is ignored: corral does not bind tasks to cores or threads",
 				"--cpu-freq is ignored: corral does not set CPU frequencies"})
@@ -236,6 +236,9 @@ func TestParseSrunMoreOptions(t *testing.T) {
 		{[]string{"--export=", "x"}, "invalid --export"},
 		{[]string{"--open-mode=sometimes", "x"}, `invalid --open-mode "sometimes"`},
 		{[]string{"--het-group=1", "x"}, "--het-group=1: corral has no heterogeneous jobs"},
+		{[]string{"--het-group=0", "x"}, "--het-group=0: corral has no heterogeneous jobs"},
+		{[]string{"-N", "3-1", "x"}, `invalid --nodes "3-1"`},
+		{[]string{"-N", "0-2", "x"}, `invalid --nodes "0-2"`},
 		{[]string{"--test-only", "x"}, "--test-only is not supported by corral's srun"},
 		{[]string{"-Z", "x"}, "--no-allocate is not supported"},
 		{[]string{"--mem-per-cpu=0", "x"}, "--mem-per-cpu: give a size above 0"},
