@@ -32,6 +32,9 @@ type option struct {
 	// mail"); each use warns once. apply is nil for such options.
 	ignore string
 	apply  func(r *Request, value string) error
+	// check, on an ignored option, refuses a value sbatch refuses: a
+	// script with a typo fails here as it would there.
+	check func(value string) error
 }
 
 // Option describes one submit option for help, shell completion and

@@ -239,6 +239,11 @@ func applyAll(r *Request, sets []setting) error {
 		st := r.st
 		st.given[s.opt.long] = true
 		if s.opt.ignore != "" {
+			if s.opt.check != nil {
+				if err := s.opt.check(s.value); err != nil {
+					return err
+				}
+			}
 			if !slices.Contains(st.ignored, s.opt.long) {
 				st.ignored = append(st.ignored, s.opt.long)
 			}

@@ -152,7 +152,7 @@ var options = []option{
 			return nil
 		}},
 	{long: "licenses", short: 'L', arg: "LIST", ignore: "this cluster tracks no licenses"},
-	{long: "mail-type", arg: "TYPE", ignore: "this cluster sends no mail"},
+	{long: "mail-type", arg: "TYPE", ignore: "this cluster sends no mail", check: checkMailType},
 	{long: "mail-user", arg: "ADDRESS", ignore: "this cluster sends no mail"},
 	{long: "mcs-label", arg: "LABEL", ignore: "corral has no MCS labels"},
 	{long: "mem", arg: "SIZE", help: "memory per node: a number with K, M, G or T (bare = MiB); 0 is all of it", apply: applyMem},

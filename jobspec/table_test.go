@@ -71,7 +71,10 @@ func TestIgnoredOptionsWarnOnce(t *testing.T) {
 			continue
 		}
 		arg := "--" + o.long
-		if o.arg != "" {
+		switch {
+		case o.check != nil: // a value it takes
+			arg += "=" + ignoredSamples[o.long]
+		case o.arg != "":
 			arg += "=x"
 		}
 		script := "#!/bin/sh\n#SBATCH " + arg + "\n#SBATCH " + arg + "\ntrue\n"
@@ -91,6 +94,30 @@ func TestIgnoredOptionsWarnOnce(t *testing.T) {
 		r.Spec.Script = base.Spec.Script
 		if !reflect.DeepEqual(r.Spec, base.Spec) {
 			t.Errorf("%s changed the spec: %+v", arg, r.Spec)
+		}
+	}
+}
+
+// ignoredSamples is a value each ignored option that checks its value
+// takes; TestIgnoredValuesChecked has one it refuses.
+var ignoredSamples = map[string]string{"mail-type": "END,fail"}
+
+// An ignored option that checks its value refuses one sbatch refuses.
+func TestIgnoredValuesChecked(t *testing.T) {
+	for name := range ignoredSamples {
+		if o := optionByName(name); o == nil || o.check == nil {
+			t.Errorf("--%s should check its value", name)
+		}
+	}
+	for _, o := range options {
+		if o.check == nil {
+			continue
+		}
+		if _, ok := ignoredSamples[o.long]; !ok {
+			t.Errorf("--%s checks its value but has no sample", o.long)
+		}
+		if _, err := ParseAt([]string{"--" + o.long + "=BOGUS", "job.sh"}, newScripts("job.sh", plain).read, testNow); err == nil {
+			t.Errorf("--%s=BOGUS: accepted", o.long)
 		}
 	}
 }

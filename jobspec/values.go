@@ -3,6 +3,7 @@ package jobspec
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -426,4 +427,19 @@ func parseNice(s string) (int, error) {
 		return 0, fmt.Errorf("invalid --nice %s: use a whole number from -2147483645 to 2147483645", quoteValue(s))
 	}
 	return n, nil
+}
+
+// mailTypes are the events sbatch's --mail-type names (sbatch(1)).
+var mailTypes = []string{"NONE", "BEGIN", "END", "FAIL", "REQUEUE", "ALL", "INVALID_DEPEND", "STAGE_OUT",
+	"TIME_LIMIT", "TIME_LIMIT_90", "TIME_LIMIT_80", "TIME_LIMIT_50", "ARRAY_TASKS"}
+
+// checkMailType refuses a --mail-type list sbatch refuses: a word that
+// names no event (in any case).
+func checkMailType(v string) error {
+	for _, w := range strings.Split(v, ",") {
+		if !slices.Contains(mailTypes, strings.ToUpper(strings.TrimSpace(w))) {
+			return badValue("mail-type", v, "use "+strings.Join(mailTypes, ", ")+" or a comma list of them")
+		}
+	}
+	return nil
 }
