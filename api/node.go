@@ -22,6 +22,11 @@ const (
 	NodeDrained  NodeState = "DRAINED"
 )
 
+// ClusterName is the name of the one cluster a controller runs:
+// SLURM_CLUSTER_NAME in jobs, and what the Slurm commands' -M/--clusters
+// may name.
+const ClusterName = "corral"
+
 // NodeNotResponding is the reason of a node DOWN because it missed its
 // heartbeats (Slurm's NOT_RESPONDING flag: sinfo's down*).
 const NodeNotResponding = "not responding"

@@ -43,6 +43,7 @@ func sacctCommand() *slurmCommand {
 	return &slurmCommand{
 		usage: sacctUsage,
 		opts: withCommon(
+			clusterOptions[0], clusterOptions[1],
 			slurmopt.Option{Short: 'a', Long: "allusers"},
 			slurmopt.Option{Short: 'h', Long: "help"},
 			slurmopt.Option{Short: 'A', Long: "accounts", Arg: slurmopt.RequiredArg},
@@ -87,6 +88,9 @@ func sacctCommand() *slurmCommand {
 }
 
 func sacct(s *slurmRun, r *slurmopt.Result) error {
+	if _, err := clustersGiven(r); err != nil { // clusters.go: one cluster, nothing to filter
+		return err
+	}
 	if len(r.Args) > 0 {
 		return slurmUsagef("Unknown arguments: %s", strings.Join(r.Args, " "))
 	}

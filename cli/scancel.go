@@ -66,13 +66,15 @@ func scancel(s *slurmRun, r *slurmopt.Result) error {
 	for _, o := range []struct{ name, why string }{
 		{"interactive", "interactive confirmation is not supported"},
 		{"reservation", "corral has no reservations"},
-		{"clusters", "corral has one cluster"},
 		{"wckey", "corral has no wckeys"},
 		{"sibling", "corral has no federation"},
 	} {
 		if r.Has(o.name) {
 			return fmt.Errorf("--%s is not supported by corral: %s", o.name, o.why)
 		}
+	}
+	if _, err := clustersGiven(r); err != nil { // clusters.go: the one cluster, or all
+		return err
 	}
 	sigName, hasSig := r.Last("signal")
 	choice, err := chooseSignal(sigName, hasSig, r.Has("batch"), r.Has("full"))

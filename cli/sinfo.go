@@ -53,6 +53,7 @@ func sinfoCommand() *slurmCommand {
 			slurmopt.Option{Long: "local"}, slurmopt.Option{Long: "federation"},
 			// corral has no hidden partitions, and prints sizes as they are.
 			slurmopt.Option{Long: "hide"}, slurmopt.Option{Long: "noconvert"},
+			clusterOptions[0], clusterOptions[1],
 		),
 		run: sinfo,
 	}
@@ -61,6 +62,10 @@ func sinfoCommand() *slurmCommand {
 func sinfo(s *slurmRun, r *slurmopt.Result) error {
 	if len(r.Args) > 0 {
 		return slurmUsagef("Unrecognized option: %s", r.Args[0])
+	}
+	cluster, err := clustersGiven(r) // clusters.go
+	if err != nil {
+		return err
 	}
 	format, names := slurmfmt.SinfoDefault, false
 	perNode := r.Has("Node")
@@ -104,6 +109,9 @@ func sinfo(s *slurmRun, r *slurmopt.Result) error {
 	groups := layout.Group(parts, nodes, perNode, env)
 	if r.Has("list-reasons") {
 		groups = slices.DeleteFunc(groups, func(g slurmfmt.NodeGroup) bool { return len(g.Nodes) == 0 || g.Nodes[0].Reason == "" })
+	}
+	if cluster && !r.Has("noheader") {
+		s.stdout.WriteString(clusterLine)
 	}
 	if r.Has("long") && !r.Has("noheader") {
 		s.stdout.WriteString(slurmfmt.Ctime(env.Now)) // sinfo dates a long report

@@ -745,3 +745,37 @@ func TestSqueueStateFlags(t *testing.T) {
 		}
 	}
 }
+
+// -M/--clusters names corral's one cluster (or all) and changes nothing
+// listed; squeue, sinfo and sshare print Slurm's CLUSTER line first (not
+// squeue's and sinfo's with -h); another cluster is Slurm's error.
+func TestClustersOption(t *testing.T) {
+	f := MustFakeCtld(t)
+	f.jobs = fixtureJobs(time.Now())
+	f.parts = []api.Partition{{Name: "batch", Default: true, AllNodes: true}}
+	f.nodes = []api.Node{{Name: "dev1", State: api.NodeIdle, CPUs: 4, MemBytes: 8 << 30}}
+	for _, c := range []struct {
+		args  []string
+		first string
+	}{
+		{[]string{"squeue", "-M", "corral"}, "CLUSTER: corral"},
+		{[]string{"squeue", "--clusters=all", "-o", "%i"}, "CLUSTER: corral"},
+		{[]string{"squeue", "-M", "corral", "-h", "-o", "%i"}, "11"}, // no CLUSTER line with -h
+		{[]string{"sinfo", "--cluster=CORRAL"}, "CLUSTER: corral"},
+		{[]string{"sinfo", "-M", "corral", "-h", "-o", "%P"}, "batch*"},
+		{[]string{"sshare", "-M", "corral", "-n"}, "CLUSTER: corral"},
+		{[]string{"sprio", "-M", "corral", "-h"}, ""},
+		{[]string{"sacct", "-M", "corral", "-n", "-X", "-o", "JobID", "-j", "1"}, ""},
+	} {
+		r := f.slurm(t, "", c.args[0], c.args[1:]...)
+		if first, _, _ := strings.Cut(r.stdout, "\n"); r.code != 0 || c.first != "" && strings.TrimSpace(first) != c.first {
+			t.Errorf("%v: exit %d %q %q, want the first line %q", c.args, r.code, r.stdout, r.stderr, c.first)
+		}
+	}
+	for _, cmd := range []string{"squeue", "sinfo", "sacct", "sprio", "sshare"} {
+		r := f.slurm(t, "", cmd, "-M", "perlmutter")
+		if r.code != 1 || !strings.Contains(r.stderr, "'perlmutter' can't be reached now, or it is an invalid entry for --cluster.") {
+			t.Errorf("%s -M perlmutter: exit %d %q", cmd, r.code, r.stderr)
+		}
+	}
+}

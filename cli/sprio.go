@@ -28,6 +28,7 @@ func sprioCommand() *slurmCommand {
 	return &slurmCommand{
 		usage: sprioUsage,
 		opts: withCommon(
+			clusterOptions[0], clusterOptions[1],
 			slurmopt.Option{Short: 'h', Long: "noheader"},
 			slurmopt.Option{Short: 'j', Long: "jobs", Arg: slurmopt.RequiredArg},
 			slurmopt.Option{Short: 'l', Long: "long"},
@@ -45,6 +46,9 @@ func sprioCommand() *slurmCommand {
 }
 
 func sprio(s *slurmRun, r *slurmopt.Result) error {
+	if _, err := clustersGiven(r); err != nil { // clusters.go: one cluster, nothing to filter
+		return err
+	}
 	if len(r.Args) > 0 {
 		return slurmUsagef("Unrecognized option: %s", r.Args[0])
 	}

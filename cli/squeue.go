@@ -70,6 +70,7 @@ func squeueCommand() *slurmCommand {
 			slurmopt.Option{Long: "json"},
 			slurmopt.Option{Long: "noconvert"}, slurmopt.Option{Long: "local"},
 			slurmopt.Option{Long: "hide"}, // corral has no hidden partitions
+			clusterOptions[0], clusterOptions[1],
 			slurmopt.Option{Long: "federation"}, slurmopt.Option{Long: "sibling"},
 			slurmopt.Option{Short: 'v', Long: "verbose"},
 		),
@@ -96,6 +97,7 @@ type squeueQuery struct {
 	// default the unfinished ones) from one it no longer knows (an
 	// error).
 	hideFinished bool
+	cluster      bool // -M named the cluster: its CLUSTER line first
 }
 
 // slurmMinJobAge is how long after its end squeue still knows a job:
@@ -154,6 +156,9 @@ func squeue(s *slurmRun, r *slurmopt.Result) error {
 func squeueParse(s *slurmRun, r *slurmopt.Result) (*squeueQuery, error) {
 	q := &squeueQuery{start: r.Has("start"), array: r.Has("array")}
 	var err error
+	if q.cluster, err = clustersGiven(r); err != nil { // clusters.go
+		return nil, err
+	}
 	if q.filter.Users, err = withMe(commaList(r.All("user")), r.Has("me")); err != nil { // queue.go
 		return nil, err
 	}
@@ -285,6 +290,9 @@ func squeueOnce(s *slurmRun, r *slurmopt.Result, q *squeueQuery) error {
 	if !r.Has("noheader") {
 		if r.Has("long") || r.Has("iterate") {
 			s.stdout.WriteString(slurmfmt.Ctime(now)) // squeue dates a long or repeated report
+		}
+		if q.cluster {
+			s.stdout.WriteString(clusterLine)
 		}
 		s.stdout.WriteString(q.layout.Header())
 		s.stdout.WriteByte('\n')

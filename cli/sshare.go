@@ -26,6 +26,7 @@ func sshareCommand() *slurmCommand {
 	return &slurmCommand{
 		usage: sshareUsage,
 		opts: withCommon(
+			clusterOptions[0], clusterOptions[1],
 			slurmopt.Option{Short: 'a', Long: "all"},
 			slurmopt.Option{Short: 'h', Long: "help"},
 			slurmopt.Option{Short: 'A', Long: "accounts", Arg: slurmopt.RequiredArg},
@@ -47,6 +48,10 @@ func sshare(s *slurmRun, r *slurmopt.Result) error {
 	if len(r.Args) > 0 {
 		return slurmUsagef("Unrecognized option: %s", r.Args[0])
 	}
+	cluster, err := clustersGiven(r) // clusters.go
+	if err != nil {
+		return err
+	}
 	ctx, cancel := s.requestContext()
 	defer cancel()
 	resp, err := s.client().Share(ctx, dedupe(commaList(r.All("users"))))
@@ -63,6 +68,9 @@ func sshare(s *slurmRun, r *slurmopt.Result) error {
 	list := slurmfmt.SshareDefault
 	if v, ok := r.Last("format"); ok {
 		list = v
+	}
+	if cluster { // sshare prints it even with -n
+		s.stdout.WriteString(clusterLine)
 	}
 	return slurmfmt.WriteShare(s.stdout, list, rows, accountingStyle(r)) // sacct.go
 }

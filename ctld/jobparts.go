@@ -21,7 +21,7 @@ import (
 
 // ClusterName is SLURM_CLUSTER_NAME in every job: corral runs one
 // cluster.
-const ClusterName = "corral"
+const ClusterName = api.ClusterName
 
 // runsOn reports whether node is one of j's nodes.
 func (j *job) runsOn(node string) bool { return slices.Contains(j.rec.Job.Nodes, node) }
