@@ -17,7 +17,7 @@ import (
 
 // update changes the time limit, nice, name or comment of a pending or
 // running job (every unfinished task of an array job), and what a
-// waiting job asks for (respecLocked).
+// waiting job asks for (admission.respec).
 func (s *Server) update(caller peer, req api.UpdateRequest) (api.JobsResponse, error) {
 	bad := func(format string, args ...any) error { return fault.Errorf(fault.Invalid, format, args...) }
 	switch {
