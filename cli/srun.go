@@ -84,7 +84,7 @@ func runStep(ctx context.Context, env srunEnv, cfg *srunConfig, jobID uint64) in
 	for _, n := range cfg.notes {
 		fmt.Fprintf(informed.stderr, "srun: %s\n", n)
 	}
-	grant, err := createStep(ctx, informed, jobID, cfg.req)
+	grant, err := createStep(ctx, informed, jobID, cfg.req, cfg.immediate)
 	var cancelled errStepCancelled
 	if errors.As(err, &cancelled) {
 		fmt.Fprintf(env.stderr, "srun: %v\n", err)
@@ -131,7 +131,7 @@ func (e errStepCancelled) Error() string {
 // createStep asks ctld for the step. While running steps hold the nodes
 // it needs (409 "Requested nodes are busy") it asks again, as Slurm's
 // srun does, until they are free or a signal ends the wait.
-func createStep(ctx context.Context, env srunEnv, jobID uint64, req api.StepRequest) (*api.StepGrant, error) {
+func createStep(ctx context.Context, env srunEnv, jobID uint64, req api.StepRequest, immediate time.Duration) (*api.StepGrant, error) {
 	var sigs chan os.Signal
 	var since time.Time // the first busy answer
 	said := false
@@ -146,6 +146,9 @@ func createStep(ctx context.Context, env srunEnv, jobID uint64, req api.StepRequ
 				fmt.Fprintf(env.stderr, "srun: Step created for StepId=%d.%d\n", jobID, grant.Step.StepID)
 			}
 			return grant, err
+		}
+		if immediate > 0 && (sigs != nil && time.Since(since) >= immediate || immediate == time.Nanosecond) {
+			return nil, err // -I: the nodes are busy, and srun does not wait
 		}
 		if sigs == nil {
 			since = time.Now()

@@ -28,7 +28,7 @@ func runSrunAllocation(ctx context.Context, env srunEnv, cfg *srunConfig) int {
 		fmt.Fprintf(env.stderr, "srun: error: %s\n", oneLine(err.Error()))
 		return 1
 	}
-	a, err := allocate(ctx, "srun", env.client(), env.stderr, spec, true, 0)
+	a, err := allocate(ctx, "srun", env.client(), env.stderr, spec, true, cfg.immediate)
 	if errors.Is(err, errRevoked) {
 		return 1
 	}

@@ -220,6 +220,13 @@ func TestSrunRetriesWhileNodesAreBusy(t *testing.T) {
 	if code, _, stderr := fc.srun(t, "", inJob, "-i", "none", "true"); code != 0 || stderr != "" || fc.busy != 0 {
 		t.Errorf("a short wait: exit %d, %d busy answers left, stderr %q; want 0, 0 and nothing said", code, fc.busy, stderr)
 	}
+	// -I: busy nodes end srun at once, the step not created.
+	fc = newFakeStepCluster(t, &fakeStepNode{name: "n1", ranks: []int{0}, play: play})
+	fc.busy = 2
+	code, _, stderr = fc.srun(t, "", inJob, "-I", "-i", "none", "true")
+	if want := "srun: error: Unable to create step for job 5: Requested nodes are busy\n"; code != 1 || stderr != want || fc.busy != 1 {
+		t.Errorf("srun -I on busy nodes: exit %d, %d busy answers left, stderr %q; want 1, 1, %q", code, fc.busy, stderr, want)
+	}
 }
 
 // TestSrunStepEndedWithoutANode: a runner that fails before it reaches

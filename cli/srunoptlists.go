@@ -104,7 +104,6 @@ var srunIgnored = map[string]string{
 	"task-prolog":       "corral runs no task prolog",
 	"task-epilog":       "corral runs no task epilog",
 	"preserve-env":      "the tasks see the step's counts",
-	"immediate":         "srun waits for the resources",
 	"x11":               "corral does not forward X11",
 }
 
@@ -134,7 +133,6 @@ var srunIgnoredOptions = []slurmopt.Option{
 	{Long: "task-prolog", Arg: reqArg},
 	{Long: "task-epilog", Arg: reqArg},
 	{Short: 'E', Long: "preserve-env"},
-	{Short: 'I', Long: "immediate", Arg: optArg},
 	{Long: "x11", Arg: optArg},
 }
 

@@ -59,6 +59,7 @@ var srunStepOptions = []slurmopt.Option{
 	{Long: "het-group", Arg: slurmopt.RequiredArg},
 	{Long: "test-only"},
 	{Short: 'Z', Long: "no-allocate"},
+	{Short: 'I', Long: "immediate", Arg: slurmopt.OptionalArg},
 	{Short: 'v', Long: "verbose"},
 	{Short: 'V', Long: "version"},
 	{Short: 'h', Long: "help"},
@@ -107,6 +108,9 @@ type srunConfig struct {
 	memPerCPU   int64
 	gpusPerNode int64
 	gpusGiven   string // the option that gave gpusPerNode
+	// immediate is -I[SECONDS]: give up when the allocation (outside
+	// one) or the step's nodes are not had in time; 0: wait.
+	immediate time.Duration
 }
 
 // errSrunUsage is a command-line mistake: srun prints it and points to
@@ -308,6 +312,17 @@ func (cfg *srunConfig) apply(s slurmopt.Set) error {
 		}
 	case "multi-prog":
 		cfg.multiProg = true
+	case "immediate":
+		cfg.immediate = time.Nanosecond // at the first look
+		if s.HasValue {
+			n, e := strconv.Atoi(v)
+			if e != nil || n < 0 {
+				return fmt.Errorf("invalid --immediate %q: give seconds", v)
+			}
+			if n > 0 {
+				cfg.immediate = time.Duration(n) * time.Second
+			}
+		}
 	case "het-group":
 		// As Slurm's srun in a job that is not heterogeneous: refused.
 		return fmt.Errorf("--het-group=%s: corral has no heterogeneous jobs", v)
@@ -440,6 +455,7 @@ Runs a step of tasks inside the current allocation ($SLURM_JOB_ID or --jobid).
   -F, --nodefile=FILE         the nodes listed in FILE
       --open-mode=MODE        append or truncate (default) -o/-e files
       --multi-prog            the command is a file: each task runs its line's program
+  -I, --immediate[=SECONDS]   do not wait for busy nodes (or an allocation)
   -v, --verbose               say more about the launch
   -V, --version               print the Slurm version srun behaves as
   -h, --help                  this text

@@ -208,6 +208,8 @@ func TestParseSrunMoreOptions(t *testing.T) {
 		{[]string{"--gres=none", "x"}, func(c *srunConfig) bool { return c.req.GPUsPerTask == 0 }},
 		{[]string{"--ntasks-per-node=2", "--gpus-per-node=4", "x"}, func(c *srunConfig) bool { return c.req.GPUsPerTask == 2 }},
 		{[]string{"--open-mode=append", "x"}, func(c *srunConfig) bool { return c.appendOutput }},
+		{[]string{"-I", "x"}, func(c *srunConfig) bool { return c.immediate == time.Nanosecond }},
+		{[]string{"--immediate=3", "x"}, func(c *srunConfig) bool { return c.immediate == 3*time.Second }},
 		{[]string{"-N", "1-2", "-n1", "x"}, func(c *srunConfig) bool { return c.req.Nodes == 1 && len(c.notes) == 0 }},
 		{[]string{"--nodes=2-4", "x"}, func(c *srunConfig) bool { return c.req.Nodes == 2 }},
 		{[]string{"--hint=nomultithread", "--cpu-freq=high", "x"}, func(c *srunConfig) bool {
@@ -242,6 +244,7 @@ func TestParseSrunMoreOptions(t *testing.T) {
 		{[]string{"--test-only", "x"}, "--test-only is not supported by corral's srun"},
 		{[]string{"-Z", "x"}, "--no-allocate is not supported"},
 		{[]string{"--mem-per-cpu=0", "x"}, "--mem-per-cpu: give a size above 0"},
+		{[]string{"-Ix", "y"}, `invalid --immediate "x": give seconds`},
 	} {
 		if _, err := parseSrun(tc.args, noEnv); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("%q: got %v, want %q...", tc.args, err, tc.want)
