@@ -54,6 +54,7 @@ func sinfoCommand() *slurmCommand {
 			// corral has no hidden partitions, and prints sizes as they are.
 			slurmopt.Option{Long: "hide"}, slurmopt.Option{Long: "noconvert"},
 			clusterOptions[0], clusterOptions[1],
+			slurmopt.Option{Short: 'T', Long: "reservation"},
 		),
 		run: sinfo,
 	}
@@ -65,6 +66,10 @@ func sinfo(s *slurmRun, r *slurmopt.Result) error {
 	}
 	cluster, err := clustersGiven(r) // clusters.go
 	if err != nil {
+		return err
+	}
+	if r.Has("reservation") { // sinfo -T: corral has none
+		_, err := s.stdout.WriteString("No reservations in the system\n")
 		return err
 	}
 	format, names := slurmfmt.SinfoDefault, false

@@ -779,3 +779,29 @@ func TestClustersOption(t *testing.T) {
 		}
 	}
 }
+
+// squeue's and sinfo's options about things corral has none of: a job
+// with a reservation or licenses (-R, -L) is none; a job has one
+// partition, so -P lists each once; --array-unique lists pending tasks
+// one a line, as -r; sinfo -T says there are no reservations.
+func TestSqueueSinfoNoneOptions(t *testing.T) {
+	f := MustFakeCtld(t)
+	f.jobs = fixtureJobs(time.Now())
+	for _, c := range []struct {
+		cmd  string
+		args []string
+		want string
+	}{
+		{"squeue", []string{"-h", "-R", "maint"}, ""},
+		{"squeue", []string{"-h", "--licenses=matlab"}, ""},
+		{"squeue", []string{"-h", "-P", "-o", "%i", "-S", "i"}, "1\n3\n11\n12\n"},
+		{"sinfo", []string{"-T"}, "No reservations in the system\n"},
+	} {
+		if r := f.slurm(t, "", c.cmd, c.args...); r.code != 0 || r.stdout != c.want {
+			t.Errorf("%s %v: exit %d %q %q, want %q", c.cmd, c.args, r.code, r.stdout, r.stderr, c.want)
+		}
+	}
+	if a, b := f.slurm(t, "", "squeue", "-h", "--array-unique"), f.slurm(t, "", "squeue", "-h", "-r"); a.code != 0 || a.stdout != b.stdout {
+		t.Errorf("squeue --array-unique: exit %d %q, want -r's %q", a.code, a.stdout, b.stdout)
+	}
+}

@@ -70,6 +70,12 @@ func squeueCommand() *slurmCommand {
 			slurmopt.Option{Long: "json"},
 			slurmopt.Option{Long: "noconvert"}, slurmopt.Option{Long: "local"},
 			slurmopt.Option{Long: "hide"}, // corral has no hidden partitions
+			// A job has one partition: -P lists it once anyway.
+			slurmopt.Option{Short: 'P', Long: "priority"},
+			slurmopt.Option{Long: "array-unique"}, // each pending task on its own line, as -r
+			// corral has no reservations or licenses: a job with one is none.
+			slurmopt.Option{Short: 'R', Long: "reservation", Arg: slurmopt.RequiredArg},
+			slurmopt.Option{Short: 'L', Long: "licenses", Arg: slurmopt.RequiredArg},
 			clusterOptions[0], clusterOptions[1],
 			slurmopt.Option{Long: "federation"}, slurmopt.Option{Long: "sibling"},
 			slurmopt.Option{Short: 'v', Long: "verbose"},
@@ -98,6 +104,7 @@ type squeueQuery struct {
 	// error).
 	hideFinished bool
 	cluster      bool // -M named the cluster: its CLUSTER line first
+	none         bool // -R or -L: no corral job has a reservation or licenses
 }
 
 // slurmMinJobAge is how long after its end squeue still knows a job:
@@ -154,7 +161,8 @@ func squeue(s *slurmRun, r *slurmopt.Result) error {
 }
 
 func squeueParse(s *slurmRun, r *slurmopt.Result) (*squeueQuery, error) {
-	q := &squeueQuery{start: r.Has("start"), array: r.Has("array")}
+	q := &squeueQuery{start: r.Has("start"), array: r.Has("array") || r.Has("array-unique"),
+		none: r.Has("reservation") || r.Has("licenses")}
 	var err error
 	if q.cluster, err = clustersGiven(r); err != nil { // clusters.go
 		return nil, err
@@ -306,7 +314,7 @@ func squeueOnce(s *slurmRun, r *slurmopt.Result, q *squeueQuery) error {
 
 // keep applies the filters the controller does not.
 func (q *squeueQuery) keep(j *api.Job) bool {
-	if !q.states.matches(j) ||
+	if q.none || !q.states.matches(j) ||
 		len(q.partitions) > 0 && !slices.Contains(q.partitions, j.Partition) ||
 		len(q.names) > 0 && !slices.Contains(q.names, j.Name) ||
 		len(q.accounts) > 0 && !slices.Contains(q.accounts, j.Spec.Account) ||
