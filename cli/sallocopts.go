@@ -120,18 +120,32 @@ func (own *sallocOwn) take(name, value string, hasValue bool) (bool, error) {
 		case "x11":
 			own.warnings = append(own.warnings, "--x11 is ignored: corral does not forward X11")
 		case "immediate":
-			own.immediate = time.Nanosecond // at the first look
-			if hasValue {
-				n, err := strconv.Atoi(value)
-				if err != nil || n < 0 {
-					return true, fmt.Errorf("invalid --immediate %q: give seconds", value)
-				}
-				if n > 0 {
-					own.immediate = time.Duration(n) * time.Second
-				}
+			var err error
+			if own.immediate, err = immediateWait(value, hasValue); err != nil {
+				return true, err
 			}
 		}
 		return true, nil
 	}
 	return false, nil
+}
+
+// atFirstLook is -I without seconds: give up at the first answer that
+// the resources are not free.
+const atFirstLook = time.Nanosecond
+
+// immediateWait reads -I/--immediate[=SECONDS], as salloc and srun take
+// it: how long to wait for resources before giving up.
+func immediateWait(value string, hasValue bool) (time.Duration, error) {
+	if !hasValue {
+		return atFirstLook, nil
+	}
+	n, err := strconv.Atoi(value)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("invalid --immediate %q: give seconds", value)
+	}
+	if n == 0 {
+		return atFirstLook, nil
+	}
+	return time.Duration(n) * time.Second, nil
 }

@@ -147,7 +147,7 @@ func createStep(ctx context.Context, env srunEnv, jobID uint64, req api.StepRequ
 			}
 			return grant, err
 		}
-		if immediate > 0 && (sigs != nil && time.Since(since) >= immediate || immediate == time.Nanosecond) {
+		if immediate > 0 && (sigs != nil && time.Since(since) >= immediate || immediate == atFirstLook) {
 			return nil, err // -I: the nodes are busy, and srun does not wait
 		}
 		if sigs == nil {

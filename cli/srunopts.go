@@ -313,16 +313,7 @@ func (cfg *srunConfig) apply(s slurmopt.Set) error {
 	case "multi-prog":
 		cfg.multiProg = true
 	case "immediate":
-		cfg.immediate = time.Nanosecond // at the first look
-		if s.HasValue {
-			n, e := strconv.Atoi(v)
-			if e != nil || n < 0 {
-				return fmt.Errorf("invalid --immediate %q: give seconds", v)
-			}
-			if n > 0 {
-				cfg.immediate = time.Duration(n) * time.Second
-			}
-		}
+		cfg.immediate, err = immediateWait(v, s.HasValue) // sallocopts.go
 	case "het-group":
 		// As Slurm's srun in a job that is not heterogeneous: refused.
 		return fmt.Errorf("--het-group=%s: corral has no heterogeneous jobs", v)
