@@ -163,7 +163,7 @@ func allocEnviron(base []string, spec *api.JobSpec, a *api.Allocation) []string 
 	if h, err := os.Hostname(); err == nil {
 		set["SLURM_SUBMIT_HOST"] = h
 	}
-	tasks := tasksPerNode(spec, len(a.Nodes))
+	tasks := jobspec.TasksPerNode(spec.Ntasks, spec.NtasksPerNode, len(a.Nodes))
 	set["SLURM_TASKS_PER_NODE"] = hostlist.CompressCounts(tasks)
 	if spec.Ntasks > 0 || spec.NtasksPerNode > 0 {
 		n := 0
@@ -192,28 +192,6 @@ func allocEnviron(base []string, spec *api.JobSpec, a *api.Allocation) []string 
 	}
 	for k, v := range set {
 		out = append(out, k+"="+v)
-	}
-	return out
-}
-
-// tasksPerNode is SLURM_TASKS_PER_NODE's counts, as the batch script's
-// (noded's jobEnv) and Slurm's salloc give them: --ntasks-per-node on
-// each node; else -n spread in blocks, the first nodes taking one more;
-// else one task a node.
-func tasksPerNode(spec *api.JobSpec, nodes int) []int {
-	out := make([]int, max(nodes, 1))
-	for i := range out {
-		switch {
-		case spec.NtasksPerNode > 0:
-			out[i] = spec.NtasksPerNode
-		case spec.Ntasks > 0:
-			out[i] = spec.Ntasks / len(out)
-			if i < spec.Ntasks%len(out) {
-				out[i]++
-			}
-		default:
-			out[i] = 1
-		}
 	}
 	return out
 }

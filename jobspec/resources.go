@@ -106,3 +106,25 @@ func resolveResources(r *Request) error {
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// TasksPerNode is how a job's tasks sit on its nodes, as Slurm's
+// SLURM_TASKS_PER_NODE says (for the batch script and for salloc's
+// command alike): --ntasks-per-node on each node; else -n in blocks, the
+// first nodes taking one more; else one a node.
+func TasksPerNode(ntasks, ntasksPerNode, nodes int) []int {
+	out := make([]int, max(nodes, 0))
+	for i := range out {
+		switch {
+		case ntasksPerNode > 0:
+			out[i] = ntasksPerNode
+		case ntasks > 0:
+			out[i] = ntasks / nodes
+			if i < ntasks%nodes {
+				out[i]++
+			}
+		default:
+			out[i] = 1
+		}
+	}
+	return out
+}

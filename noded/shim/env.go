@@ -135,22 +135,12 @@ func layoutVars(j *Job, nodes []string) [][2]string {
 			slots[i].cpus = l.CPUsPerNode[i]
 		}
 	}
-	switch {
-	case len(l.TasksPerNode) == len(nodes):
-		for i := range slots {
-			slots[i].tasks = l.TasksPerNode[i]
-		}
-	case l.NtasksPerNode > 0:
-		for i := range slots {
-			slots[i].tasks = l.NtasksPerNode
-		}
-	case l.Ntasks > 0: // block: the first nodes take one more
-		for i := range slots {
-			slots[i].tasks = l.Ntasks / len(slots)
-			if i < l.Ntasks%len(slots) {
-				slots[i].tasks++
-			}
-		}
+	counts := l.TasksPerNode // the step layout's, else the job's rule
+	if len(counts) != len(nodes) {
+		counts = jobspec.TasksPerNode(l.Ntasks, l.NtasksPerNode, len(nodes))
+	}
+	for i := range slots {
+		slots[i].tasks = counts[i]
 	}
 	sort.SliceStable(slots, func(a, b int) bool { return hostlist.Less(slots[a].node, slots[b].node) })
 	tasks, cpus := make([]int, len(slots)), make([]int, len(slots))
