@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"math"
-	"os/user"
 	"slices"
 	"strconv"
 	"strings"
@@ -59,47 +58,20 @@ func parseSacctFilters(r *slurmopt.Result) (*sacctFilters, error) {
 	f.reasons = commaList(r.All("reason"))
 	f.constr = commaList(r.All("constraints"))
 	for _, u := range commaList(r.All("uid")) {
-		id, err := lookupID(u, func(n string) (string, error) { x, err := user.Lookup(n); return xid(x, err) })
+		id, err := lookupUID(u) // submit.go
 		if err != nil {
-			return nil, fmt.Errorf("invalid --uid %q: %v", u, err)
+			return nil, err
 		}
 		f.uids = append(f.uids, id)
 	}
 	for _, g := range append(commaList(r.All("gid")), commaList(r.All("group"))...) {
-		id, err := lookupID(g, func(n string) (string, error) { x, err := user.LookupGroup(n); return gid(x, err) })
+		id, err := lookupGID(g)
 		if err != nil {
-			return nil, fmt.Errorf("invalid --gid %q: %v", g, err)
+			return nil, err
 		}
 		f.gids = append(f.gids, id)
 	}
 	return f, nil
-}
-
-func xid(u *user.User, err error) (string, error) {
-	if err != nil {
-		return "", err
-	}
-	return u.Uid, nil
-}
-
-func gid(g *user.Group, err error) (string, error) {
-	if err != nil {
-		return "", err
-	}
-	return g.Gid, nil
-}
-
-// lookupID is a number as given, or the ID a name resolves to.
-func lookupID(v string, lookup func(string) (string, error)) (uint32, error) {
-	if n, err := strconv.ParseUint(v, 10, 32); err == nil {
-		return uint32(n), nil
-	}
-	s, err := lookup(v)
-	if err != nil {
-		return 0, err
-	}
-	n, err := strconv.ParseUint(s, 10, 32)
-	return uint32(n), err
 }
 
 func parseCountRange(r *slurmopt.Result, name string) (*countRange, error) {

@@ -182,6 +182,23 @@ func lookupUID(s string) (uint32, error) {
 	return uint32(n), nil
 }
 
+// lookupGID resolves a group as --gid takes it: a number as is, or a
+// group name.
+func lookupGID(s string) (uint32, error) {
+	if n, err := strconv.ParseUint(s, 10, 32); err == nil {
+		return uint32(n), nil
+	}
+	g, err := user.LookupGroup(s)
+	if err != nil {
+		return 0, fmt.Errorf("invalid --gid %q: no such group", s)
+	}
+	n, err := strconv.ParseUint(g.Gid, 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("invalid --gid %q: group has non-numeric gid %q", s, g.Gid)
+	}
+	return uint32(n), nil
+}
+
 // submitUmask is the job's umask: SLURM_UMASK, else this process's own.
 func submitUmask() (string, error) {
 	f, err := os.Open("/proc/self/status")
