@@ -190,9 +190,9 @@ type outcome struct {
 
 // Plan implements Planner.
 func (b Backfill) Plan(s Snapshot) Plan {
-	p := newProfile(s)
 	sc := scratchPool.Get().(*scratch)
 	defer sc.release()
+	p := newProfile(s, sc)
 	sc.keys = sized(sc.keys, len(s.Pending))
 	sc.jobs = sized(sc.jobs, len(s.Pending))
 	jobs := sortPendingInto(s.Pending, sc.keys, sc.jobs) // pointers into s.Pending, priority order
@@ -226,7 +226,8 @@ func (b Backfill) Plan(s Snapshot) Plan {
 	// is also the partition's top job.
 	reserved := make(map[*partState]bool)
 	var fair []FairStart
-	if (b.GuardAfter > 0 || b.UsesFairStarts() || b.ReserveOldest > 0) && b.Mode != FCFS {
+	guards := (b.GuardAfter > 0 || b.UsesFairStarts() || b.ReserveOldest > 0) && b.Mode != FCFS
+	if guards {
 		admitted := append(plannable[:len(plannable):len(plannable)], deep...)
 		var byID map[uint64]time.Time
 		if b.UsesFairStarts() {
@@ -266,10 +267,13 @@ func (b Backfill) Plan(s Snapshot) Plan {
 	case FCFS:
 		planFCFS(p, plannable, reqs, out, b.StartsOnly)
 	default:
-		planConservative(p, plannable, reqs, out, b.StartsOnly)
+		planConservative(p, plannable, reqs, out, b.StartsOnly, sc)
 	}
 	plan := assemble(s.Now, jobs, out, b.StartsOnly)
 	plan.FairStarts = fair
+	if b.Mode == Conservative && b.StartsOnly && !guards && len(deep) == 0 {
+		plan.Headroom = &Headroom{newWidestNow(p.nodes, widestNow{})}
+	}
 	return plan
 }
 
@@ -418,10 +422,10 @@ func planOne(p *profile, r *request, from int64, o *outcome) {
 // reserved for later, which starts nothing. On a large machine with a
 // long queue the reservations behind that point were most of a replay's
 // time.
-func planConservative(p *profile, plannable []int, reqs []request, out []outcome, startsOnly bool) {
+func planConservative(p *profile, plannable []int, reqs []request, out []outcome, startsOnly bool, sc *scratch) {
 	var fits *nowFits
 	if startsOnly {
-		fits = newNowFits(plannable, reqs)
+		fits = newNowFits(plannable, reqs, sc)
 	}
 	for k, i := range plannable {
 		if startsOnly {

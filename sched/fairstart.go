@@ -49,7 +49,7 @@ func fairStarts(s Snapshot, jobs []int, reqs []request) []FairStart {
 	if last < 0 {
 		return nil
 	}
-	p := newProfile(s)
+	p := newProfile(s, nil)
 	var out []FairStart
 	for _, i := range order[:last+1] {
 		r := reqs[i] // the same job, planned on this pass's own profile

@@ -137,14 +137,25 @@ func (n *nodeState) computeTail(need int) int64 {
 // threshold. Tails grow with the threshold, so one backward scan of that
 // range serves them all: the thresholds still open are always the lowest
 // ones. Rescanning each final run instead made a plan with thousands of
-// reservations on one large node quadratic.
-func (n *nodeState) tailsAfter(from, to int64) [cpuLevels]int64 {
+// reservations on one large node quadratic. Thresholds up to minFree, the
+// fewest CPUs the range still has free, cannot have moved: on a large node
+// that is most of them, and the scan stops when only those are left.
+func (n *nodeState) tailsAfter(from, to int64, minFree int) [cpuLevels]int64 {
 	tails := n.tail
+	fixed := cpuLevels // thresholds below fixed are <= minFree
+	if minFree < len(cpuLevelOf) {
+		fixed = int(cpuLevelOf[max(minFree, 0)])
+		if cpuThresholds[fixed] > minFree {
+			fixed = 0 // minFree is 0: below every threshold
+		} else {
+			fixed++
+		}
+	}
 	open := 0 // thresholds below open may still move
 	for open < cpuLevels && tails[open] != never && tails[open] < to {
 		open++
 	}
-	if open == 0 {
+	if open <= fixed {
 		return tails
 	}
 	tl := &n.tl
@@ -152,15 +163,15 @@ func (n *nodeState) tailsAfter(from, to int64) [cpuLevels]int64 {
 	if to != never {
 		k = tl.find(to - 1)
 	}
-	for ; k >= 0 && open > 0; k-- {
+	for ; k >= 0 && open > fixed; k-- {
 		end := tl.end(k)
 		if end <= from {
 			break
 		}
-		for open > 0 && tails[open-1] >= end { // no short segment after its tail
+		for open > fixed && tails[open-1] >= end { // no short segment after its tail
 			open--
 		}
-		for open > 0 && cpuThresholds[open-1] > tl.free[k].CPUs {
+		for open > fixed && cpuThresholds[open-1] > tl.free[k].CPUs {
 			tails[open-1] = end
 			open--
 		}
@@ -214,7 +225,7 @@ func (n *nodeState) initBounds() {
 func (n *nodeState) updateBounds(from, to int64, minFree int, holes, tails []int) ([]int, []int) {
 	tl := &n.tl
 	var starts [numDur]int64
-	newTails := n.tailsAfter(from, to)
+	newTails := n.tailsAfter(from, to, minFree)
 	for c := 0; c < cpuLevels && cpuThresholds[c] <= n.capacity.CPUs; c++ {
 		need := cpuThresholds[c]
 		if need <= minFree {
@@ -296,13 +307,15 @@ type partIndex struct {
 	tailMin []int64 // cpuLevels trees
 }
 
-func newPartIndex(nodes []*nodeState) *partIndex {
+// newPartIndex builds the index of nodes, its trees in sc's arrays.
+func newPartIndex(nodes []*nodeState, sc *scratch) *partIndex {
 	size := 1
 	for size < len(nodes) {
 		size *= 2
 	}
-	ix := &partIndex{nodes: nodes, size: size,
-		holeMin: make([]int64, 2*size*numLevels), tailMin: make([]int64, 2*size*cpuLevels)}
+	nh, nt := 2*size*numLevels, 2*size*cpuLevels
+	trees := sc.indexTrees(nh + nt)
+	ix := &partIndex{nodes: nodes, size: size, holeMin: trees[:nh:nh], tailMin: trees[nh : nh+nt : nh+nt]}
 	for leaf, n := range nodes {
 		n.leaves = append(n.leaves, leafRef{ix, leaf})
 	}

@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"slices"
 	"sort"
+	"time"
 )
 
 // nowFits answers, while a conservative plan with StartsOnly is built,
@@ -63,8 +64,9 @@ func bucketFloor(b int) int64 {
 	return int64(4+sub) << (l - 3) << 30
 }
 
-func newNowFits(plannable []int, reqs []request) *nowFits {
-	f := &nowFits{cpus: make([]int, len(plannable)), of: make([]uint8, len(plannable))}
+func newNowFits(plannable []int, reqs []request, sc *scratch) *nowFits {
+	f := &sc.fits
+	*f = nowFits{cpus: sized(f.cpus, len(plannable)), of: sized(f.of, len(plannable)), used: f.used[:0]}
 	var count [durBuckets]int
 	for k, i := range plannable {
 		b := durBucket(reqs[i].dur)
@@ -220,4 +222,28 @@ func (w widestNow) fits(r *request) bool {
 		return false
 	}
 	return r.need.CPUs <= w.cpus(max(r.dur, 1))
+}
+
+// Headroom is what a conservative plan with StartsOnly left free from
+// now, once every job it placed holds its reservation: for a run time d,
+// the most CPUs some node keeps free over [now, now+d). The plan stopped
+// where no job left could start now, and each of those jobs, had it been
+// placed, would only have taken more; so a job ranked behind them all (a
+// new arrival, under FCFS priority) can start in a plan of the same
+// running jobs only if it needs no more than this. The simulator skips
+// the plans of arrivals that fail it: they would reserve the whole queue
+// again to start nothing.
+type Headroom struct{ w widestNow }
+
+// Fits reports whether a job needing cpus for d might start since after
+// the plan. It holds while nothing has started or ended but what the plan
+// started, and every job ends by its planned end (as in the simulator):
+// then no planned end has passed, the profile's first step is still
+// ahead, and the CPUs free over [since, since+d) are those over [0,
+// since+d). False is certain; true means a plan must decide.
+func (h *Headroom) Fits(cpus int, d, since time.Duration) bool {
+	if cpus <= 0 {
+		return true
+	}
+	return cpus <= h.w.cpus(max(satAdd(int64(since), int64(d)), 1))
 }

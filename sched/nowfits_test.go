@@ -53,9 +53,9 @@ func TestNowFitsAsksTheWholeWindow(t *testing.T) {
 		{1, time.Duration(never), true}, // no limit: the whole profile
 	} {
 		t.Run(fmt.Sprintf("%dcpus/%s", c.cpus, c.dur), func(t *testing.T) {
-			p := newProfile(s)
+			p := newProfile(s, nil)
 			reqs := []request{{need: Resources{CPUs: 9}, dur: int64(time.Minute)}, {need: Resources{CPUs: c.cpus}, dur: int64(c.dur)}}
-			f := newNowFits([]int{0, 1}, reqs)
+			f := newNowFits([]int{0, 1}, reqs, new(scratch))
 			if got := f.any(p.nodes); got != c.want {
 				t.Fatalf("any = %v, want %v", got, c.want)
 			}
@@ -111,12 +111,57 @@ func TestConservativeStartsOnlyOnABusyNode(t *testing.T) {
 func TestNowFitsCountsARunTimeEndingWithASegment(t *testing.T) {
 	d := bucketFloor(40) // a run time that is its bucket's floor
 	n := &nodeState{tl: timeline{at: []int64{0, d}, free: []Resources{{CPUs: 6}, {CPUs: 0}}}}
-	f := newNowFits([]int{0}, []request{{need: Resources{CPUs: 6}, dur: d}})
+	f := newNowFits([]int{0}, []request{{need: Resources{CPUs: 6}, dur: d}}, new(scratch))
 	if !f.any([]*nodeState{n}) {
 		t.Fatal("a 6-CPU job ending as the 6 free CPUs are taken does not fit now")
 	}
-	f = newNowFits([]int{0}, []request{{need: Resources{CPUs: 6}, dur: bucketFloor(41)}})
+	f = newNowFits([]int{0}, []request{{need: Resources{CPUs: 6}, dur: bucketFloor(41)}}, new(scratch))
 	if f.any([]*nodeState{n}) {
 		t.Fatal("a job running a bucket into the full segment fits now")
+	}
+}
+
+// TestHeadroomIsWhatTheStoppedPlanLeft: one 8-CPU node, 6 CPUs busy for
+// 100 s; job 10 (8 CPUs) is reserved from 100 s to 300 s, and job 11 (2
+// CPUs for an hour) after it. A job queued behind them fits only in the 2
+// CPUs left before 100 s, and a later arrival has less of that window.
+func TestHeadroomIsWhatTheStoppedPlanLeft(t *testing.T) {
+	s := Snapshot{Now: T0,
+		Nodes:      []Node{MakeNode("n1").CPUs(8).Obj()},
+		Partitions: []Partition{{Name: "batch", Nodes: []string{"n1"}}},
+		Running:    []Running{MakeRunning(1).On("n1", 6).Ends(100 * time.Second).Obj()},
+		Pending: []Pending{
+			MakeJob(10).CPUs(8).Time(200 * time.Second).Submitted(T0).Obj(),
+			MakeJob(11).CPUs(2).Time(time.Hour).Submitted(T0.Add(time.Second)).Obj(),
+		}}
+	plan := Backfill{Mode: Conservative, StartsOnly: true}.Plan(s)
+	if len(plan.Starts) != 0 || plan.Headroom == nil {
+		t.Fatalf("starts %v, headroom %v: want no start and a headroom", plan.Starts, plan.Headroom)
+	}
+	for _, c := range []struct {
+		cpus       int
+		dur, since time.Duration
+		want       bool
+	}{
+		{2, 100 * time.Second, 0, true},
+		{3, time.Second, 0, false},       // 2 free now
+		{2, 101 * time.Second, 0, false}, // job 10 takes all 8 at 100 s
+		{2, 50 * time.Second, 40 * time.Second, true},
+		{2, 50 * time.Second, 60 * time.Second, false}, // [60, 110) reaches job 10
+		{1, 300 * time.Second, 0, false},
+		{0, time.Hour, 0, true},
+	} {
+		if got := plan.Headroom.Fits(c.cpus, c.dur, c.since); got != c.want {
+			t.Errorf("Fits(%d CPUs, %s, %s later) = %v, want %v", c.cpus, c.dur, c.since, got, c.want)
+		}
+	}
+	for name, b := range map[string]Backfill{
+		"full plan": {Mode: Conservative},
+		"easy":      {Mode: EASY, StartsOnly: true},
+		"guarded":   {Mode: Conservative, StartsOnly: true, ReserveOldest: 1},
+	} {
+		if h := b.Plan(s).Headroom; h != nil {
+			t.Errorf("%s: headroom %v, want none", name, h)
+		}
 	}
 }

@@ -17,6 +17,16 @@ type scratch struct {
 	order      []int
 	widest     widestNow
 	heap       wfpHeap
+
+	// the profile's arrays (newProfile): running jobs' releases, usage
+	// by node, timelines' first windows, index trees
+	releases  []release
+	used      []Resources
+	at        []int64
+	free      []Resources
+	index     []int64
+	indexUsed int
+	fits      nowFits
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -39,4 +49,18 @@ func sized[T any](buf []T, n int) []T {
 		return make([]T, n)
 	}
 	return buf[:n]
+}
+
+// indexTrees returns n entries of the index arena for one partition's
+// trees; newProfile starts each plan at its front. Entries are written
+// before they are read. A partition that does not fit gets a larger
+// array, which the next plan starts from.
+func (sc *scratch) indexTrees(n int) []int64 {
+	if sc.indexUsed+n > len(sc.index) {
+		sc.index = make([]int64, max(2*len(sc.index), n))
+		sc.indexUsed = 0
+	}
+	t := sc.index[sc.indexUsed : sc.indexUsed+n : sc.indexUsed+n]
+	sc.indexUsed += n
+	return t
 }

@@ -31,6 +31,17 @@ type profile struct {
 	open  endHeap
 }
 
+// release is a running job's allocation on a node coming back.
+type release struct {
+	pos int // the node's position in Snapshot.Nodes
+	at  int64
+	res Resources
+}
+
+// timelineRoom is how many segments a node's timeline may gain in a plan
+// before it leaves the scratch array it starts in.
+const timelineRoom = 64
+
 type partState struct {
 	Partition
 	ix *partIndex
@@ -49,7 +60,13 @@ type request struct {
 	level  int // index level, -1 = none
 }
 
-func newProfile(s Snapshot) *profile {
+// newProfile builds the profile of s. Its working arrays come from sc
+// when it is not nil; the profile must then be dropped before sc is
+// released.
+func newProfile(s Snapshot, sc *scratch) *profile {
+	if sc == nil {
+		sc = new(scratch)
+	}
 	p := &profile{parts: make(map[string]*partState, len(s.Partitions)), groups: newGroups(&s), sharing: anyStrict(s)}
 	byName := make(map[string]*nodeState, len(s.Nodes))
 	for i, n := range s.Nodes {
@@ -71,13 +88,10 @@ func newProfile(s Snapshot) *profile {
 	// simulator plans with thousands of running jobs on one node at every
 	// event, so releases go into one flat slice sorted once (by node, then
 	// time) and usage into a slice by node position, not per-node maps.
-	type release struct {
-		pos int // the node's position in s.Nodes
-		at  int64
-		res Resources
-	}
-	releases := make([]release, 0, len(s.Running))
-	used := make([]Resources, len(s.Nodes))
+	sc.indexUsed = 0
+	releases := sc.releases[:0]
+	used := sized(sc.used, len(s.Nodes))
+	clear(used)
 	holds := make(map[*nodeState]map[int][]devHold)
 	var last *nodeState
 	for _, r := range s.Running {
@@ -119,14 +133,23 @@ func newProfile(s Snapshot) *profile {
 	if !slices.IsSortedFunc(releases, byNodeThenTime) {
 		slices.SortFunc(releases, byNodeThenTime)
 	}
+	sc.releases = releases
+	// Each node's timeline starts in its own window of one shared array:
+	// a segment per release, and room for the reservations of a plan to
+	// split a few dozen more before it grows apart.
+	room := len(releases) + len(p.nodes)*(1+timelineRoom)
+	sc.at, sc.free = sized(sc.at, room), sized(sc.free, room)
+	at, frees := sc.at, sc.free
 	for _, ns := range p.nodes { // in position order, as releases
 		free := ns.capacity.Sub(used[ns.pos])
 		k := 0
 		for k < len(releases) && releases[k].pos == ns.pos {
 			k++
 		}
-		// One segment per release at most: allocated once, not grown.
-		ns.tl = timeline{at: make([]int64, 1, k+1), free: make([]Resources, 1, k+1)}
+		n := k + 1 + timelineRoom
+		ns.tl = timeline{at: at[:1:n], free: frees[:1:n]}
+		at, frees = at[n:], frees[n:]
+		ns.tl.at[0] = 0
 		ns.tl.free[0] = free
 		for _, r := range releases[:k] {
 			free = free.Add(r.res)
@@ -152,7 +175,7 @@ func newProfile(s Snapshot) *profile {
 		}
 		ps := &partState{Partition: part}
 		if len(members) > 0 {
-			ps.ix = newPartIndex(members)
+			ps.ix = newPartIndex(members, sc)
 		}
 		p.parts[part.Name] = ps
 	}

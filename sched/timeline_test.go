@@ -159,7 +159,7 @@ func TestProfileReleasesInAnyOrder(t *testing.T) {
 	}
 	segs := func(s Snapshot) [][]segment {
 		var out [][]segment
-		for _, ns := range newProfile(s).nodes {
+		for _, ns := range newProfile(s, nil).nodes {
 			out = append(out, ns.tl.segments())
 		}
 		return out

@@ -199,6 +199,9 @@ type Plan struct {
 	// FairStarts are the fair starts computed for jobs that had none
 	// (Backfill.GuardFairStart), for the caller to keep.
 	FairStarts []FairStart
+	// Headroom is what a conservative plan with StartsOnly and no guard
+	// left free from now; nil for every other plan.
+	Headroom *Headroom
 }
 
 // Planner turns snapshots into plans.
