@@ -208,15 +208,13 @@ func (b Backfill) Plan(s Snapshot) Plan {
 		if last == nil || last.Name != j.Partition {
 			last = p.parts[j.Partition]
 		}
-		switch reason, r := p.admit(j, last); {
+		switch reason := p.admit(j, last, &reqs[i]); {
 		case reason != "":
 			out[i].reason = reason
 		case b.Depth > 0 && len(plannable) >= b.Depth:
 			out[i].reason = api.ReasonPriority
-			reqs[i] = r
 			deep = append(deep, i)
 		default:
-			reqs[i] = r
 			plannable = append(plannable, i)
 		}
 	}
@@ -349,16 +347,18 @@ func sortPendingInto(in []Pending, keys []pendingKey, out []*Pending) []*Pending
 }
 
 // admit checks what can be checked without a timeline and translates the
-// job into a request.
-func (p *profile) admit(j *Pending, part *partState) (api.Reason, request) {
+// job into *r, leaving it alone if the job cannot be planned. The index
+// level is left for the first search (most of a long queue is never
+// searched for).
+func (p *profile) admit(j *Pending, part *partState, r *request) api.Reason {
 	if j.Blocked != "" {
-		return j.Blocked, request{}
+		return j.Blocked
 	}
 	if why := p.groups.over(j); why != "" {
-		return why, request{}
+		return why
 	}
 	if part == nil || part.ix == nil {
-		return api.ReasonNodeDown, request{}
+		return api.ReasonNodeDown
 	}
 	limit := j.TimeLimit
 	if limit <= 0 {
@@ -368,7 +368,7 @@ func (p *profile) admit(j *Pending, part *partState) (api.Reason, request) {
 		limit = part.MaxTime
 	}
 	if part.MaxTime > 0 && limit > part.MaxTime {
-		return api.ReasonPartitionTimeLimit, request{}
+		return api.ReasonPartitionTimeLimit
 	}
 	dur := int64(never)
 	if limit > 0 {
@@ -380,10 +380,11 @@ func (p *profile) admit(j *Pending, part *partState) (api.Reason, request) {
 	if j.Expected > 0 && int64(j.Expected) < dur {
 		expect = int64(j.Expected)
 	}
-	return "", request{
+	*r = request{
 		Pending: j, part: part, need: need,
-		count: max(j.NodeCount, 1), dur: dur, expect: expect, level: levelOf(j.PerNode, dur),
+		count: max(j.NodeCount, 1), dur: dur, expect: expect, level: levelUnknown,
 	}
+	return ""
 }
 
 // mayStart reports whether r's groups let it start now, counting the

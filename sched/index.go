@@ -58,6 +58,9 @@ const (
 	numLevels = cpuLevels * numDur
 )
 
+// levelUnknown is a request's level before its first search.
+const levelUnknown = -2
+
 // levelOf picks the tightest bound that is still a lower bound for a job
 // needing req for dur; -1 when the index cannot help (no CPUs requested).
 func levelOf(req Resources, dur int64) int {
@@ -131,50 +134,19 @@ func (n *nodeState) computeTail(need int) int64 {
 }
 
 // tailsAfter returns every threshold's tail after CPUs were reserved over
-// [from, to), from the tails before. Free CPUs only went down, and only
-// there, so a final run can only have lost a prefix: its new start is the
-// end of the last segment in [max(from, old), to) now short of its
-// threshold. Tails grow with the threshold, so one backward scan of that
-// range serves them all: the thresholds still open are always the lowest
-// ones. Rescanning each final run instead made a plan with thousands of
-// reservations on one large node quadratic. Thresholds up to minFree, the
-// fewest CPUs the range still has free, cannot have moved: on a large node
-// that is most of them, and the scan stops when only those are left.
-func (n *nodeState) tailsAfter(from, to int64, minFree int) [cpuLevels]int64 {
+// [from, to), from the tails before and short, the end of the range's
+// last segment now short of each threshold (timeline.reserve). Free CPUs
+// only went down, and only there, so a final run can only have lost a
+// prefix: a tail before to moves to that end if it is later. (A tail at
+// or after to cannot move: the range is before it. The segment at to,
+// had it merged with a short one before it, would be short too, and
+// before such a tail.) Rescanning each final run instead made a plan with
+// thousands of reservations on one large node quadratic, and a second
+// scan of the range was a seventh of a replay.
+func (n *nodeState) tailsAfter(to int64, short *[cpuLevels]int64) [cpuLevels]int64 {
 	tails := n.tail
-	fixed := cpuLevels // thresholds below fixed are <= minFree
-	if minFree < len(cpuLevelOf) {
-		fixed = int(cpuLevelOf[max(minFree, 0)])
-		if cpuThresholds[fixed] > minFree {
-			fixed = 0 // minFree is 0: below every threshold
-		} else {
-			fixed++
-		}
-	}
-	open := 0 // thresholds below open may still move
-	for open < cpuLevels && tails[open] != never && tails[open] < to {
-		open++
-	}
-	if open <= fixed {
-		return tails
-	}
-	tl := &n.tl
-	k := len(tl.at) - 1
-	if to != never {
-		k = tl.find(to - 1)
-	}
-	for ; k >= 0 && open > fixed; k-- {
-		end := tl.end(k)
-		if end <= from {
-			break
-		}
-		for open > fixed && tails[open-1] >= end { // no short segment after its tail
-			open--
-		}
-		for open > fixed && cpuThresholds[open-1] > tl.free[k].CPUs {
-			tails[open-1] = end
-			open--
-		}
+	for c := 0; c < cpuLevels && tails[c] != never && tails[c] < to; c++ {
+		tails[c] = max(tails[c], short[c])
 	}
 	return tails
 }
@@ -222,10 +194,10 @@ func (n *nodeState) initBounds() {
 // reservation is still exact; one it hits is searched again from its old
 // start; a level without a hole is searched in the stretch the tail has
 // just left behind, if it moved. One pass per threshold serves them all.
-func (n *nodeState) updateBounds(from, to int64, minFree int, holes, tails []int) ([]int, []int) {
+func (n *nodeState) updateBounds(from, to int64, minFree int, short *[cpuLevels]int64, holes, tails []int) ([]int, []int) {
 	tl := &n.tl
 	var starts [numDur]int64
-	newTails := n.tailsAfter(from, to, minFree)
+	newTails := n.tailsAfter(to, short)
 	for c := 0; c < cpuLevels && cpuThresholds[c] <= n.capacity.CPUs; c++ {
 		need := cpuThresholds[c]
 		if need <= minFree {

@@ -27,6 +27,7 @@ type profile struct {
 
 	holes []int // scratch for place
 	tails []int
+	short [cpuLevels]int64
 	items itemHeap // scratch for earliestMany
 	open  endHeap
 }
@@ -57,7 +58,7 @@ type request struct {
 	// expect is the expected run time (Pending.Expected, at most dur):
 	// what backfill candidates are ordered by.
 	expect int64
-	level  int // index level, -1 = none
+	level  int // index level, -1 = none, levelUnknown until a search
 }
 
 // newProfile builds the profile of s. Its working arrays come from sc
@@ -195,14 +196,14 @@ func (p *profile) place(r *request, at int64, nodes []*nodeState) [][]gpu.Share 
 			}
 			shares[i] = n.reserveGPUs(r, at, end)
 		}
-		minFree := n.tl.reserve(r.need, at, end)
+		minFree := n.tl.reserve(r.need, at, end, &p.short)
 		if p.sharing {
 			n.occ.add(at, end, r.UID, r.Sharing)
 		}
 		if r.need.CPUs <= 0 {
 			continue // the index bounds CPUs only
 		}
-		p.holes, p.tails = n.updateBounds(at, end, minFree, p.holes[:0], p.tails[:0])
+		p.holes, p.tails = n.updateBounds(at, end, minFree, &p.short, p.holes[:0], p.tails[:0])
 		for _, lr := range n.leaves {
 			lr.ix.update(lr.leaf, n, p.holes, p.tails)
 		}
@@ -213,6 +214,9 @@ func (p *profile) place(r *request, at int64, nodes []*nodeState) [][]gpu.Share 
 // earliest finds the first time t in [from, limit) at which r can start,
 // and the nodes to use; never if there is none.
 func (p *profile) earliest(r *request, from, limit int64) (int64, []*nodeState) {
+	if r.level == levelUnknown {
+		r.level = levelOf(r.PerNode, r.dur)
+	}
 	if r.count <= 1 {
 		return p.earliestOne(r, from, limit)
 	}

@@ -158,10 +158,16 @@ func (tl *timeline) split(t int64) int {
 
 // reserve subtracts req from the timeline over [from, to) and returns the
 // fewest CPUs left free in that range. The caller has checked that it fits
-// (earliest); reserve does not check again.
-func (tl *timeline) reserve(req Resources, from, to int64) (minCPUs int) {
+// (earliest); reserve does not check again. If short is not nil, short[c]
+// becomes the end of the range's last segment left with fewer CPUs free
+// than cpuThresholds[c], -1 if none: what the index's tails need
+// (tailsAfter), found in the same pass.
+func (tl *timeline) reserve(req Resources, from, to int64, short *[cpuLevels]int64) (minCPUs int) {
 	minCPUs = math.MaxInt
 	if to <= from {
+		if short != nil {
+			*short = noShort
+		}
 		return minCPUs
 	}
 	i := tl.split(from)
@@ -169,9 +175,24 @@ func (tl *timeline) reserve(req Resources, from, to int64) (minCPUs int) {
 	if to != never {
 		j = tl.split(to)
 	}
+	var last [cpuLevels + 1]int // by how many thresholds its free CPUs reach: the last such segment, + 1
 	for k := i; k < j; k++ {
 		tl.free[k] = tl.free[k].Sub(req)
-		minCPUs = min(minCPUs, tl.free[k].CPUs)
+		f := tl.free[k].CPUs
+		minCPUs = min(minCPUs, f)
+		last[levelsReached(f)] = k + 1
+	}
+	if short != nil {
+		// A segment reaching l thresholds is short of threshold l and
+		// every larger one.
+		k := 0
+		for c := range cpuLevels {
+			k = max(k, last[c])
+			short[c] = -1
+			if k > 0 {
+				short[c] = tl.end(k - 1)
+			}
+		}
 	}
 	// Keep the profile short: neighbours with equal free resources merge.
 	if j < len(tl.at) && tl.free[j] == tl.free[j-1] {
@@ -181,6 +202,25 @@ func (tl *timeline) reserve(req Resources, from, to int64) (minCPUs int) {
 		tl.del(i)
 	}
 	return minCPUs
+}
+
+// noShort is reserve's answer for an empty range.
+var noShort = func() (s [cpuLevels]int64) {
+	for c := range s {
+		s[c] = -1
+	}
+	return s
+}()
+
+// levelsReached is how many CPU thresholds free CPUs reach.
+func levelsReached(free int) int {
+	switch {
+	case free < 1:
+		return 0
+	case free < len(cpuLevelOf):
+		return int(cpuLevelOf[free]) + 1
+	}
+	return cpuLevels
 }
 
 func (tl *timeline) del(i int) {

@@ -15,7 +15,7 @@ func cpus(n int) Resources { return Resources{CPUs: n} }
 func mustTimeline() timeline {
 	tl := newTimeline(cpus(2))
 	tl.appendSegment(10, cpus(4))
-	tl.reserve(cpus(4), 20, 30)
+	tl.reserve(cpus(4), 20, 30, nil)
 	return tl
 }
 
@@ -60,12 +60,12 @@ func TestTimelineReserveSplitsAndMerges(t *testing.T) {
 		}
 	}
 	// Filling [10, 20) with 4 CPUs makes it equal to [20, 30): they merge.
-	tl.reserve(cpus(4), 10, 20)
+	tl.reserve(cpus(4), 10, 20, nil)
 	if got := tl.segments(); len(got) != 3 || got[1] != (segment{10, cpus(0)}) || got[2].at != 30 {
 		t.Fatalf("after filling the gap: %+v", got)
 	}
 	// An unlimited reservation changes the tail forever.
-	tl.reserve(cpus(1), 40, never)
+	tl.reserve(cpus(1), 40, never, nil)
 	if got := tl.segments(); got[len(got)-1] != (segment{40, cpus(3)}) {
 		t.Fatalf("tail = %+v, want {40 3 CPUs}", got[len(got)-1])
 	}
@@ -115,8 +115,9 @@ func TestUpdateBoundsMatchesFreshBounds(t *testing.T) {
 			if at == never {
 				continue
 			}
-			minFree := n.tl.reserve(need, at, satAdd(at, dur))
-			n.updateBounds(at, satAdd(at, dur), minFree, nil, nil)
+			var short [cpuLevels]int64
+			minFree := n.tl.reserve(need, at, satAdd(at, dur), &short)
+			n.updateBounds(at, satAdd(at, dur), minFree, &short, nil, nil)
 			fresh := &nodeState{capacity: n.capacity, tl: n.tl}
 			fresh.initBounds()
 			if fresh.hole != n.hole || fresh.tail != n.tail {
