@@ -300,6 +300,10 @@ func runWith(tr *Trace, cfg Config, pol setup) (*Result, error) {
 	r := &replay{pol: pol, calc: calc, procs: procs, ledger: calc.NewLedger(), fsGen: 1,
 		history: map[string][]int64{}, index: make([]int, len(tr.Jobs)), allocs: map[int][]sched.Allocation{},
 		fullAge: calc.AgePart(math.MaxInt64)}
+	r.fixedJobs = !slices.ContainsFunc(jobs, func(j *simJob) bool { return j.grouped })
+	if b, ok := pol.planner.(interface{ UsesFairStarts() bool }); ok && b.UsesFairStarts() {
+		r.fixedJobs = false // plans give jobs fair starts
+	}
 	if err := r.run(jobs); err != nil {
 		return nil, err
 	}
@@ -440,11 +444,15 @@ type replay struct {
 	roomed int
 
 	// buffers reused from one plan to the next
-	snap    sched.Snapshot
-	pjobs   []priority.Job
-	listed  []int // by user number: the fsGen whose computation lists the user
-	index   []int // trace position -> index in pending
-	started []bool
+	snap   sched.Snapshot
+	pjobs  []priority.Job
+	listed []int // by user number: the fsGen whose computation lists the user
+	index  []int // trace position -> index in pending
+	// queued: with fixedJobs under FCFS priority, snap.Pending is kept
+	// from plan to plan and mirrors pending[:queued].
+	queued    int
+	fixedJobs bool // no job's snapshot entry changes while it waits
+	startIdx  []int
 }
 
 // machineNode is the one node the replay's machine is.
@@ -598,7 +606,7 @@ func (r *replay) schedule(now int64) {
 	if r.arrivalsCannotStart(now) {
 		return
 	}
-	s.Now, s.Running, s.Pending = at(now), r.held, s.Pending[:0]
+	s.Now, s.Running = at(now), r.held
 	cluster := priority.Cluster{Nodes: 1, CPUs: r.procs}
 	prioSec := now
 	if p := r.pol.prioPeriod; p > 0 {
@@ -619,8 +627,15 @@ func (r *replay) schedule(now int64) {
 		orderPending(r.pending)
 	}
 	var g groups.Builder // the controller's %N and singleton limits
-	for i, j := range r.pending {
-		r.index[j.pos] = i
+	kept := byAge && r.fixedJobs
+	if !kept {
+		r.queued, s.Pending = 0, s.Pending[:0]
+	}
+	for i, j := range r.pending[r.queued:] {
+		i += r.queued
+		if !kept {
+			r.index[j.pos] = i
+		}
 		s.Pending = append(s.Pending, sched.Pending{
 			ID: uint64(j.pos), Partition: "batch", NodeCount: 1,
 			PerNode:   sched.Resources{CPUs: j.Procs},
@@ -635,6 +650,9 @@ func (r *replay) schedule(now int64) {
 		if j.grouped {
 			s.Pending[i].Groups = g.Pending(j.groups)
 		}
+	}
+	if kept {
+		r.queued = len(r.pending)
 	}
 	if s.GroupLimits = g.Limits(); s.GroupLimits != nil || r.runGroups {
 		r.runGroups = s.GroupLimits != nil
@@ -660,15 +678,9 @@ func (r *replay) schedule(now int64) {
 		r.roomed = len(r.pending)
 		return
 	}
-	started := r.started[:0]
-	for range r.pending {
-		started = append(started, false)
-	}
-	r.started = started
-	for _, st := range plan.Starts {
-		i := r.index[st.JobID]
+	idx := r.startIndexes(plan.Starts, kept)
+	for _, i := range idx {
 		j := r.pending[i]
-		started[i] = true
 		j.Start, j.End, j.charge = now, now+j.run, now
 		heap.Push(&r.running, j)
 		k := r.endPos(j)
@@ -676,14 +688,57 @@ func (r *replay) schedule(now int64) {
 		r.held = slices.Insert(r.held, k, sched.Running{ID: uint64(j.pos), End: at(j.Start + j.Requested), Alloc: r.allocation(j.Procs)})
 		r.busy += j.Procs
 	}
-	kept := r.pending[:0]
-	for i, j := range r.pending {
-		if !started[i] {
-			kept = append(kept, j)
+	r.pending = dropAt(r.pending, idx)
+	if kept {
+		s.Pending = dropAt(s.Pending, idx)
+		r.queued = len(r.pending)
+	}
+	r.roomed = len(r.pending)
+}
+
+// startIndexes is where the started jobs are in pending, ascending. The
+// index by trace position is only built for plans whose snapshot was
+// built whole (kept false); a kept snapshot is searched up to the last
+// start, which a plan finds among the first jobs of a long queue.
+func (r *replay) startIndexes(starts []sched.Start, kept bool) []int {
+	idx := r.startIdx[:0]
+	if !kept {
+		for _, st := range starts {
+			idx = append(idx, r.index[st.JobID])
+		}
+	} else {
+		want := make(map[uint64]bool, len(starts))
+		for _, st := range starts {
+			want[st.JobID] = true
+		}
+		for i := 0; len(idx) < len(starts); i++ {
+			if want[r.snap.Pending[i].ID] {
+				idx = append(idx, i)
+			}
 		}
 	}
-	r.pending = kept
-	r.roomed = len(r.pending)
+	slices.Sort(idx)
+	r.startIdx = idx
+	return idx
+}
+
+// dropAt removes the entries at idx (ascending) from list, keeping the
+// order of the rest; only the part after the first moves.
+func dropAt[T any](list []T, idx []int) []T {
+	if len(idx) == 0 {
+		return list
+	}
+	out, next := idx[0], 0
+	for i := idx[0]; i < len(list); i++ {
+		if next < len(idx) && idx[next] == i {
+			next++
+			continue
+		}
+		list[out] = list[i]
+		out++
+	}
+	clear(list[out:])
+	return list[:out]
 }
 
 // arrivalsCannotStart reports whether a plan now would start nothing
