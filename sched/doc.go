@@ -35,7 +35,9 @@
 // candidates by the set that fills the free CPUs best. A job's fair start
 // (fairstart.go), computed once and kept by the caller, can bring its
 // guard forward. With StartsOnly (the simulator's plans), conservative
-// planning stops once no job left could start now (nowfits.go), and easy
-// takes its WFP candidates best first, skipping those no node has the
-// CPUs free for (startsonly.go).
+// planning stops once no job left could start now (nowfits.go) and
+// returns what it left free (Headroom), against which the simulator tests
+// later arrivals before planning again; easy takes its WFP candidates
+// best first, skipping those no node has the CPUs free for
+// (startsonly.go). A plan's working arrays come from a pool (scratch.go).
 package sched
