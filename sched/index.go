@@ -103,6 +103,7 @@ type nodeState struct {
 	hole     [numLevels]int64 // first stretch before the tail, per (c, d); never if none
 	tail     [cpuLevels]int64 // start of the endless final run, per c; never if none
 	leaves   []leafRef        // where the node sits in partition indexes
+	alone    []*nodeState     // just this node: a placement's node list, shared
 	gpus     *nodeGPUs        // per-device profiles; nil without devices
 	occ      occupancy        // the jobs on it, for sharing rules
 }
@@ -290,6 +291,9 @@ func newPartIndex(nodes []*nodeState, sc *scratch) *partIndex {
 	ix := &partIndex{nodes: nodes, size: size, holeMin: trees[:nh:nh], tailMin: trees[nh : nh+nt : nh+nt]}
 	for leaf, n := range nodes {
 		n.leaves = append(n.leaves, leafRef{ix, leaf})
+		if n.alone == nil {
+			n.alone = []*nodeState{n}
+		}
 	}
 	build := func(row []int64, value func(n *nodeState) int64) {
 		for leaf := 0; leaf < size; leaf++ {

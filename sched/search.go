@@ -227,6 +227,17 @@ func (p *profile) earliest(r *request, from, limit int64) (int64, []*nodeState) 
 // skipped when its best lower bound cannot beat the best start found.
 func (p *profile) earliestOne(r *request, from, limit int64) (int64, []*nodeState) {
 	ix := r.part.ix
+	if len(ix.nodes) == 1 { // one node, as the simulator's machine: nothing to walk
+		n := ix.nodes[0]
+		b := max(ix.bound(1, r.level), from)
+		if b >= limit || !n.canHold(r) {
+			return never, nil
+		}
+		if t := n.earliest(r, b, limit); t != never {
+			return t, n.alone
+		}
+		return never, nil
+	}
 	best, found := limit, false
 	var ties []*nodeState
 	var walk func(v int, b int64)
