@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -279,6 +280,12 @@ func readScript(path string, read ReadFunc) (string, error) {
 	// The controller runs the same check (ctld/submit.go).
 	if err := api.ValidateScript("script "+show(path), string(data)); err != nil {
 		return "", err
+	}
+	// As Slurm's sbatch: the kernel runs a script only by its #! line,
+	// and a file without one is more likely a mistaken argument (a data
+	// file, a binary's name) than a batch script.
+	if !strings.HasPrefix(string(data), "#!") {
+		return "", fmt.Errorf("script %s does not look like a batch script: its first line must start with #! and an interpreter, such as #!/bin/sh", show(path))
 	}
 	return string(data), nil
 }

@@ -88,10 +88,10 @@ func TestParseBuildsSpec(t *testing.T) {
 		},
 		{
 			name:    "script arguments are not options",
-			scripts: newScripts("job.sh", "#SBATCH -c 3\nrun\n"),
+			scripts: newScripts("job.sh", "#!/bin/sh\n#SBATCH -c 3\nrun\n"),
 			args:    []string{"-J", "a", "job.sh", "-c", "8", "--foo", "--", "x y"},
 			want: Request{ScriptPath: "job.sh", Spec: api.JobSpec{
-				Name: "a", Script: "#SBATCH -c 3\nrun\n", Args: []string{"-c", "8", "--foo", "--", "x y"},
+				Name: "a", Script: "#!/bin/sh\n#SBATCH -c 3\nrun\n", Args: []string{"-c", "8", "--foo", "--", "x y"},
 				CPUs: 3, CPUsPerTask: 3, Output: "corral-%j.out"}},
 		},
 		{
@@ -110,10 +110,10 @@ func TestParseBuildsSpec(t *testing.T) {
 		},
 		{
 			name:    "last one wins",
-			scripts: newScripts("job.sh", "#SBATCH -c 2 -c 3\n#SBATCH -c 5\nrun\n"),
+			scripts: newScripts("job.sh", "#!/bin/sh\n#SBATCH -c 2 -c 3\n#SBATCH -c 5\nrun\n"),
 			args:    []string{"job.sh"},
 			want: Request{ScriptPath: "job.sh", Spec: api.JobSpec{
-				Name: "job.sh", Script: "#SBATCH -c 2 -c 3\n#SBATCH -c 5\nrun\n", CPUs: 5, CPUsPerTask: 5, Output: "corral-%j.out"}},
+				Name: "job.sh", Script: "#!/bin/sh\n#SBATCH -c 2 -c 3\n#SBATCH -c 5\nrun\n", CPUs: 5, CPUsPerTask: 5, Output: "corral-%j.out"}},
 		},
 		{
 			name:    "wrap",
@@ -154,10 +154,10 @@ func TestParseBuildsSpec(t *testing.T) {
 }
 
 func TestParseWarnings(t *testing.T) {
-	s := newScripts("job.sh", "#SBATCH --mail-type=END -A proj\n#SBATCH --mail-type=FAIL --nodes=2-4\necho\n#SBATCH -c 2\n#SBATCH -c 3\n")
+	s := newScripts("job.sh", "#!/bin/sh\n#SBATCH --mail-type=END -A proj\n#SBATCH --mail-type=FAIL --nodes=2-4\necho\n#SBATCH -c 2\n#SBATCH -c 3\n")
 	r := MustParse(t, s, "--licenses", "x", "job.sh")
 	want := []string{
-		"script job.sh: 2 directive line(s) after the first command are ignored (first at line 4)",
+		"script job.sh: 2 directive line(s) after the first command are ignored (first at line 5)",
 		"--mail-type is ignored: this cluster sends no mail",
 		"--licenses is ignored: this cluster tracks no licenses",
 		"--nodes=2-4: corral allocates exactly the minimum, 2 node(s)",
@@ -182,13 +182,15 @@ func TestParseErrors(t *testing.T) {
 		"big.sh", "#!/bin/sh\n"+strings.Repeat("#", MaxScriptBytes),
 		"badmem.sh", "#!/bin/sh\n#SBATCH -c 2\n#SBATCH --mem=12Q\necho\n",
 		"unknown.sh", "#!/bin/sh\n#SBATCH --foo\n",
-		"positional.sh", "#SBATCH -c 1 foo\n",
-		"dashdash.sh", "#SBATCH --\n",
-		"wrapdir.sh", "#SBATCH --wrap=ls\n",
-		"socketdir.sh", "#SBATCH --socket /x\n",
+		"positional.sh", "#!/bin/sh\n#SBATCH -c 1 foo\n",
+		"dashdash.sh", "#!/bin/sh\n#SBATCH --\n",
+		"wrapdir.sh", "#!/bin/sh\n#SBATCH --wrap=ls\n",
+		"socketdir.sh", "#!/bin/sh\n#SBATCH --socket /x\n",
 		"quote.sh", "#!/bin/sh\n\n#SBATCH -J 'x\n",
-		"missingval.sh", "#SBATCH -t\n",
-		"zero.sh", "#CORRAL --cpus-per-task 0\n",
+		"noshebang.sh", "#SBATCH -c 2\necho\n",
+		"blankfirst.sh", "\n#!/bin/sh\necho\n",
+		"missingval.sh", "#!/bin/sh\n#SBATCH -t\n",
+		"zero.sh", "#!/bin/sh\n#CORRAL --cpus-per-task 0\n",
 	)
 	for _, tc := range []struct {
 		args []string
@@ -228,13 +230,15 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"big.sh"}, "script big.sh is larger than the limit of 2097152 bytes"},
 		{[]string{"-c", "8", "badmem.sh"}, `script badmem.sh line 3: invalid --mem "12Q": ` + hintSize},
 		{[]string{"unknown.sh"}, "script unknown.sh line 2: unrecognized option --foo"},
-		{[]string{"positional.sh"}, `script positional.sh line 1: unexpected argument "foo"`},
-		{[]string{"dashdash.sh"}, `script dashdash.sh line 1: unexpected argument "--"`},
-		{[]string{"wrapdir.sh"}, "script wrapdir.sh line 1: --wrap can only be given on the command line"},
-		{[]string{"socketdir.sh"}, "script socketdir.sh line 1: --socket can only be given on the command line"},
+		{[]string{"positional.sh"}, `script positional.sh line 2: unexpected argument "foo"`},
+		{[]string{"dashdash.sh"}, `script dashdash.sh line 2: unexpected argument "--"`},
+		{[]string{"wrapdir.sh"}, "script wrapdir.sh line 2: --wrap can only be given on the command line"},
+		{[]string{"socketdir.sh"}, "script socketdir.sh line 2: --socket can only be given on the command line"},
 		{[]string{"quote.sh"}, "script quote.sh line 3: unterminated quote in directive"},
-		{[]string{"missingval.sh"}, "script missingval.sh line 1: option --time needs a value (TIME)"},
-		{[]string{"zero.sh"}, "script zero.sh line 1: --cpus-per-task must be at least 1 (got 0)"},
+		{[]string{"missingval.sh"}, "script missingval.sh line 2: option --time needs a value (TIME)"},
+		{[]string{"zero.sh"}, "script zero.sh line 2: --cpus-per-task must be at least 1 (got 0)"},
+		{[]string{"noshebang.sh"}, "script noshebang.sh does not look like a batch script: its first line must start with #! and an interpreter, such as #!/bin/sh"},
+		{[]string{"blankfirst.sh"}, "script blankfirst.sh does not look like a batch script: its first line must start with #! and an interpreter, such as #!/bin/sh"},
 	} {
 		_, err := Parse(tc.args, s.read)
 		switch {

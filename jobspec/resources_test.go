@@ -58,7 +58,7 @@ func TestResourcesCombine(t *testing.T) {
 }
 
 func TestResourceConflicts(t *testing.T) {
-	s := newScripts("mem.sh", "#SBATCH --mem=4G\nrun\n", "gpu.sh", "#SBATCH --gres=gpu:1\nrun\n", "job.sh", plain)
+	s := newScripts("mem.sh", "#!/bin/sh\n#SBATCH --mem=4G\nrun\n", "gpu.sh", "#!/bin/sh\n#SBATCH --gres=gpu:1\nrun\n", "job.sh", plain)
 	for _, tc := range []struct {
 		args []string
 		want string
