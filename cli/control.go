@@ -91,7 +91,7 @@ func update(c *ucli.Context) error {
 	}
 	ctx, cancel := requestContext(c)
 	defer cancel()
-	resp, err := client(c, "").Update(ctx, req)
+	resp, err := updateJobs(ctx, client(c, ""), req)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -11,9 +12,35 @@ import (
 )
 
 // parseUpdate reads `ID KEY=VALUE...` (or JobId=ID KEY=VALUE...), the
-// arguments of corral update and scontrol update.
-func parseUpdate(args []string) (api.UpdateRequest, error) {
-	var req api.UpdateRequest
+// arguments of corral update and scontrol update: one request per job of
+// ID, which may be a comma-separated list as in scontrol. Every ID is
+// checked before any request is made.
+func parseUpdate(args []string) ([]api.UpdateRequest, error) {
+	req, err := parseUpdateKeys(args)
+	if err != nil {
+		return nil, err
+	}
+	var reqs []api.UpdateRequest
+	for ref := range strings.SplitSeq(req.idText, ",") {
+		id, task, err := api.ParseJobRef(ref)
+		if err != nil {
+			return nil, err
+		}
+		r := req.UpdateRequest
+		r.ID, r.Task = id, task
+		reqs = append(reqs, r)
+	}
+	return reqs, nil
+}
+
+// parsedUpdate is an update's keys, and the job IDs as given.
+type parsedUpdate struct {
+	api.UpdateRequest
+	idText string
+}
+
+func parseUpdateKeys(args []string) (parsedUpdate, error) {
+	var req parsedUpdate
 	// JobId=ID may come anywhere among the keys, as scontrol takes it; a
 	// bare first word is the ID too.
 	idAt := 0
@@ -27,11 +54,8 @@ func parseUpdate(args []string) (api.UpdateRequest, error) {
 	if k, v, ok := strings.Cut(first, "="); ok && strings.EqualFold(k, "JobId") {
 		first = v
 	}
-	id, task, err := api.ParseJobRef(first)
-	if err != nil {
-		return req, err
-	}
-	req = api.UpdateRequest{ID: id, Task: task}
+	req.idText = first
+	var err error
 	str := func(v string) *string { return &v }
 	nodes := func(key, v string) (*[]string, error) {
 		list := []string{}
@@ -141,4 +165,26 @@ func refLess(a, b string) bool {
 		return at == nil && bt != nil
 	}
 	return *at < *bt
+}
+
+// updateJobs sends reqs one by one, as scontrol updates a list of jobs,
+// and gathers the refusals of all; a failure to reach the controller
+// stops it.
+func updateJobs(ctx context.Context, cl *api.Client, reqs []api.UpdateRequest) (*api.JobsResponse, error) {
+	all := &api.JobsResponse{}
+	for _, req := range reqs {
+		resp, err := cl.Update(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		all.Done = append(all.Done, resp.Done...)
+		for ref, why := range resp.Errors {
+			if all.Errors == nil {
+				all.Errors = map[string]string{}
+			}
+			all.Errors[ref] = why
+		}
+		all.ErrorCount += resp.ErrorCount
+	}
+	return all, nil
 }

@@ -128,6 +128,32 @@ func TestControlCommands(t *testing.T) {
 		*up.QOS != "normal" || *up.Account != "ml" || *up.ArrayTaskThrottle != 3 {
 		t.Errorf("update sent %+v", up)
 	}
+	// A list of jobs, as scontrol takes it: one request each, every ID
+	// checked first.
+	before := len(f.Requests())
+	if r := f.slurm(t, "", "scontrol", "update", "JobId=12,13_2", "TimeLimit=10"); r.code != 0 {
+		t.Errorf("update of two jobs: %+v", r)
+	}
+	var ids []string
+	for _, req := range f.Requests()[before:] {
+		var u api.UpdateRequest
+		if req.Path != "/v1/jobs/update" || json.Unmarshal(req.Body, &u) != nil || u.TimeLimit == nil || *u.TimeLimit != 600 {
+			t.Errorf("update of two jobs sent %s %s", req.Path, req.Body)
+			continue
+		}
+		ref := fmt.Sprint(u.ID)
+		if u.Task != nil {
+			ref += fmt.Sprintf("_%d", *u.Task)
+		}
+		ids = append(ids, ref)
+	}
+	if !slices.Equal(ids, []string{"12", "13_2"}) {
+		t.Errorf("update of two jobs updated %v, want 12 and 13_2", ids)
+	}
+	before = len(f.Requests())
+	if r := f.slurm(t, "", "scontrol", "update", "JobId=12,x", "TimeLimit=10"); r.code == 0 || len(f.Requests()) != before {
+		t.Errorf("update of a bad list: exit %d, %d requests sent", r.code, len(f.Requests())-before)
+	}
 	for args, want := range map[string]string{
 		"12":                      "corral update: give a job ID and at least one KEY=VALUE (" + jobUpdateKeys + ")",
 		"12 Colour=red":           "corral update: unknown key Colour (keys: " + jobUpdateKeys + ")",

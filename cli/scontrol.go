@@ -402,7 +402,7 @@ func scontrolUpdate(s *slurmRun, r *slurmopt.Result, args []string) error {
 	}
 	ctx, cancel := s.requestContext()
 	defer cancel()
-	resp, err := s.client().Update(ctx, req)
+	resp, err := updateJobs(ctx, s.client(), req)
 	if err != nil {
 		return err
 	}
