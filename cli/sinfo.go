@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/corral-hpc/corral/api"
@@ -14,6 +16,7 @@ import (
 const sinfoUsage = `Usage: sinfo [OPTIONS]
   -d, --dead                only nodes that are down
   -h, --noheader            no header line
+  -i, --iterate=seconds     report again every so many seconds, until stopped
   -l, --long                long report
   -n, --nodes=hostlist      only these nodes
   -N, --Node                one line per node (and partition)
@@ -23,6 +26,7 @@ const sinfoUsage = `Usage: sinfo [OPTIONS]
   -r, --responding          only nodes that are up
   -R, --list-reasons        why nodes are down or drained
   -s, --summarize           one line per partition, nodes as A/I/O/T
+  -S, --sort=list           order lines by format letters (+P,-m; #P as configured)
   -t, --states=list         only nodes in these states (idle, mix, alloc, down, drain, ...)
       --json                corral's partitions and nodes as JSON
   -V, --version             version
@@ -55,6 +59,8 @@ func sinfoCommand() *slurmCommand {
 			slurmopt.Option{Long: "hide"}, slurmopt.Option{Long: "noconvert"},
 			clusterOptions[0], clusterOptions[1],
 			slurmopt.Option{Short: 'T', Long: "reservation"},
+			slurmopt.Option{Short: 'S', Long: "sort", Arg: slurmopt.RequiredArg},
+			slurmopt.Option{Short: 'i', Long: "iterate", Arg: slurmopt.RequiredArg},
 		),
 		run: sinfo,
 	}
@@ -91,10 +97,37 @@ func sinfo(s *slurmRun, r *slurmopt.Result) error {
 	case r.Has("long"):
 		format = slurmfmt.SinfoLong
 	}
+	every := 0 // -i: seconds between reports, 0 for one
+	if v, ok := r.Last("iterate"); ok {
+		// Slurm reads it with atoi: leading digits count, "5s" is 5.
+		digits := strings.TrimSpace(v)
+		digits = digits[:len(digits)-len(strings.TrimLeft(digits, "0123456789"))]
+		if every, err = strconv.Atoi(digits); err != nil || every <= 0 {
+			return slurmErrorf("Error: invalid entry for --iterate=%s", v)
+		}
+	}
 	layout, unknown := slurmfmt.NewNodeLayout(format, names)
 	for _, u := range unknown {
 		fmt.Fprintf(s.stderr, "%s: error: Invalid node format specification: %s\n", s.prog, u)
 	}
+	for {
+		if err := sinfoReport(s, r, layout, perNode, cluster, every > 0); err != nil || every == 0 {
+			return err
+		}
+		s.stdout.WriteByte('\n')
+		if err := s.stdout.Flush(); err != nil {
+			return err
+		}
+		select { // as sinfo -i: until it is stopped
+		case <-s.ctx.Done():
+			return nil
+		case <-time.After(time.Duration(every) * time.Second):
+		}
+	}
+}
+
+// sinfoReport prints one report: dated when long or repeated.
+func sinfoReport(s *slurmRun, r *slurmopt.Result, layout *slurmfmt.NodeLayout, perNode, cluster, dated bool) error {
 	ctx, cancel := s.requestContext()
 	defer cancel()
 	parts, nodes, err := partitionsAndNodes(ctx, s.client()) // scontrol.go
@@ -112,14 +145,17 @@ func sinfo(s *slurmRun, r *slurmopt.Result) error {
 	}
 	env := &slurmfmt.Env{Now: time.Now()}
 	groups := layout.Group(parts, nodes, perNode, env)
+	if spec, ok := r.Last("sort"); ok {
+		slurmfmt.SortNodeGroups(groups, spec, env)
+	}
 	if r.Has("list-reasons") {
 		groups = slices.DeleteFunc(groups, func(g slurmfmt.NodeGroup) bool { return len(g.Nodes) == 0 || g.Nodes[0].Reason == "" })
 	}
+	if (dated || r.Has("long")) && !r.Has("noheader") {
+		s.stdout.WriteString(slurmfmt.Ctime(env.Now)) // sinfo dates a long or repeated report
+	}
 	if cluster && !r.Has("noheader") {
 		s.stdout.WriteString(clusterLine)
-	}
-	if r.Has("long") && !r.Has("noheader") {
-		s.stdout.WriteString(slurmfmt.Ctime(env.Now)) // sinfo dates a long report
 	}
 	for _, line := range layout.Lines(groups, r.Has("noheader"), env) {
 		s.stdout.WriteString(line)

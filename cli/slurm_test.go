@@ -368,6 +368,27 @@ func TestSinfo(t *testing.T) {
 	if r := f.slurm(t, "", "sinfo", "-h", "-N", "-o", "%N %t", "-t", "idle,mix", "-p", "batch"); r.stdout != "dev1 idle\ndev2 mix\n" {
 		t.Errorf("sinfo -N -t idle,mix -p batch: %q %q", r.stdout, r.stderr)
 	}
+	if r := f.slurm(t, "", "sinfo", "-h", "-N", "-o", "%N %t", "-p", "batch", "-S", "-t"); r.stdout != "dev3 down*\ndev2 mix\ndev1 idle\n" {
+		t.Errorf("sinfo -S -t: %q %q", r.stdout, r.stderr)
+	}
+	if r := f.slurm(t, "", "sinfo", "-i", "0"); r.code != 1 || r.stderr != "sinfo: error: Error: invalid entry for --iterate=0\n" {
+		t.Errorf("sinfo -i 0: exit %d %q", r.code, r.stderr)
+	}
+	// -i reports again every N seconds, each dated, until stopped.
+	ctx, cancel := context.WithTimeout(context.Background(), 2500*time.Millisecond)
+	defer cancel()
+	var o, e bytes.Buffer
+	t.Setenv(api.SocketEnv, f.socket)
+	code := RunSlurm(ctx, "sinfo", []string{"-i", "1", "-o", "%P"}, strings.NewReader(""), &o, &e)
+	reports := strings.Split(strings.TrimSuffix(o.String(), "\n\n"), "\n\n")
+	for _, rep := range reports {
+		if lines := strings.Split(rep, "\n"); len(lines) != 4 || !strings.HasSuffix(lines[0], fmt.Sprint(time.Now().Year())) || lines[2] != "batch*" {
+			t.Errorf("sinfo -i 1: report %q, want a date, the header, batch* and gpu", rep)
+		}
+	}
+	if code != 0 || len(reports) < 2 {
+		t.Errorf("sinfo -i 1 for 2.5 s: exit %d, %d reports %q %q", code, len(reports), o.String(), e.String())
+	}
 	if r := f.slurm(t, "", "sinfo", "-R", "-h"); r.stdout != "not responding       Unknown   Unknown             dev3\n" {
 		t.Errorf("sinfo -R: %q %q", r.stdout, r.stderr)
 	}

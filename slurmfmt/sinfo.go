@@ -200,18 +200,21 @@ func (l *NodeLayout) Group(parts []api.Partition, nodes []api.Node, perNode bool
 		}
 	}
 	if perNode { // sinfo -N lists by node, each once per partition
-		slices.SortStableFunc(groups, func(a, b NodeGroup) int {
-			x, y := a.Nodes[0].Name, b.Nodes[0].Name
-			switch {
-			case x == y:
-				return 0
-			case hostlist.Less(x, y):
-				return -1
-			}
-			return 1
-		})
+		slices.SortStableFunc(groups, func(a, b NodeGroup) int { return hostOrder(a.Nodes[0].Name, b.Nodes[0].Name) })
 	}
 	return groups
+}
+
+// hostOrder compares node names as hostlists order them (dev2 before
+// dev10).
+func hostOrder(x, y string) int {
+	switch {
+	case x == y:
+		return 0
+	case hostlist.Less(x, y):
+		return -1
+	}
+	return 1
 }
 
 // showsPartition reports whether the layout has a partition field.
