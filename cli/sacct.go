@@ -17,6 +17,7 @@ const sacctUsage = `Usage: sacct [OPTIONS]
   -a, --allusers            every user's jobs (root sees them all anyway)
   -A, --accounts=list       only these accounts
   -b, --brief               JobID, State, ExitCode
+  -B, --batch-script        the batch script of each job -j names
   -e, --helpformat          list the fields -o takes
   -E, --endtime=time        jobs that ran before this time
   -j, --jobs=list           these jobs (12, 12_3, 12_[1-5]) or steps (12.batch, 12.extern, 12.0)
@@ -28,6 +29,7 @@ const sacctUsage = `Usage: sacct [OPTIONS]
   -p, --parsable            '|' after every field
   -P, --parsable2           '|' between fields
       --delimiter=chars     the separator of -p and -P
+      --env-vars            the environment each job -j names was submitted with
   -r, --partition=list      only these partitions
   -s, --state=list          only jobs in these states
   -S, --starttime=time      jobs that ran after this time (default: midnight; any with -j)
@@ -82,6 +84,8 @@ func sacctCommand() *slurmCommand {
 			slurmopt.Option{Short: 'R', Long: "reason", Arg: slurmopt.RequiredArg},
 			slurmopt.Option{Long: "constraints", Arg: slurmopt.RequiredArg},
 			slurmopt.Option{Short: 'v', Long: "verbose"},
+			slurmopt.Option{Short: 'B', Long: "batch-script"},
+			slurmopt.Option{Long: "env-vars"},
 		),
 		run: sacct,
 	}
@@ -96,6 +100,9 @@ func sacct(s *slurmRun, r *slurmopt.Result) error {
 	}
 	if r.Has("helpformat") {
 		return printFieldNames(s, slurmfmt.AcctFieldNames())
+	}
+	if r.Has("batch-script") || r.Has("env-vars") {
+		return sacctScriptOrEnv(s, r) // sacctscript.go
 	}
 	list := slurmfmt.SacctDefault
 	switch {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -108,6 +109,40 @@ func TestSacctFilters(t *testing.T) {
 	for _, bad := range [][]string{{"--nnodes=3-1"}, {"--ncpus=x"}, {"--timelimit-min=soon"}, {"--uid=nosuchuser"}} {
 		if r := f.slurm(t, "", "sacct", bad...); r.code != 1 || r.stderr == "" {
 			t.Errorf("sacct %v: exit %d %q, want a refusal", bad, r.code, r.stderr)
+		}
+	}
+}
+
+// sacct -B and --env-vars print each named job's script or submission
+// environment under Slurm's banner, NONE for a job without a script.
+func TestSacctBatchScriptAndEnv(t *testing.T) {
+	f := MustFakeCtld(t)
+	f.jobs = []api.Job{
+		{ID: 8, State: api.StateRunning, Spec: api.JobSpec{Script: "#!/bin/sh\nsrun hostname\n", Env: []string{"A=1", "B=two"}}},
+		{ID: 5, State: api.StateCompleted, Spec: api.JobSpec{Script: "#!/bin/bash\necho hi\n"}},
+		{ID: 9, State: api.StateRunning, Spec: api.JobSpec{Env: []string{"C=3"}}}, // an allocation: no script
+	}
+	rule := strings.Repeat("-", 80) + "\n"
+	r := f.slurm(t, "", "sacct", "-B", "-j", "8,5,9")
+	want := "Batch Script for 5\n" + rule + "#!/bin/bash\necho hi\n\n" +
+		"Batch Script for 8\n" + rule + "#!/bin/sh\nsrun hostname\n\n" +
+		"Batch Script for 9\n" + rule + "NONE\n\n"
+	if r.code != 0 || r.stdout != want {
+		t.Errorf("sacct -B: exit %d %q\n%s\nwant\n%s", r.code, r.stderr, r.stdout, want)
+	}
+	r = f.slurm(t, "", "sacct", "--env-vars", "-j", "8,9")
+	want = "Environment used for 8 (must be batch to display)\n" + rule + "A=1\nB=two\n\n" +
+		"Environment used for 9 (must be batch to display)\n" + rule + "NONE\n\n"
+	if r.code != 0 || r.stdout != want {
+		t.Errorf("sacct --env-vars: exit %d %q\n%s\nwant\n%s", r.code, r.stderr, r.stdout, want)
+	}
+	for args, want := range map[string]string{
+		"-B":                 "sacct: error: When requesting job scripts you must also request specific jobs with the '-j' option.\n",
+		"--env-vars":         "sacct: error: When requesting job environment you must also request specific jobs with the '-j' option.\n",
+		"-B --env-vars -j 8": "sacct: error: Options --batch-script and --env-vars are mutually exclusive\n",
+	} {
+		if r := f.slurm(t, "", "sacct", strings.Fields(args)...); r.code != 1 || r.stderr != want {
+			t.Errorf("sacct %s: exit %d %q, want %q", args, r.code, r.stderr, want)
 		}
 	}
 }
