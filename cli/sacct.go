@@ -38,7 +38,7 @@ const sacctUsage = `Usage: sacct [OPTIONS]
       --json                the records as JSON
   -V, --version             version
   -h, --help                this help
-Accepted and ignored: -D, -L, -T, --noconvert, --local. See docs/slurm.md.
+Accepted and ignored: -D, -L, -T, --noconvert, --local, --whole-hetjob. See docs/slurm.md.
 `
 
 func sacctCommand() *slurmCommand {
@@ -86,6 +86,8 @@ func sacctCommand() *slurmCommand {
 			slurmopt.Option{Short: 'v', Long: "verbose"},
 			slurmopt.Option{Short: 'B', Long: "batch-script"},
 			slurmopt.Option{Long: "env-vars"},
+			// corral has no heterogeneous jobs: every job is whole.
+			slurmopt.Option{Long: "whole-hetjob", Arg: slurmopt.OptionalArg},
 		),
 		run: sacct,
 	}

@@ -64,6 +64,13 @@ func TestSacctUnits(t *testing.T) {
 			t.Errorf("sacct --units=%s: exit %d %q %q, want %q", tc.units, r.code, r.stdout, r.stderr, tc.want)
 		}
 	}
+	// No heterogeneous jobs: --whole-hetjob changes nothing.
+	plain := f.slurm(t, "", "sacct", "-P", "-n", "-j", "7")
+	for _, opt := range []string{"--whole-hetjob", "--whole-hetjob=no"} {
+		if r := f.slurm(t, "", "sacct", "-P", "-n", "-j", "7", opt); r.code != 0 || r.stdout != plain.stdout || plain.stdout == "" {
+			t.Errorf("sacct %s: exit %d %q %q, want %q", opt, r.code, r.stdout, r.stderr, plain.stdout)
+		}
+	}
 	if r := f.slurm(t, "", "sacct", "--units=X"); r.code != 1 || r.stderr == "" {
 		t.Errorf("sacct --units=X: exit %d %q", r.code, r.stderr)
 	}
