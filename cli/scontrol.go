@@ -82,11 +82,13 @@ func scontrol(s *slurmRun, r *slurmopt.Result) error {
 		return scontrolUpdate(s, r, args)
 	case "ping":
 		return scontrolPing(s)
+	case "wait_job":
+		return scontrolWaitJob(s, args) // scontrolwait.go
 	case "version":
 		_, err := fmt.Fprintf(s.stdout, "slurm %s (corral %s)\n", SlurmVersion, buildVersion())
 		return err
 	}
-	return fmt.Errorf("invalid command: %s (corral's scontrol answers show, hold, release, requeue, suspend, resume, update, ping and version)", r.Args[0])
+	return fmt.Errorf("invalid command: %s (corral's scontrol answers show, hold, release, requeue, suspend, resume, update, wait_job, ping and version)", r.Args[0])
 }
 
 func scontrolShow(s *slurmRun, r *slurmopt.Result, args []string) error {

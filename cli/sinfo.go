@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/corral-hpc/corral/api"
@@ -99,10 +98,7 @@ func sinfo(s *slurmRun, r *slurmopt.Result) error {
 	}
 	every := 0 // -i: seconds between reports, 0 for one
 	if v, ok := r.Last("iterate"); ok {
-		// Slurm reads it with atoi: leading digits count, "5s" is 5.
-		digits := strings.TrimSpace(v)
-		digits = digits[:len(digits)-len(strings.TrimLeft(digits, "0123456789"))]
-		if every, err = strconv.Atoi(digits); err != nil || every <= 0 {
+		if every, err = strconv.Atoi(leadingDigits(v)); err != nil || every <= 0 { // Slurm's atoi
 			return slurmErrorf("Error: invalid entry for --iterate=%s", v)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/corral-hpc/corral/api"
 	"github.com/corral-hpc/corral/slurmopt"
@@ -190,4 +191,11 @@ func withCommon(opts ...slurmopt.Option) []slurmopt.Option {
 		}
 	}
 	return opts
+}
+
+// leadingDigits is the digits s starts with, after blanks: what C's atoi
+// reads, with which Slurm's commands take numbers ("5s" is 5).
+func leadingDigits(s string) string {
+	s = strings.TrimLeft(s, " \t")
+	return s[:len(s)-len(strings.TrimLeft(s, "0123456789"))]
 }

@@ -51,7 +51,7 @@ func TestSlurmOptionErrors(t *testing.T) {
 		{"scancel", []string{"1-5"}, "scancel: error: Invalid job id 1-5\n"}, // as Slurm 22.05 printed it
 		{"scancel", []string{"-s", "USR3", "12"}, "Unknown job signal: USR3\n"},
 		{"scancel", []string{"-i", "12"}, "scancel: error: --interactive is not supported by corral: interactive confirmation is not supported\n"},
-		{"scontrol", []string{"frobnicate"}, "scontrol: error: invalid command: frobnicate (corral's scontrol answers show, hold, release, requeue, suspend, resume, update, ping and version)\n"},
+		{"scontrol", []string{"frobnicate"}, "scontrol: error: invalid command: frobnicate (corral's scontrol answers show, hold, release, requeue, suspend, resume, update, wait_job, ping and version)\n"},
 		{"salloc", []string{"--wrap", "true"}, "salloc: error: --wrap is for batch scripts: give the command itself after the options\nTry \"salloc --help\" for more information\n"},
 	} {
 		r := f.slurm(t, "", tc.name, tc.args...)
@@ -824,5 +824,37 @@ func TestSqueueSinfoNoneOptions(t *testing.T) {
 	}
 	if a, b := f.slurm(t, "", "squeue", "-h", "--array-unique"), f.slurm(t, "", "squeue", "-h", "-r"); a.code != 0 || a.stdout != b.stdout {
 		t.Errorf("squeue --array-unique: exit %d %q, want -r's %q", a.code, a.stdout, b.stdout)
+	}
+}
+
+func TestScontrolWaitJob(t *testing.T) {
+	f := MustFakeCtld(t)
+	f.jobs = []api.Job{
+		{ID: 3, State: api.StateRunning},
+		{ID: 4, State: api.StateCompleted},
+		{ID: 5, State: api.StatePending, Reason: api.ReasonJobHeld},
+		{ID: 6, State: api.StatePending, Reason: api.ReasonResources},
+	}
+	limit := waitJobLimit
+	waitJobLimit = 0 // job 6 never starts: give up at the first look
+	t.Cleanup(func() { waitJobLimit = limit })
+	for _, c := range []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{[]string{"3"}, 0, "scontrol: Nodes are ready for job 3\n"},
+		{[]string{"4"}, 1, "scontrol: Job 4 no longer running\n"},
+		{[]string{"5"}, 1, "scontrol: Job 5 no longer running\n"},
+		{[]string{"6"}, 1, "scontrol: Problem running job 6\n"},
+		{[]string{"99"}, 1, "scontrol: Problem running job 99\n"},
+		{[]string{"x"}, 1, "Invalid job_id x"},
+		{nil, 1, "too few arguments for keyword:wait_job\n"},
+		{[]string{"3", "4"}, 1, "too many arguments for keyword:wait_job\n"},
+	} {
+		r := f.slurm(t, "", "scontrol", append([]string{"wait_job"}, c.args...)...)
+		if r.code != c.code || r.stderr != c.stderr || r.stdout != "" {
+			t.Errorf("scontrol wait_job %v: exit %d %q %q, want exit %d %q", c.args, r.code, r.stdout, r.stderr, c.code, c.stderr)
+		}
 	}
 }
