@@ -54,7 +54,8 @@ func StepName(id int) string {
 // "not given"; ctld derives the rest from the allocation as srun does.
 type StepRequest struct {
 	Name          string   `json:"name"`                      // --job-name, default argv[0]
-	Nodes         int      `json:"nodes,omitempty"`           // -N
+	Nodes         int      `json:"nodes,omitempty"`           // -N (with NodesMin, the most)
+	NodesMin      int      `json:"nodes_min,omitempty"`       // -N MIN-MAX's MIN: as many nodes as there are up to Nodes, as Slurm's, no fewer
 	Ntasks        int      `json:"ntasks,omitempty"`          // -n
 	NtasksPerNode int      `json:"ntasks_per_node,omitempty"` // --ntasks-per-node
 	CPUsPerTask   int      `json:"cpus_per_task,omitempty"`   // -c

@@ -47,10 +47,14 @@ func runSrunAllocation(ctx context.Context, env srunEnv, cfg *srunConfig) int {
 func (cfg *srunConfig) allocationArgs() []string {
 	r := &cfg.req
 	var args []string
+	nodes := r.Nodes
+	if r.NodesMin > 0 {
+		nodes = r.NodesMin // corral allocates a range's minimum
+	}
 	for _, o := range []struct {
 		name string
 		n    int
-	}{{"nodes", r.Nodes}, {"ntasks", r.Ntasks}, {"ntasks-per-node", r.NtasksPerNode},
+	}{{"nodes", nodes}, {"ntasks", r.Ntasks}, {"ntasks-per-node", r.NtasksPerNode},
 		{"cpus-per-task", r.CPUsPerTask}, {"gpus-per-task", r.GPUsPerTask}} {
 		if o.n > 0 {
 			args = append(args, "--"+o.name+"="+strconv.Itoa(o.n))

@@ -71,8 +71,15 @@ func (cfg *srunConfig) reconcileCounts() {
 	if r.Nodes == 0 || r.Ntasks == 0 {
 		return
 	}
-	if r.Ntasks < r.Nodes {
-		cfg.notes = append(cfg.notes, fmt.Sprintf("Warning: can't run %d processes on %d nodes, setting nnodes to %d", r.Ntasks, r.Nodes, r.Ntasks))
+	least := r.Nodes // what a range asks at least
+	if r.NodesMin > 0 {
+		least = r.NodesMin
+	}
+	switch {
+	case r.Ntasks < least:
+		cfg.notes = append(cfg.notes, fmt.Sprintf("Warning: can't run %d processes on %d nodes, setting nnodes to %d", r.Ntasks, least, r.Ntasks))
+		r.Nodes, r.NodesMin = r.Ntasks, 0
+	case r.Ntasks < r.Nodes: // a range's MAX: no more nodes than tasks, silently
 		r.Nodes = r.Ntasks
 	}
 	if r.NtasksPerNode != 0 && r.NtasksPerNode != r.Ntasks/r.Nodes {

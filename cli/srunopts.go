@@ -175,12 +175,14 @@ func (cfg *srunConfig) apply(s slurmopt.Set) error {
 	var err error
 	switch s.Name {
 	case "nodes":
-		// MIN-MAX: at least MIN nodes, at most MAX; corral asks for MIN
-		// (Slurm may grow a step toward MAX when its tasks need it).
+		// MIN-MAX: at least MIN nodes, at most MAX. A step takes as many
+		// as its tasks and the allocation allow, as Slurm's; an
+		// allocation srun makes gets MIN.
 		if lo, hi, ok := intRange(v); ok && lo >= 1 && strings.Contains(v, "-") && hi >= lo {
-			r.Nodes = lo
+			r.Nodes, r.NodesMin = hi, lo
 			break
 		}
+		r.NodesMin = 0
 		r.Nodes, err = positive(s.Name, v)
 	case "ntasks":
 		r.Ntasks, err = positive(s.Name, v)

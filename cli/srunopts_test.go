@@ -211,7 +211,8 @@ func TestParseSrunMoreOptions(t *testing.T) {
 		{[]string{"-I", "x"}, func(c *srunConfig) bool { return c.immediate == time.Nanosecond }},
 		{[]string{"--immediate=3", "x"}, func(c *srunConfig) bool { return c.immediate == 3*time.Second }},
 		{[]string{"-N", "1-2", "-n1", "x"}, func(c *srunConfig) bool { return c.req.Nodes == 1 && len(c.notes) == 0 }},
-		{[]string{"--nodes=2-4", "x"}, func(c *srunConfig) bool { return c.req.Nodes == 2 }},
+		{[]string{"--nodes=2-4", "x"}, func(c *srunConfig) bool { return c.req.Nodes == 4 && c.req.NodesMin == 2 }},
+		{[]string{"--nodes=2-4", "-N", "3", "x"}, func(c *srunConfig) bool { return c.req.Nodes == 3 && c.req.NodesMin == 0 }},
 		{[]string{"--hint=nomultithread", "--cpu-freq=high", "x"}, func(c *srunConfig) bool {
 			return reflect.DeepEqual(c.warnings, []string{"--hint is ignored: corral does not bind tasks to cores or threads",
 				"--cpu-freq is ignored: corral does not set CPU frequencies"})

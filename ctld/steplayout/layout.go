@@ -85,7 +85,7 @@ func Place(a Alloc, held map[string]int, req api.StepRequest) (Layout, error) {
 	switch {
 	case req.Ntasks < 0 || req.NtasksPerNode < 0:
 		return no(ReasonTasks)
-	case req.Nodes < 0:
+	case req.Nodes < 0 || req.NodesMin < 0 || req.NodesMin > req.Nodes:
 		return no(ReasonNodeCnt)
 	case req.CPUsPerTask < 0:
 		return no(ReasonCPUs)
@@ -208,6 +208,9 @@ func counts(req api.StepRequest, must, cands int) (k, n int) {
 	}
 	if req.Relative != nil {
 		k = min(k, cands) // srun(1): --relative takes precedence over -N
+	}
+	if req.NodesMin > 0 { // -N MIN-MAX: as many as there are, up to MAX
+		k = max(min(k, cands), req.NodesMin)
 	}
 	if req.Ntasks > 0 {
 		if req.Nodes > 0 || must == 0 {
