@@ -148,6 +148,8 @@ func TestTakeSallocOwn(t *testing.T) {
 		{[]string{"-HI3", "sh"}, []string{"-H", "sh"}, 3 * time.Second, 0},
 		{[]string{"-c", "2", "-K", "--x11", "--no-bell", "--", "sh"}, []string{"-c", "2", "--", "sh"}, 0, 2},
 		{[]string{"-c2", "-t", "5", "sh"}, []string{"-c2", "-t", "5", "sh"}, 0, 0},
+		{[]string{"--power", "level", "-c2", "sh"}, []string{"-c2", "sh"}, 0, 1},
+		{[]string{"--power=level", "sh", "--power", "x"}, []string{"sh", "--power", "x"}, 0, 1},
 	} {
 		own, rest, err := takeSallocOwn(tc.args)
 		if err != nil || !slices.Equal(rest, tc.rest) || own.immediate != tc.immediate || len(own.warnings) != tc.warnings {
@@ -155,7 +157,7 @@ func TestTakeSallocOwn(t *testing.T) {
 				tc.rest, tc.immediate, tc.warnings)
 		}
 	}
-	for _, bad := range [][]string{{"--no-shell", "sh"}, {"--immediate=soon", "sh"}, {"--bell=1", "sh"}} {
+	for _, bad := range [][]string{{"--no-shell", "sh"}, {"--immediate=soon", "sh"}, {"--bell=1", "sh"}, {"--power"}} {
 		if _, _, err := takeSallocOwn(bad); err == nil {
 			t.Errorf("%q: accepted", bad)
 		}

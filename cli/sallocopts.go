@@ -13,7 +13,8 @@ import (
 // salloc's own options, which sbatch lacks (salloc(1)): salloc takes
 // them out of its command line before package jobspec reads the rest
 // (the job's options, shared with sbatch). --bell and --no-bell change
-// nothing here; --kill-command and --x11 are ignored with a warning;
+// nothing here; --kill-command, --x11 and --power are ignored with a
+// warning;
 // -I/--immediate[=SECONDS] gives up on an allocation not granted in
 // time, as Slurm's does; --no-shell is refused: a corral allocation
 // lives as long as its salloc.
@@ -22,14 +23,15 @@ type sallocOwn struct {
 	warnings  []string
 }
 
-// sallocOwnOptions are those options: long name, short letter, and
-// whether they take an (attached, optional) value.
+// sallocOwnOptions are those options: long name, short letter, whether
+// they take an (attached, optional) value, and whether they need one
+// (attached, or the next word).
 var sallocOwnOptions = []struct {
-	long  string
-	short byte
-	value bool
-}{{"bell", 0, false}, {"no-bell", 0, false}, {"kill-command", 'K', true}, {"no-shell", 0, false},
-	{"immediate", 'I', true}, {"x11", 0, true}}
+	long         string
+	short        byte
+	value, needs bool
+}{{"bell", 0, false, false}, {"no-bell", 0, false, false}, {"kill-command", 'K', true, false}, {"no-shell", 0, false, false},
+	{"immediate", 'I', true, false}, {"x11", 0, true, false}, {"power", 0, true, true}}
 
 // takeSallocOwn splits salloc's own options out of args, which it
 // returns without them, up to and with the command.
@@ -54,6 +56,13 @@ func takeSallocOwn(args []string) (own sallocOwn, rest []string, err error) {
 			return own, append(rest, args[i:]...), nil
 		case strings.HasPrefix(a, "--"):
 			name, value, hasValue := strings.Cut(a[2:], "=")
+			if !hasValue && sallocOwnNeedsValue(name) {
+				if i+1 == len(args) {
+					return own, nil, fmt.Errorf("option --%s requires an argument", name)
+				}
+				i++
+				value, hasValue = args[i], true
+			}
 			if ok, err := own.take(name, value, hasValue); ok || err != nil {
 				if err != nil {
 					return own, nil, err
@@ -94,6 +103,15 @@ func takeSallocOwn(args []string) (own sallocOwn, rest []string, err error) {
 	return own, rest, nil
 }
 
+func sallocOwnNeedsValue(long string) bool {
+	for _, o := range sallocOwnOptions {
+		if o.long == long {
+			return o.needs
+		}
+	}
+	return false
+}
+
 func sallocOwnShort(c byte) string {
 	for _, o := range sallocOwnOptions {
 		if o.short == c && c != 0 {
@@ -119,6 +137,8 @@ func (own *sallocOwn) take(name, value string, hasValue bool) (bool, error) {
 			own.warnings = append(own.warnings, "--kill-command is ignored: corral's salloc sends its command no signal of its own when the allocation ends")
 		case "x11":
 			own.warnings = append(own.warnings, "--x11 is ignored: corral does not forward X11")
+		case "power":
+			own.warnings = append(own.warnings, "--power is ignored: corral has no power options")
 		case "immediate":
 			var err error
 			if own.immediate, err = immediateWait(value, hasValue); err != nil {
