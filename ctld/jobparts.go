@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/corral-hpc/corral/api"
+	"github.com/corral-hpc/corral/jobspec"
 )
 
 // A job runs on every node of its allocation (docs/steps.md): the first
@@ -56,7 +57,7 @@ func launchRequestOn(j *job, i int) api.LaunchRequest {
 	}
 	req.Ntasks, req.NtasksPerNode, req.CPUsPerTask = spec.Ntasks, spec.NtasksPerNode, spec.CPUsPerTask
 	req.SubmitHost, req.ClusterName = spec.SubmitHost, ClusterName
-	req.TasksPerNode = batchTasksPerNode(len(job.Nodes), spec.Ntasks, spec.NtasksPerNode)
+	req.TasksPerNode = jobspec.TasksPerNode(spec.Ntasks, spec.NtasksPerNode, len(job.Nodes))
 	req.CPUsPerNode = make([]int, len(job.Nodes))
 	for n := range req.CPUsPerNode {
 		req.CPUsPerNode[n] = job.CPUs
@@ -64,27 +65,6 @@ func launchRequestOn(j *job, i int) api.LaunchRequest {
 	req.GPUs, req.FGPUPerGPUHundredths = nil, 0
 	addGPULaunchOn(j, job.Nodes[i], &req)
 	return req
-}
-
-// batchTasksPerNode is sbatch's task count per node: --ntasks-per-node
-// on each, or -n dealt out in blocks (the first nodes take one more),
-// else one per node.
-func batchTasksPerNode(nodes, ntasks, perNode int) []int {
-	out := make([]int, nodes)
-	for i := range out {
-		switch {
-		case perNode > 0:
-			out[i] = perNode
-		case ntasks > 0:
-			out[i] = ntasks / nodes
-			if i < ntasks%nodes {
-				out[i]++
-			}
-		default:
-			out[i] = 1
-		}
-	}
-	return out
 }
 
 // stoppedJob is a job of several nodes that a commit took out of
