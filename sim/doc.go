@@ -15,8 +15,11 @@
 //
 // Plans are made with sched.Backfill.StartsOnly, and the replay keeps
 // between plans only what changes no decision: its queue in the
-// planner's order (pendingorder.go) and each job's fairshare and size
-// parts of its priority until the next fairshare computation. An
+// planner's order (pendingorder.go), under FCFS priority the snapshot's
+// queue itself (keptqueue.go), each job's fairshare and size parts of its
+// priority until the next fairshare computation, and what the last
+// conservative plan left free, against which arrivals are tested before
+// planning again (headroom.go). An
 // overloaded log's queue stays thousands deep for tens of thousands of
 // plans (docs/benchmarks.md, "Archive logs with long queues").
 //
