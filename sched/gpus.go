@@ -265,10 +265,7 @@ func (n *nodeState) othersFitAt(r *request, t int64) bool {
 // nextChange is the first instant after t at which the node's timeline or
 // any of its device profiles changes; never if none does.
 func (n *nodeState) nextChange(t int64) int64 {
-	next := int64(never)
-	if i := n.tl.find(t) + 1; i < len(n.tl.at) {
-		next = n.tl.at[i]
-	}
+	next := n.tl.endOf(n.tl.find(t))
 	if g := n.gpus; g != nil {
 		for k := range g.tls {
 			next = min(next, g.tls[k].next(t))

@@ -124,30 +124,45 @@ func (n *nodeState) bound(l int) int64 {
 // computeTail returns where the final run with >= need CPUs free begins.
 func (n *nodeState) computeTail(need int) int64 {
 	tl := &n.tl
-	i := len(tl.at) - 1
-	if tl.free[i].CPUs < need {
+	p := tl.last()
+	if tl.cpusOf(p) < need {
 		return never
 	}
-	for i > 0 && tl.free[i-1].CPUs >= need {
-		i--
+	for q := tl.prev(p); q.b >= 0 && tl.cpusOf(q) >= need; q = tl.prev(q) {
+		p = q
 	}
-	return tl.at[i]
+	return tl.atOf(p)
 }
 
 // tailsAfter returns every threshold's tail after CPUs were reserved over
-// [from, to), from the tails before and short, the end of the range's
-// last segment now short of each threshold (timeline.reserve). Free CPUs
-// only went down, and only there, so a final run can only have lost a
-// prefix: a tail before to moves to that end if it is later. (A tail at
-// or after to cannot move: the range is before it. The segment at to,
-// had it merged with a short one before it, would be short too, and
+// [from, to). Free CPUs only went down, and only there, so a final run can
+// only have lost a prefix: a tail before to moves to the end of the
+// range's last segment now short of its threshold, if that is later. (A
+// tail at or after to cannot move: the range is before it. The segment at
+// to, had it merged with a short one before it, would be short too, and
 // before such a tail.) Rescanning each final run instead made a plan with
-// thousands of reservations on one large node quadratic, and a second
-// scan of the range was a seventh of a replay.
-func (n *nodeState) tailsAfter(to int64, short *[cpuLevels]int64) [cpuLevels]int64 {
+// thousands of reservations on one large node quadratic. The last short
+// segment of a larger threshold is at or after a smaller one's, so one
+// scan back from the range's end serves every threshold.
+func (n *nodeState) tailsAfter(from, to int64) [cpuLevels]int64 {
 	tails := n.tail
-	for c := 0; c < cpuLevels && tails[c] != never && tails[c] < to; c++ {
-		tails[c] = max(tails[c], short[c])
+	moving := 0 // thresholds [0, moving) have a tail before to
+	for moving < cpuLevels && tails[moving] != never && tails[moving] < to {
+		moving++
+	}
+	if moving == 0 {
+		return tails
+	}
+	tl := &n.tl
+	p := tl.last()
+	if to != never {
+		p = tl.find(to) // not short of any threshold moving: a final run holds it
+	}
+	for c := moving - 1; c >= 0; c-- {
+		if p = tl.lastShort(p, from, cpuThresholds[c]); p.b < 0 {
+			break // nothing in the range is short of this threshold or a smaller one
+		}
+		tails[c] = max(tails[c], tl.endOf(p))
 	}
 	return tails
 }
@@ -167,15 +182,15 @@ func (n *nodeState) initBounds() {
 			tail := n.computeTail(need)
 			n.tail[c] = tail
 			runStart := int64(-1)
-			for i := 0; next < numDur && i < len(tl.at) && tl.at[i] < tail; i++ {
-				if tl.free[i].CPUs < need {
+			for p := (pos{}); next < numDur && tl.valid(p) && tl.atOf(p) < tail; p = tl.next(p) {
+				if tl.cpusOf(p) < need {
 					runStart = -1
 					continue
 				}
 				if runStart < 0 {
-					runStart = tl.at[i]
+					runStart = tl.atOf(p)
 				}
-				runLen := tl.end(i) - runStart // before the tail, so never infinite
+				runLen := tl.endOf(p) - runStart // before the tail, so never infinite
 				for next < numDur && durLevels[next] <= runLen {
 					row[next] = runStart
 					next++
@@ -191,78 +206,113 @@ func (n *nodeState) initBounds() {
 // updateBounds brings the bounds up to date after CPUs were reserved over
 // [from, to), leaving at least minFree CPUs free there, and appends the
 // hole and tail levels that changed. Thresholds up to minFree see the same
-// runs as before and are skipped. A hole whose stretch misses the
-// reservation is still exact; one it hits is searched again from its old
-// start; a level without a hole is searched in the stretch the tail has
-// just left behind, if it moved. One pass per threshold serves them all.
-func (n *nodeState) updateBounds(from, to int64, minFree int, short *[cpuLevels]int64, holes, tails []int) ([]int, []int) {
-	tl := &n.tl
-	var starts [numDur]int64
-	newTails := n.tailsAfter(to, short)
+// runs as before and are skipped.
+func (n *nodeState) updateBounds(from, to int64, minFree int, holes, tails []int) ([]int, []int) {
+	newTails := n.tailsAfter(from, to)
+	scan := scanStart{at: -1}
 	for c := 0; c < cpuLevels && cpuThresholds[c] <= n.capacity.CPUs; c++ {
-		need := cpuThresholds[c]
-		if need <= minFree {
+		if cpuThresholds[c] <= minFree {
 			continue
 		}
-		oldTail := n.tail[c]
-		newTail := newTails[c]
-		if newTail != oldTail {
-			n.tail[c] = newTail
-			tails = append(tails, c)
+		holes, tails = n.updateLevel(c, from, to, newTails[c], &scan, holes, tails)
+	}
+	return holes, tails
+}
+
+// scanStart is where updateLevel's last scan began: thresholds in a row
+// often begin at the same instant, found once.
+type scanStart struct {
+	at int64
+	p  pos
+}
+
+// updateLevel brings threshold c's bounds up to date after CPUs were
+// taken over [from, to) (by one or more reservations), its tail being
+// newTail now, and appends the levels that changed. A hole whose stretch
+// misses the range is still exact; one it hits is searched again from its
+// old start; a level without a hole is searched in the stretch the tail
+// has just left behind, if it moved. One pass serves every duration.
+func (n *nodeState) updateLevel(c int, from, to, newTail int64, scan *scanStart, holes, tails []int) ([]int, []int) {
+	tl := &n.tl
+	var starts [numDur]int64
+	need := cpuThresholds[c]
+	oldTail := n.tail[c]
+	if newTail != oldTail {
+		n.tail[c] = newTail
+		tails = append(tails, c)
+	}
+	row := n.hole[c*numDur : (c+1)*numDur]
+	var todo [numDur]int8 // duration levels to search again
+	nt, lo := 0, int64(never)
+	// Holes and their ends grow with d: the ones the reservation hits
+	// are a middle range, the holes that do not exist a suffix.
+	// The first hit is found by bisection: a twentieth of a replay went
+	// to stepping through the levels before it.
+	d, hi := 0, numDur // the holes before d end by from; the one at hi does not
+	for d < hi {
+		if mid := int(uint(d+hi) >> 1); row[mid] != never && satAdd(row[mid], max(durLevels[mid], 1)) <= from {
+			d = mid + 1
+		} else {
+			hi = mid
 		}
-		row := n.hole[c*numDur : (c+1)*numDur]
-		var todo [numDur]int8 // duration levels to search again
-		nt, lo := 0, int64(never)
-		// Holes and their ends grow with d: the ones the reservation hits
-		// are a middle range, the holes that do not exist a suffix.
-		d := 0
-		for d < numDur && row[d] != never && satAdd(row[d], max(durLevels[d], 1)) <= from {
-			d++
-		}
-		for ; d < numDur && row[d] < to; d++ {
-			starts[d] = row[d]
+	}
+	for ; d < numDur && row[d] < to; d++ {
+		starts[d] = row[d]
+		todo[nt] = int8(d)
+		nt++
+		lo = min(lo, row[d])
+	}
+	if newTail != oldTail && oldTail != never {
+		for d = numDur - 1; d >= 0 && row[d] == never; d-- {
+			starts[d] = oldTail
 			todo[nt] = int8(d)
 			nt++
-			lo = min(lo, row[d])
+			lo = min(lo, oldTail)
 		}
-		if newTail != oldTail && oldTail != never {
-			for d = numDur - 1; d >= 0 && row[d] == never; d-- {
-				starts[d] = oldTail
-				todo[nt] = int8(d)
-				nt++
-				lo = min(lo, oldTail)
-			}
+	}
+	left := nt // todo[:left] are still searching
+	runStart := int64(-1)
+	if left > 0 && lo != scan.at {
+		*scan = scanStart{lo, tl.find(lo)}
+	}
+	for p := scan.p; left > 0 && tl.valid(p) && tl.atOf(p) < newTail; p = tl.next(p) {
+		blk := &tl.blocks[p.b]
+		if blk.high.CPUs-blk.off.CPUs < need { // nothing left in the block has need
+			runStart = -1
+			p.k = len(blk.at) - 1
+			continue
 		}
-		left := nt // todo[:left] are still searching
-		runStart := int64(-1)
-		for i := tl.find(lo); left > 0 && i < len(tl.at) && tl.at[i] < newTail; i++ {
-			if tl.free[i].CPUs < need {
-				runStart = -1
+		if tl.cpusOf(p) < need {
+			runStart = -1
+			continue
+		}
+		if runStart < 0 {
+			runStart = tl.atOf(p)
+		}
+		if blk.low.CPUs-blk.off.CPUs >= need && tl.blockEnd(p.b) <= newTail {
+			// The run goes on to the block's end: a stretch found at
+			// one of its segments begins where it would at the last.
+			p.k = len(blk.at) - 1
+		}
+		e := tl.endOf(p)
+		for k := 0; k < left; {
+			d := todo[k]
+			if s := max(runStart, starts[d]); s < e && (e == never || e-s >= durLevels[d]) {
+				if s != row[d] {
+					row[d] = s
+					holes = append(holes, c*numDur+int(d))
+				}
+				left--
+				todo[k], todo[left] = todo[left], todo[k]
 				continue
 			}
-			if runStart < 0 {
-				runStart = tl.at[i]
-			}
-			e := tl.end(i)
-			for k := 0; k < left; {
-				d := todo[k]
-				if s := max(runStart, starts[d]); s < e && (e == never || e-s >= durLevels[d]) {
-					if s != row[d] {
-						row[d] = s
-						holes = append(holes, c*numDur+int(d))
-					}
-					left--
-					todo[k], todo[left] = todo[left], todo[k]
-					continue
-				}
-				k++
-			}
+			k++
 		}
-		for _, d := range todo[:left] { // no stretch long enough before the tail
-			if row[d] != never {
-				row[d] = never
-				holes = append(holes, c*numDur+int(d))
-			}
+	}
+	for _, d := range todo[:left] { // no stretch long enough before the tail
+		if row[d] != never {
+			row[d] = never
+			holes = append(holes, c*numDur+int(d))
 		}
 	}
 	return holes, tails

@@ -123,12 +123,12 @@ func (f *nowFits) any(nodes []*nodeState) bool {
 	for _, n := range nodes {
 		tl := &n.tl
 		free, shortest, u := math.MaxInt, math.MaxInt, 0
-		for i := range tl.at {
-			free = min(free, tl.free[i].CPUs)
+		for p := (pos{}); tl.valid(p); p = tl.next(p) {
+			free = min(free, tl.cpusOf(p))
 			if free < fewest {
 				break // no job left fits any longer window here
 			}
-			for e := tl.end(i); u < len(f.used) && floors[f.used[u]] <= e; u++ {
+			for e := tl.endOf(p); u < len(f.used) && floors[f.used[u]] <= e; u++ {
 				shortest = min(shortest, f.fewest(int(f.used[u])))
 			}
 			if shortest <= free {
@@ -162,11 +162,11 @@ func newWidestNow(nodes []*nodeState, buf widestNow) widestNow {
 	for _, n := range nodes {
 		tl := &n.tl
 		fewest := math.MaxInt
-		for i := range tl.at {
-			if fewest = min(fewest, tl.free[i].CPUs); fewest <= 0 {
+		for p := (pos{}); tl.valid(p); p = tl.next(p) {
+			if fewest = min(fewest, tl.cpusOf(p)); fewest <= 0 {
 				break // nothing longer fits here
 			}
-			w.ends = append(w.ends, tl.end(i))
+			w.ends = append(w.ends, tl.endOf(p))
 			w.most = append(w.most, fewest)
 		}
 	}

@@ -110,7 +110,8 @@ func TestConservativeStartsOnlyOnABusyNode(t *testing.T) {
 // exactly where the free CPUs drop fits before the drop.
 func TestNowFitsCountsARunTimeEndingWithASegment(t *testing.T) {
 	d := bucketFloor(40) // a run time that is its bucket's floor
-	n := &nodeState{tl: timeline{at: []int64{0, d}, free: []Resources{{CPUs: 6}, {CPUs: 0}}}}
+	n := &nodeState{tl: newTimeline(Resources{CPUs: 6})}
+	n.tl.appendSegment(d, Resources{CPUs: 0})
 	f := newNowFits([]int{0}, []request{{need: Resources{CPUs: 6}, dur: d}}, new(scratch))
 	if !f.any([]*nodeState{n}) {
 		t.Fatal("a 6-CPU job ending as the 6 free CPUs are taken does not fit now")

@@ -19,11 +19,12 @@ type scratch struct {
 	heap       wfpHeap
 
 	// the profile's arrays (newProfile): running jobs' releases, usage
-	// by node, timelines' first windows, index trees
+	// by node, timelines' blocks, index trees
 	releases  []release
 	used      []Resources
-	at        []int64
-	free      []Resources
+	tblocks   []tblock
+	starts    []int64
+	blocks    blockArena
 	index     []int64
 	indexUsed int
 	fits      nowFits

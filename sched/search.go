@@ -27,7 +27,6 @@ type profile struct {
 
 	holes []int // scratch for place
 	tails []int
-	short [cpuLevels]int64
 	items itemHeap // scratch for earliestMany
 	open  endHeap
 }
@@ -39,9 +38,9 @@ type release struct {
 	res Resources
 }
 
-// timelineRoom is how many segments a node's timeline may gain in a plan
-// before it leaves the scratch array it starts in.
-const timelineRoom = 64
+// blockRoom is how many blocks a node's timeline may gain in a plan
+// before its list of blocks leaves the scratch array it starts in.
+const blockRoom = 4
 
 type partState struct {
 	Partition
@@ -135,23 +134,23 @@ func newProfile(s Snapshot, sc *scratch) *profile {
 		slices.SortFunc(releases, byNodeThenTime)
 	}
 	sc.releases = releases
-	// Each node's timeline starts in its own window of one shared array:
-	// a segment per release, and room for the reservations of a plan to
-	// split a few dozen more before it grows apart.
-	room := len(releases) + len(p.nodes)*(1+timelineRoom)
-	sc.at, sc.free = sized(sc.at, room), sized(sc.free, room)
-	at, frees := sc.at, sc.free
+	// Each node's timeline takes its blocks' arrays from the plan's arena,
+	// and its lists of blocks from windows of two shared arrays, with room
+	// for the reservations of a plan to split a few more blocks before a
+	// list grows apart.
+	sc.blocks.used = 0
+	room := len(releases)/blockCap + len(p.nodes)*(1+blockRoom)
+	sc.tblocks, sc.starts = sized(sc.tblocks, room), sized(sc.starts, room)
+	tblocks, starts := sc.tblocks, sc.starts
 	for _, ns := range p.nodes { // in position order, as releases
 		free := ns.capacity.Sub(used[ns.pos])
 		k := 0
 		for k < len(releases) && releases[k].pos == ns.pos {
 			k++
 		}
-		n := k + 1 + timelineRoom
-		ns.tl = timeline{at: at[:1:n], free: frees[:1:n]}
-		at, frees = at[n:], frees[n:]
-		ns.tl.at[0] = 0
-		ns.tl.free[0] = free
+		n := k/blockCap + 1 + blockRoom
+		ns.tl.init(free, starts[:0:n], tblocks[:0:n], &sc.blocks)
+		tblocks, starts = tblocks[n:], starts[n:]
 		for _, r := range releases[:k] {
 			free = free.Add(r.res)
 			ns.tl.appendSegment(r.at, free)
@@ -196,14 +195,14 @@ func (p *profile) place(r *request, at int64, nodes []*nodeState) [][]gpu.Share 
 			}
 			shares[i] = n.reserveGPUs(r, at, end)
 		}
-		minFree := n.tl.reserve(r.need, at, end, &p.short)
+		minFree := n.tl.reserve(r.need, at, end)
 		if p.sharing {
 			n.occ.add(at, end, r.UID, r.Sharing)
 		}
 		if r.need.CPUs <= 0 {
 			continue // the index bounds CPUs only
 		}
-		p.holes, p.tails = n.updateBounds(at, end, minFree, &p.short, p.holes[:0], p.tails[:0])
+		p.holes, p.tails = n.updateBounds(at, end, minFree, p.holes[:0], p.tails[:0])
 		for _, lr := range n.leaves {
 			lr.ix.update(lr.leaf, n, p.holes, p.tails)
 		}

@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"math"
 	"math/rand"
 	"reflect"
 	"slices"
@@ -15,7 +16,7 @@ func cpus(n int) Resources { return Resources{CPUs: n} }
 func mustTimeline() timeline {
 	tl := newTimeline(cpus(2))
 	tl.appendSegment(10, cpus(4))
-	tl.reserve(cpus(4), 20, 30, nil)
+	tl.reserve(cpus(4), 20, 30)
 	return tl
 }
 
@@ -60,12 +61,12 @@ func TestTimelineReserveSplitsAndMerges(t *testing.T) {
 		}
 	}
 	// Filling [10, 20) with 4 CPUs makes it equal to [20, 30): they merge.
-	tl.reserve(cpus(4), 10, 20, nil)
+	tl.reserve(cpus(4), 10, 20)
 	if got := tl.segments(); len(got) != 3 || got[1] != (segment{10, cpus(0)}) || got[2].at != 30 {
 		t.Fatalf("after filling the gap: %+v", got)
 	}
 	// An unlimited reservation changes the tail forever.
-	tl.reserve(cpus(1), 40, never, nil)
+	tl.reserve(cpus(1), 40, never)
 	if got := tl.segments(); got[len(got)-1] != (segment{40, cpus(3)}) {
 		t.Fatalf("tail = %+v, want {40 3 CPUs}", got[len(got)-1])
 	}
@@ -115,9 +116,8 @@ func TestUpdateBoundsMatchesFreshBounds(t *testing.T) {
 			if at == never {
 				continue
 			}
-			var short [cpuLevels]int64
-			minFree := n.tl.reserve(need, at, satAdd(at, dur), &short)
-			n.updateBounds(at, satAdd(at, dur), minFree, &short, nil, nil)
+			minFree := n.tl.reserve(need, at, satAdd(at, dur))
+			n.updateBounds(at, satAdd(at, dur), minFree, nil, nil)
 			fresh := &nodeState{capacity: n.capacity, tl: n.tl}
 			fresh.initBounds()
 			if fresh.hole != n.hole || fresh.tail != n.tail {
@@ -196,6 +196,126 @@ func TestLevelOfPicksTheLargestThresholdsNotAbove(t *testing.T) {
 			if durLevels[d] > dur || d+1 < numDur && durLevels[d+1] <= dur {
 				t.Fatalf("levelOf(%d ns) uses duration level %d", dur, durLevels[d])
 			}
+		}
+	}
+}
+
+// flatProfile is the plain model the blocked timeline must agree with:
+// the free amount at every instant of [0, horizon) (the last value holds
+// forever), as a slice indexed by time.
+type flatProfile []Resources
+
+func (f flatProfile) earliest(req Resources, dur, from, limit int64) int64 {
+	for t := from; t < min(limit, int64(len(f))); t++ {
+		end := int64(len(f))
+		if dur != never {
+			end = min(t+dur, end)
+		}
+		ok := true
+		for u := t; u < end && ok; u++ {
+			ok = req.Fits(f[u])
+		}
+		if ok && (dur != never || req.Fits(f[len(f)-1])) {
+			return t
+		}
+	}
+	return never
+}
+
+// TestTimelineBlocksMatchAFlatProfile: random reservations on a timeline
+// long enough to split and merge blocks many times; after each, every
+// segment, the fewest CPUs reserve reports, earliest starts and each
+// block's bounds must be what a flat profile gives.
+func TestTimelineBlocksMatchAFlatProfile(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	const horizon = 400
+	for round := 0; round < 40; round++ {
+		// Some running jobs' releases, as newProfile appends them.
+		var rel []int64
+		for k := 0; k < rng.Intn(40); k++ {
+			rel = append(rel, 1+int64(rng.Intn(horizon-1)))
+		}
+		slices.Sort(rel)
+		rel = slices.Compact(rel)
+		gives := make([]int, len(rel))
+		busy := 0
+		for i := range gives {
+			gives[i] = 1 + rng.Intn(3)
+			busy += gives[i]
+		}
+		capa := Resources{CPUs: busy + 8 + rng.Intn(40), MemBytes: 1 << 20}
+		free := capa
+		free.CPUs -= busy
+		tl := newTimeline(free)
+		for i, at := range rel {
+			free.CPUs += gives[i]
+			tl.appendSegment(at, free)
+		}
+		flat := make(flatProfile, horizon+1)
+		for u := int64(0); u <= horizon; u++ {
+			flat[u] = tl.freeAt(u)
+		}
+		for step := 0; step < 300; step++ {
+			need := Resources{CPUs: 1 + rng.Intn(capa.CPUs/2+1), MemBytes: int64(rng.Intn(2)) << 10}
+			dur := int64(1 + rng.Intn(120))
+			if rng.Intn(30) == 0 {
+				dur = never
+			}
+			from := int64(rng.Intn(horizon / 2))
+			limit := int64(never)
+			if rng.Intn(4) == 0 {
+				limit = from + int64(rng.Intn(horizon))
+			}
+			want := flat.earliest(need, dur, from, limit)
+			got := tl.earliest(need, dur, from, limit)
+			if want >= horizon-1 && got >= horizon-1 { // past the model's horizon
+				continue
+			}
+			if got != want {
+				t.Fatalf("round %d step %d: earliest(%v, %d, %d, %d) = %d, flat %d\n%v", round, step, need, dur, from, limit, got, want, tl.segments())
+			}
+			if got == never || satAdd(got, dur) > horizon {
+				continue
+			}
+			end := satAdd(got, dur)
+			fewest := math.MaxInt
+			for u := got; u < min(end, horizon+1); u++ {
+				flat[u] = flat[u].Sub(need)
+				fewest = min(fewest, flat[u].CPUs)
+			}
+			if end == never {
+				fewest = min(fewest, flat[horizon].CPUs)
+			}
+			if minFree := tl.reserve(need, got, end); minFree != fewest {
+				t.Fatalf("round %d step %d: reserve over [%d, %d) says %d CPUs left at the fewest, flat %d", round, step, got, end, minFree, fewest)
+			}
+			segs := tl.segments()
+			for i, s := range segs {
+				if i > 0 && (s.at <= segs[i-1].at || s.free == segs[i-1].free) {
+					t.Fatalf("round %d step %d: segments %d and %d out of order or unmerged: %v", round, step, i-1, i, segs)
+				}
+				e := int64(horizon + 1)
+				if i+1 < len(segs) {
+					e = min(segs[i+1].at, e)
+				}
+				for u := s.at; u < e; u++ {
+					if flat[u] != s.free {
+						t.Fatalf("round %d step %d: at %d the timeline has %v free, flat %v", round, step, u, s.free, flat[u])
+					}
+				}
+			}
+			for b, blk := range tl.blocks {
+				if tl.starts[b] != blk.at[0] || len(blk.at) > blockCap || len(blk.at) != len(blk.free) {
+					t.Fatalf("round %d step %d: block %d malformed: start %d, %d segments", round, step, b, tl.starts[b], len(blk.at))
+				}
+				low, high := blk.bounds()
+				if blk.low != low || !high.Fits(blk.high) {
+					t.Fatalf("round %d step %d: block %d bounds low %v high %v, its amounts %v..%v", round, step, b, blk.low, blk.high, low, high)
+				}
+			}
+		}
+		if len(tl.blocks) < 3 {
+			t.Fatalf("round %d: only %d blocks: the test did not exercise splits", round, len(tl.blocks))
 		}
 	}
 }
