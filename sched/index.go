@@ -106,6 +106,11 @@ type nodeState struct {
 	alone    []*nodeState     // just this node: a placement's node list, shared
 	gpus     *nodeGPUs        // per-device profiles; nil without devices
 	occ      occupancy        // the jobs on it, for sharing rules
+	// lazy: every partition it is in has it alone, so no tree reads its
+	// bounds and each threshold's are brought up to date only when a
+	// search needs them (lazybounds.go); stale is what each has missed.
+	lazy  bool
+	stale [cpuLevels]span
 }
 
 type leafRef struct {

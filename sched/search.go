@@ -179,6 +179,12 @@ func newProfile(s Snapshot, sc *scratch) *profile {
 		}
 		p.parts[part.Name] = ps
 	}
+	for _, ns := range p.nodes {
+		ns.lazy = len(ns.leaves) > 0
+		for _, lr := range ns.leaves {
+			ns.lazy = ns.lazy && len(lr.ix.nodes) == 1
+		}
+	}
 	return p
 }
 
@@ -201,6 +207,10 @@ func (p *profile) place(r *request, at int64, nodes []*nodeState) [][]gpu.Share 
 		}
 		if r.need.CPUs <= 0 {
 			continue // the index bounds CPUs only
+		}
+		if n.lazy {
+			n.markStale(at, end, minFree)
+			continue
 		}
 		p.holes, p.tails = n.updateBounds(at, end, minFree, p.holes[:0], p.tails[:0])
 		for _, lr := range n.leaves {
@@ -228,7 +238,8 @@ func (p *profile) earliestOne(r *request, from, limit int64) (int64, []*nodeStat
 	ix := r.part.ix
 	if len(ix.nodes) == 1 { // one node, as the simulator's machine: nothing to walk
 		n := ix.nodes[0]
-		b := max(ix.bound(1, r.level), from)
+		n.catchUp(r.level)
+		b := max(n.bound(r.level), from)
 		if b >= limit || !n.canHold(r) {
 			return never, nil
 		}
