@@ -28,8 +28,10 @@
 // (modes conservative, easy and fcfs). Backfill keeps an availability
 // timeline per node (timeline.go) so every reservation is exact, and a
 // search index of lower bounds per partition (index.go) so that finding a
-// job's earliest start does not look at every node; placement ranks the
-// nodes that can start a job with small Nomad-style iterators (iter.go).
+// job's earliest start does not look at every node (a node alone in its
+// partitions catches its bounds up only when searched, lazybounds.go);
+// placement ranks the nodes that can start a job with small Nomad-style
+// iterators (iter.go).
 // The guard (guard.go) plans the jobs that have waited past a bound
 // first, with reservations; set selection (pack.go) starts EASY's
 // candidates by the set that fills the free CPUs best. A job's fair start
