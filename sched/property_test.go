@@ -131,8 +131,25 @@ func randomSnapshot(rng *rand.Rand, nodes, running, pending int) Snapshot {
 
 func forEachRandomSnapshot(t *testing.T, rounds int, modes []Mode, f func(t *testing.T, s Snapshot, mode Mode)) {
 	rng := rand.New(rand.NewSource(42))
+	forEachSnapshot(t, rounds, modes, func() Snapshot {
+		return randomSnapshot(rng, 3+rng.Intn(12), rng.Intn(30), 5+rng.Intn(60))
+	}, f)
+}
+
+// forEachDeepSnapshot: one to three nodes and hundreds of pending jobs,
+// so node profiles run to hundreds of segments (their timelines split
+// and merge blocks), and with one node, alone in both partitions, its
+// search bounds are caught up lazily.
+func forEachDeepSnapshot(t *testing.T, rounds int, modes []Mode, f func(t *testing.T, s Snapshot, mode Mode)) {
+	rng := rand.New(rand.NewSource(43))
+	forEachSnapshot(t, rounds, modes, func() Snapshot {
+		return randomSnapshot(rng, 1+rng.Intn(3), rng.Intn(30), 100+rng.Intn(300))
+	}, f)
+}
+
+func forEachSnapshot(t *testing.T, rounds int, modes []Mode, next func() Snapshot, f func(t *testing.T, s Snapshot, mode Mode)) {
 	for round := 0; round < rounds; round++ {
-		s := randomSnapshot(rng, 3+rng.Intn(12), rng.Intn(30), 5+rng.Intn(60))
+		s := next()
 		for _, mode := range modes {
 			t.Run(fmt.Sprintf("%d/%s", round, mode), func(t *testing.T) { f(t, s, mode) })
 		}
@@ -343,120 +360,140 @@ func backfillDelaysNoReservation(t *testing.T, s Snapshot, mode Mode, pl Backfil
 // the search index honest.
 func TestPropertyConservativeStartsAreEarliest(t *testing.T) {
 	forEachRandomSnapshot(t, 60, []Mode{Conservative}, func(t *testing.T, s Snapshot, _ Mode) {
-		plan := Backfill{}.Plan(s)
-		type iv struct {
-			from, to time.Time // zero to = forever
-			res      Resources
-			gpus     gpuHold
+		conservativeStartsAreEarliest(t, s)
+	})
+}
+
+func conservativeStartsAreEarliest(t *testing.T, s Snapshot) {
+	plan := Backfill{}.Plan(s)
+	type iv struct {
+		from, to time.Time // zero to = forever
+		res      Resources
+		gpus     gpuHold
+	}
+	held := map[string][]iv{}
+	for _, r := range s.Running {
+		end := r.End
+		if !end.IsZero() && !end.After(s.Now) {
+			end = s.Now.Add(1)
 		}
-		held := map[string][]iv{}
-		for _, r := range s.Running {
-			end := r.End
-			if !end.IsZero() && !end.After(s.Now) {
-				end = s.Now.Add(1)
+		for _, a := range r.Alloc {
+			held[a.Node] = append(held[a.Node], iv{s.Now, end, a.Resources, gpuHold{s.Now, end, a.GPUs, r.UID}})
+		}
+	}
+	capOf, parts := map[string]Node{}, map[string]Partition{}
+	for _, n := range s.Nodes {
+		capOf[n.Name] = n
+	}
+	for _, p := range s.Partitions {
+		parts[p.Name] = p
+	}
+	type placed struct {
+		at    time.Time
+		nodes []string
+		gpus  [][]gpu.Share
+	}
+	planned := map[uint64]placed{}
+	for _, st := range plan.Starts {
+		planned[st.JobID] = placed{s.Now, st.Nodes, st.GPUs}
+	}
+	for _, e := range plan.Pending {
+		if !e.Start.IsZero() {
+			planned[e.JobID] = placed{e.Start, e.Nodes, e.GPUs}
+		}
+	}
+	fitsOn := func(node string, j Pending, from time.Time, d time.Duration) bool {
+		n := capOf[node]
+		need, capacity, ok := scalarNeed(n, j)
+		if !n.Up || !ok || !j.allows(node) {
+			return false
+		}
+		if len(n.GPUs) > 0 && (j.PerNode.FGPU > 0 || j.GPUs > 0) {
+			var hs []gpuHold
+			for _, h := range held[node] {
+				hs = append(hs, h.gpus)
 			}
-			for _, a := range r.Alloc {
-				held[a.Node] = append(held[a.Node], iv{s.Now, end, a.Resources, gpuHold{s.Now, end, a.GPUs, r.UID}})
-			}
-		}
-		capOf, parts := map[string]Node{}, map[string]Partition{}
-		for _, n := range s.Nodes {
-			capOf[n.Name] = n
-		}
-		for _, p := range s.Partitions {
-			parts[p.Name] = p
-		}
-		type placed struct {
-			at    time.Time
-			nodes []string
-			gpus  [][]gpu.Share
-		}
-		planned := map[uint64]placed{}
-		for _, st := range plan.Starts {
-			planned[st.JobID] = placed{s.Now, st.Nodes, st.GPUs}
-		}
-		for _, e := range plan.Pending {
-			if !e.Start.IsZero() {
-				planned[e.JobID] = placed{e.Start, e.Nodes, e.GPUs}
-			}
-		}
-		fitsOn := func(node string, j Pending, from time.Time, d time.Duration) bool {
-			n := capOf[node]
-			need, capacity, ok := scalarNeed(n, j)
-			if !n.Up || !ok || !j.allows(node) {
+			if !deviceFitsOver(n, j, hs, from, d) {
 				return false
 			}
-			if len(n.GPUs) > 0 && (j.PerNode.FGPU > 0 || j.GPUs > 0) {
-				var hs []gpuHold
-				for _, h := range held[node] {
-					hs = append(hs, h.gpus)
-				}
-				if !deviceFitsOver(n, j, hs, from, d) {
-					return false
-				}
-			}
-			points := []time.Time{from}
-			for _, h := range held[node] {
-				if h.from.After(from) && (d == 0 || h.from.Before(from.Add(d))) {
-					points = append(points, h.from)
-				}
-			}
-			for _, p := range points {
-				var used Resources
-				for _, h := range held[node] {
-					if !h.from.After(p) && (h.to.IsZero() || h.to.After(p)) {
-						used = used.Add(h.res)
-					}
-				}
-				if len(n.GPUs) > 0 {
-					used.FGPU = 0 // the devices decide
-				}
-				if !need.Fits(capacity.Sub(used)) {
-					return false
-				}
-			}
-			return true
 		}
-		for _, j := range SortByPriority(s.Pending) {
-			pl, ok := planned[j.ID]
-			if !ok {
+		points := []time.Time{from}
+		for _, h := range held[node] {
+			if h.from.After(from) && (d == 0 || h.from.Before(from.Add(d))) {
+				points = append(points, h.from)
+			}
+		}
+		for _, p := range points {
+			var used Resources
+			for _, h := range held[node] {
+				if !h.from.After(p) && (h.to.IsZero() || h.to.After(p)) {
+					used = used.Add(h.res)
+				}
+			}
+			if len(n.GPUs) > 0 {
+				used.FGPU = 0 // the devices decide
+			}
+			if !need.Fits(capacity.Sub(used)) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, j := range SortByPriority(s.Pending) {
+		pl, ok := planned[j.ID]
+		if !ok {
+			continue
+		}
+		d := plannedDuration(s, j)
+		cands := []time.Time{s.Now}
+		for _, list := range held {
+			for _, h := range list {
+				if !h.to.IsZero() && h.to.Before(pl.at) {
+					cands = append(cands, h.to)
+				}
+			}
+		}
+		for _, c := range cands {
+			if !c.Before(pl.at) {
 				continue
 			}
-			d := plannedDuration(s, j)
-			cands := []time.Time{s.Now}
-			for _, list := range held {
-				for _, h := range list {
-					if !h.to.IsZero() && h.to.Before(pl.at) {
-						cands = append(cands, h.to)
-					}
+			fit := 0
+			for _, name := range parts[j.Partition].Nodes {
+				if fitsOn(name, j, c, d) {
+					fit++
 				}
 			}
-			for _, c := range cands {
-				if !c.Before(pl.at) {
-					continue
-				}
-				fit := 0
-				for _, name := range parts[j.Partition].Nodes {
-					if fitsOn(name, j, c, d) {
-						fit++
-					}
-				}
-				if fit >= max(j.NodeCount, 1) {
-					t.Fatalf("job %d planned at %v but could start at %v on %d nodes", j.ID, pl.at.Sub(T0), c.Sub(T0), fit)
-				}
+			if fit >= max(j.NodeCount, 1) {
+				t.Fatalf("job %d planned at %v but could start at %v on %d nodes", j.ID, pl.at.Sub(T0), c.Sub(T0), fit)
 			}
-			var to time.Time
-			if d != 0 {
-				to = pl.at.Add(d)
+		}
+		var to time.Time
+		if d != 0 {
+			to = pl.at.Add(d)
+		}
+		for i, n := range pl.nodes {
+			var shares []gpu.Share
+			if pl.gpus != nil {
+				shares = pl.gpus[i]
 			}
-			for i, n := range pl.nodes {
-				var shares []gpu.Share
-				if pl.gpus != nil {
-					shares = pl.gpus[i]
-				}
-				need, _, _ := scalarNeed(capOf[n], j)
-				held[n] = append(held[n], iv{pl.at, to, need, gpuHold{pl.at, to, shares, j.UID}})
-			}
+			need, _, _ := scalarNeed(capOf[n], j)
+			held[n] = append(held[n], iv{pl.at, to, need, gpuHold{pl.at, to, shares, j.UID}})
+		}
+	}
+}
+
+// TestPropertyDeepQueuesOnFewNodes runs the checks above on deep queues.
+func TestPropertyDeepQueuesOnFewNodes(t *testing.T) {
+	forEachDeepSnapshot(t, 12, allModes, func(t *testing.T, s Snapshot, mode Mode) {
+		everyJobPlanned(t, s, Backfill{Mode: mode})
+		b := Backfill{Mode: mode}
+		full := b.Plan(s)
+		b.StartsOnly = true
+		if only := b.Plan(s); !reflect.DeepEqual(full.Starts, only.Starts) {
+			t.Fatalf("%+v: StartsOnly starts differ:\n%+v\n%+v", b, full.Starts, only.Starts)
+		}
+		if mode == Conservative {
+			conservativeStartsAreEarliest(t, s)
 		}
 	})
 }
