@@ -159,10 +159,7 @@ func (n *nodeState) tailsAfter(from, to int64) [cpuLevels]int64 {
 		return tails
 	}
 	tl := &n.tl
-	p := tl.last()
-	if to != never {
-		p = tl.find(to) // not short of any threshold moving: a final run holds it
-	}
+	p := tl.holding(to) // not short of any threshold moving: a final run holds it
 	for c := moving - 1; c >= 0; c-- {
 		if p = tl.lastShort(p, from, cpuThresholds[c]); p.b < 0 {
 			break // nothing in the range is short of this threshold or a smaller one

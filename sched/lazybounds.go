@@ -62,11 +62,7 @@ func (n *nodeState) tailAfter(c int, from, to int64) int64 {
 		return tail
 	}
 	tl := &n.tl
-	p := tl.last()
-	if to != never {
-		p = tl.find(to)
-	}
-	if q := tl.lastShort(p, from, cpuThresholds[c]); q.b >= 0 {
+	if q := tl.lastShort(tl.holding(to), from, cpuThresholds[c]); q.b >= 0 {
 		tail = max(tail, tl.endOf(q))
 	}
 	return tail

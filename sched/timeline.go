@@ -180,6 +180,14 @@ func searchStarts(s []int64, t int64) int {
 	return lo
 }
 
+// holding returns the segment that holds t, the last one for never.
+func (tl *timeline) holding(t int64) pos {
+	if t == never {
+		return tl.last()
+	}
+	return tl.find(t)
+}
+
 func (tl *timeline) valid(p pos) bool { return p.b < len(tl.blocks) }
 
 // next is the segment after p (not valid after the last).
