@@ -121,12 +121,29 @@ func (f *nowFits) any(nodes []*nodeState) bool {
 		return false
 	}
 	for _, n := range nodes {
-		tl := &n.tl
-		free, shortest, u := math.MaxInt, math.MaxInt, 0
-		for p := (pos{}); tl.valid(p); p = tl.next(p) {
+		if f.fitsOn(&n.tl, fewest) {
+			return true
+		}
+	}
+	return false
+}
+
+// fitsOn is any for one node's profile. A block with at least free CPUs
+// throughout leaves free as it is, and the shortest need only falls as
+// the windows grow, so its last segment answers for all of it.
+func (f *nowFits) fitsOn(tl *timeline, fewest int) bool {
+	free, shortest, u := math.MaxInt, math.MaxInt, 0
+	for b := range tl.blocks {
+		blk := &tl.blocks[b]
+		first := len(blk.at) - 1 // the segments to test one by one
+		if blk.low.CPUs-blk.off.CPUs < free {
+			first = 0
+		}
+		for k := first; k < len(blk.at); k++ {
+			p := pos{b, k}
 			free = min(free, tl.cpusOf(p))
 			if free < fewest {
-				break // no job left fits any longer window here
+				return false // no job left fits any longer window here
 			}
 			for e := tl.endOf(p); u < len(f.used) && floors[f.used[u]] <= e; u++ {
 				shortest = min(shortest, f.fewest(int(f.used[u])))

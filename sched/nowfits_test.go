@@ -2,6 +2,7 @@ package sched
 
 import (
 	"fmt"
+	"math"
 	"math/rand"
 	"reflect"
 	"testing"
@@ -164,5 +165,54 @@ func TestHeadroomIsWhatTheStoppedPlanLeft(t *testing.T) {
 		if h := b.Plan(s).Headroom; h != nil {
 			t.Errorf("%s: headroom %v, want none", name, h)
 		}
+	}
+}
+
+// TestNowFitsSkipsBlocksExactly: on profiles of many blocks, any's answer
+// is the one a test of every segment gives: a job fits now if it needs
+// at most the fewest CPUs free in the segments that begin before its run
+// time's bucket floor (the first segment always counts). Each job's need
+// is set around that fewest, so the answer turns on the exact minimum.
+func TestNowFitsSkipsBlocksExactly(t *testing.T) {
+	rng := rand.New(rand.NewSource(13))
+	blocks := 0
+	for round := 0; round < 500; round++ {
+		n := &nodeState{capacity: cpus(64), tl: newTimeline(cpus(64))}
+		for k := 0; k < 50+rng.Intn(300); k++ {
+			need := cpus(1 + rng.Intn(8))
+			dur := int64(1 + rng.Intn(1<<33))
+			if at := n.tl.earliest(need, dur, int64(rng.Intn(1<<34)), never); at != never {
+				n.tl.reserve(need, at, at+dur)
+			}
+		}
+		blocks = max(blocks, len(n.tl.blocks))
+		segs := n.tl.segments()
+		fewestBefore := func(floor int64) int {
+			fewest := math.MaxInt
+			for i, s := range segs {
+				if i > 0 && s.at >= floor {
+					break
+				}
+				fewest = min(fewest, s.free.CPUs)
+			}
+			return fewest
+		}
+		var reqs []request
+		var plannable []int
+		want := false
+		for k := 0; k < 1+rng.Intn(4); k++ {
+			dur := int64(1 + rng.Intn(1<<35))
+			need := max(1, fewestBefore(bucketFloor(durBucket(dur)))+rng.Intn(3)-1)
+			reqs = append(reqs, request{need: cpus(need), dur: dur})
+			plannable = append(plannable, k)
+			want = want || need <= fewestBefore(bucketFloor(durBucket(dur)))
+		}
+		f := newNowFits(plannable, reqs, new(scratch))
+		if got := f.any([]*nodeState{n}); got != want {
+			t.Fatalf("round %d: any = %v, every segment says %v (%d blocks)", round, got, want, len(n.tl.blocks))
+		}
+	}
+	if blocks < 4 {
+		t.Fatalf("at most %d blocks: the test did not reach the block skips", blocks)
 	}
 }
