@@ -126,17 +126,16 @@ func (n *nodeState) bound(l int) int64 {
 	return min(n.hole[l], n.tail[l/numDur])
 }
 
-// computeTail returns where the final run with >= need CPUs free begins.
+// computeTail returns where the final run with >= need CPUs free begins:
+// the end of the last segment short of need (lastShort, which steps over
+// blocks with none), or now if none is.
 func (n *nodeState) computeTail(need int) int64 {
 	tl := &n.tl
-	p := tl.last()
-	if tl.cpusOf(p) < need {
-		return never
+	q := tl.lastShort(tl.last(), -1, need)
+	if q.b < 0 {
+		return 0
 	}
-	for q := tl.prev(p); q.b >= 0 && tl.cpusOf(q) >= need; q = tl.prev(q) {
-		p = q
-	}
-	return tl.atOf(p)
+	return tl.endOf(q)
 }
 
 // tailsAfter returns every threshold's tail after CPUs were reserved over

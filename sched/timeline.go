@@ -321,15 +321,15 @@ func (tl *timeline) window(req Resources, dur, from int64) (a, b int64) {
 }
 
 // split makes sure a segment begins exactly at t and returns it. When it
-// splits a full block, at is where the block's second half went
-// (block at.b+1, from the block's at.k-th segment on); at.b < 0 if no
-// block split.
-func (tl *timeline) split(t int64) (p, at pos) {
+// splits a full block, moved says where the block's second half went
+// (to block moved.b+1, from the block's moved.k-th segment on); moved.b
+// < 0 if no block split.
+func (tl *timeline) split(t int64) (p, moved pos) {
 	p = tl.find(t)
-	at = pos{-1, 0}
+	moved = pos{-1, 0}
 	blk := &tl.blocks[p.b]
 	if blk.at[p.k] == t {
-		return p, at
+		return p, moved
 	}
 	if len(blk.at) == blockCap {
 		h := blockCap / 2
@@ -340,7 +340,7 @@ func (tl *timeline) split(t int64) (p, at pos) {
 		nb.low, nb.high = nb.bounds()
 		tl.blocks = slices.Insert(tl.blocks, p.b+1, nb)
 		tl.starts = slices.Insert(tl.starts, p.b+1, nb.at[0])
-		at = pos{p.b, h}
+		moved = pos{p.b, h}
 		if p.k >= h {
 			p = pos{p.b + 1, p.k - h}
 		}
@@ -350,7 +350,7 @@ func (tl *timeline) split(t int64) (p, at pos) {
 	// same off, so the stored amount is copied as it is.
 	blk.at = slices.Insert(blk.at, p.k+1, t)
 	blk.free = slices.Insert(blk.free, p.k+1, blk.free[p.k])
-	return pos{p.b, p.k + 1}, at
+	return pos{p.b, p.k + 1}, moved
 }
 
 // reserve subtracts req from the timeline over [from, to) and returns the
