@@ -422,12 +422,14 @@ func planOne(p *profile, r *request, from int64, o *outcome) {
 // for its whole run time on any node (nowFits). The rest could only be
 // reserved for later, which starts nothing. On a large machine with a
 // long queue the reservations behind that point were most of a replay's
-// time.
+// time. A job searches from where an easier job's search ended
+// (startFloor).
 func planConservative(p *profile, plannable []int, reqs []request, out []outcome, startsOnly bool, sc *scratch) {
 	var fits *nowFits
 	if startsOnly {
 		fits = newNowFits(plannable, reqs, sc)
 	}
+	var floor startFloor
 	for k, i := range plannable {
 		if startsOnly {
 			if !fits.any(p.nodes) {
@@ -435,11 +437,13 @@ func planConservative(p *profile, plannable []int, reqs []request, out []outcome
 			}
 			fits.remove(k)
 		}
-		if !p.mayStart(&reqs[i], &out[i]) {
+		r := &reqs[i]
+		if !p.mayStart(r, &out[i]) {
 			continue
 		}
-		planOne(p, &reqs[i], 0, &out[i])
-		p.started(&reqs[i], &out[i])
+		planOne(p, r, floor.of(r), &out[i])
+		floor.add(r, out[i].start)
+		p.started(r, &out[i])
 	}
 }
 
