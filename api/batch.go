@@ -27,6 +27,8 @@ func (r *CancelResponse) add(o *CancelResponse) {
 	r.Cancelled = append(r.Cancelled, o.Cancelled...)
 	r.CancelledCount += o.CancelledCount
 	r.ErrorCount += o.ErrorCount
+	r.Gone = append(r.Gone, o.Gone...)
+	r.GoneCount += o.GoneCount
 	for id, msg := range o.Errors {
 		if r.Errors == nil {
 			r.Errors = make(map[uint64]string)

@@ -472,6 +472,11 @@ type CancelResponse struct {
 	CancelledCount int               `json:"cancelled_count"`
 	Errors         map[uint64]string `json:"errors,omitempty"`
 	ErrorCount     int               `json:"error_count,omitempty"`
+	// Gone are the refused IDs that name no job, or jobs that had all
+	// ended already (each also in Errors); GoneCount counts all of them.
+	// Slurm's scancel, given only job IDs, passes over these in silence.
+	Gone      []uint64 `json:"gone,omitempty"`
+	GoneCount int      `json:"gone_count,omitempty"`
 }
 
 // JobFilter selects jobs for GET /v1/jobs (query: user, state, id; repeatable).

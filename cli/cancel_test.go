@@ -35,7 +35,9 @@ func TestCancel(t *testing.T) {
 		stderr string
 	}{
 		{[]string{"3"}, api.CancelRequest{IDs: []uint64{3}}, 0, ""},
-		{[]string{"3", "1", "12"}, api.CancelRequest{IDs: []uint64{3, 1, 12}}, 0, ""},
+		{[]string{"3", "12"}, api.CancelRequest{IDs: []uint64{3, 12}}, 0, ""},
+		// corral's own cancel names a job that had ended (scancel does not).
+		{[]string{"3", "1", "12"}, api.CancelRequest{IDs: []uint64{3, 1, 12}}, 1, "corral cancel: job 1 already finished (COMPLETED)\n"},
 		{[]string{"99", "3", "42"}, api.CancelRequest{IDs: []uint64{99, 3, 42}}, 1,
 			"corral cancel: job 42 does not exist\ncorral cancel: job 99 does not exist\n"},
 		{[]string{"-u", "bob", "-t", "PD,R", "-n", "eval"},

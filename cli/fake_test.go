@@ -213,12 +213,20 @@ func (f *fakeCtld) cancel(w http.ResponseWriter, r *http.Request) {
 	}
 	resp := api.CancelResponse{Cancelled: []uint64{}, Errors: map[uint64]string{}}
 	for _, id := range req.IDs {
-		if f.job(id) == nil {
+		switch j := f.job(id); {
+		case j == nil:
 			resp.Errors[id] = fmt.Sprintf("job %d does not exist", id)
-		} else {
+			resp.Gone = append(resp.Gone, id)
+		case j.State.Terminal():
+			resp.Errors[id] = fmt.Sprintf("job %d already finished (%s)", id, j.State)
+			resp.Gone = append(resp.Gone, id)
+		case j.User == "carol": // another user's job, as the controller refuses it
+			resp.Errors[id] = fmt.Sprintf("job %d belongs to carol", id)
+		default:
 			resp.Cancelled = append(resp.Cancelled, id)
 		}
 	}
+	resp.ErrorCount, resp.GoneCount = len(resp.Errors), len(resp.Gone)
 	reply(w, 200, resp)
 }
 

@@ -151,6 +151,18 @@ func scancel(s *slurmRun, r *slurmopt.Result) error {
 	if len(resp.Errors) == 0 {
 		return nil
 	}
+	// Given job IDs alone, Slurm's scancel passes over jobs that ended or
+	// never were, saying so only with -v, and exits 0 for them: a
+	// pipeline cancels what it submitted without asking what finished.
+	// With a filter, a signal or steps it refuses them.
+	plain := !hasSig && !r.Has("batch") && !r.Has("full") && len(steps) == 0 &&
+		req.User == "" && req.Name == "" && len(req.States) == 0 && local == nil
+	gone := map[uint64]bool{}
+	if plain {
+		for _, id := range resp.Gone {
+			gone[id] = true
+		}
+	}
 	if !r.Has("quiet") {
 		failed := make([]uint64, 0, len(resp.Errors))
 		for id := range resp.Errors {
@@ -158,8 +170,14 @@ func scancel(s *slurmRun, r *slurmopt.Result) error {
 		}
 		sort.Slice(failed, func(a, b int) bool { return failed[a] < failed[b] })
 		for _, id := range failed {
+			if gone[id] && !r.Has("verbose") {
+				continue
+			}
 			fmt.Fprintf(s.stderr, "%s: error: Kill job error on job id %d: %s\n", s.prog, id, oneLine(resp.Errors[id]))
 		}
+	}
+	if plain && resp.GoneCount > 0 && resp.GoneCount >= max(resp.ErrorCount, len(resp.Errors)) {
+		return nil
 	}
 	return exitStatus(1)
 }

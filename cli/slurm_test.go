@@ -252,12 +252,26 @@ func TestScancel(t *testing.T) {
 	if len(req.IDs) != 1 || req.IDs[0] != 12 || len(req.Tasks) != 2 || req.User != "bob" {
 		t.Errorf("scancel sent %+v", req)
 	}
-	r = f.slurm(t, "", "scancel", "99")
-	if r.code != 1 || r.stderr != "scancel: error: Kill job error on job id 99: job 99 does not exist\n" {
-		t.Errorf("scancel 99: exit %d %q", r.code, r.stderr)
-	}
-	if r = f.slurm(t, "", "scancel", "-Q", "99"); r.code != 1 || r.stderr != "" {
-		t.Errorf("scancel -Q 99: exit %d %q", r.code, r.stderr)
+	// Given IDs alone, Slurm's scancel (22.05 and 26.05) passes over jobs
+	// that ended or never were: silent but for -v, exit 0. A filter
+	// makes them errors, and another user's job is one either way.
+	f.jobs = append(f.jobs, api.Job{ID: 77, Name: "theirs", User: "carol", Partition: "batch", State: api.StateRunning})
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{[]string{"99"}, 0, ""},
+		{[]string{"1", "99"}, 0, ""},
+		{[]string{"-Q", "99"}, 0, ""},
+		{[]string{"-v", "99"}, 0, "scancel: error: Kill job error on job id 99: job 99 does not exist\n"},
+		{[]string{"-u", "bob", "99"}, 1, "scancel: error: Kill job error on job id 99: job 99 does not exist\n"},
+		{[]string{"77", "99"}, 1, "scancel: error: Kill job error on job id 77: job 77 belongs to carol\n"},
+		{[]string{"-Q", "77"}, 1, ""},
+	} {
+		if r = f.slurm(t, "", "scancel", tc.args...); r.code != tc.code || r.stderr != tc.stderr {
+			t.Errorf("scancel %q: exit %d %q, want %d %q", tc.args, r.code, r.stderr, tc.code, tc.stderr)
+		}
 	}
 	// -p is filtered here: only gpu's job 3 is named to the controller.
 	before := len(f.Requests())

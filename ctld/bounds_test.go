@@ -91,7 +91,7 @@ func TestCancelManyIDs(t *testing.T) {
 		t.Fatalf("cancel of 10,000 IDs: %d %.200s", code, body)
 	}
 	if len(resp.Errors) != api.MaxListedErrors || resp.ErrorCount != api.MaxRefsPerRequest || len(body) > 8<<10 ||
-		resp.Errors[1] != "job 1 does not exist" {
+		resp.Errors[1] != "job 1 does not exist" || len(resp.Gone) != api.MaxListedErrors || resp.GoneCount != api.MaxRefsPerRequest {
 		t.Errorf("cancel of 10,000 missing IDs: %d errors listed, %d counted, %d bytes; want 100, 10000, under 8 KiB",
 			len(resp.Errors), resp.ErrorCount, len(body))
 	}

@@ -61,11 +61,11 @@ func (s *Server) cancel(caller peer, req api.CancelRequest) (api.CancelResponse,
 		j := s.q.job(id)
 		switch {
 		case j == nil:
-			errs.add(id, "job %d does not exist", id)
+			errs.addGone(id, "job %d does not exist", id)
 		case !mine(&j.rec.Job):
 			errs.add(id, "job %d belongs to %s", id, j.rec.Job.User)
 		case j.state().Terminal():
-			errs.add(id, "job %d already finished (%s)", id, j.state())
+			errs.addGone(id, "job %d already finished (%s)", id, j.state())
 		case !matches(&j.rec.Job):
 			errs.add(id, "job %d does not match the given filters", id)
 		default:
@@ -126,6 +126,8 @@ func (s *Server) cancel(caller peer, req api.CancelRequest) (api.CancelResponse,
 	resp.CancelledCount, resp.ErrorCount = len(cancelled), errs.count
 	resp.Cancelled = append(resp.Cancelled, cancelled[:min(len(cancelled), api.MaxRefsPerRequest)]...)
 	resp.Errors = errs.listed()
+	resp.Gone, resp.GoneCount = errs.gone, errs.goneCount
+	slices.Sort(resp.Gone)
 	return resp, nil
 }
 
@@ -216,6 +218,8 @@ func (q *queue) cancelTargets(req api.CancelRequest, matches, mine func(*api.Job
 				}
 			}
 			switch {
+			case !found && req.User == "" && len(req.States) == 0 && req.Name == "":
+				errs.addGone(id, "array job %d has no unfinished task", id) // they all ended
 			case !found:
 				errs.add(id, "array job %d has no unfinished task matching the request", id)
 			case owner != "":
@@ -240,9 +244,9 @@ func (q *queue) cancelTargets(req api.CancelRequest, matches, mine func(*api.Job
 		}
 		switch {
 		case msg != "":
-			errs.add(key, "%s", msg)
+			errs.addGone(key, "%s", msg)
 		case jobs[0].state().Terminal():
-			errs.add(key, "job %s already finished (%s)", t, jobs[0].state())
+			errs.addGone(key, "job %s already finished (%s)", t, jobs[0].state())
 		case !mine(&jobs[0].rec.Job):
 			errs.add(key, "job %s belongs to %s", t, jobs[0].rec.Job.User)
 		case !matches(&jobs[0].rec.Job):

@@ -23,6 +23,9 @@ func tooManyRefs(action string, n int, what string) error {
 type refusals[K interface{ ~uint64 | ~string }] struct {
 	list  map[K]string
 	count int
+	gone  []K // the listed refusals of jobs that do not exist or had ended
+	// goneCount counts all of those.
+	goneCount int
 }
 
 func newRefusals[K interface{ ~uint64 | ~string }]() *refusals[K] {
@@ -37,6 +40,19 @@ func (r *refusals[K]) add(key K, format string, args ...any) {
 	r.count++
 	if len(r.list) < api.MaxListedErrors {
 		r.list[key] = fmt.Sprintf(format, args...)
+	}
+}
+
+// addGone records a refusal of a job that does not exist or had already
+// ended: a cancel reports these apart, as Slurm's scancel ignores them.
+func (r *refusals[K]) addGone(key K, format string, args ...any) {
+	if _, dup := r.list[key]; dup {
+		return
+	}
+	r.add(key, format, args...)
+	r.goneCount++
+	if _, listed := r.list[key]; listed {
+		r.gone = append(r.gone, key)
 	}
 }
 

@@ -290,6 +290,16 @@ func TestCancelRules(t *testing.T) {
 			if fmt.Sprint(resp.Cancelled) != fmt.Sprint(append([]uint64{}, tt.cancelled...)) || fmt.Sprint(resp.Errors) != fmt.Sprint(tt.errs) {
 				t.Fatalf("got cancelled %v errors %v; want %v %v", resp.Cancelled, resp.Errors, tt.cancelled, tt.errs)
 			}
+			// Gone: the refusals scancel passes over, jobs that ended or never were.
+			var gone []uint64
+			for id, msg := range tt.errs {
+				if strings.Contains(msg, "does not exist") || strings.Contains(msg, "already finished") {
+					gone = append(gone, id)
+				}
+			}
+			if fmt.Sprint(resp.Gone) != fmt.Sprint(gone) || resp.GoneCount != len(gone) {
+				t.Fatalf("gone %v (%d), want %v", resp.Gone, resp.GoneCount, gone)
+			}
 		})
 	}
 	for _, id := range []uint64{rootJob, nbJob, nbJob2, nbJob3} {
