@@ -39,6 +39,7 @@ var srunInputEnv = []struct{ env, option string }{
 	{"SLURM_EXPORT_ENV", "export"},
 	{"SRUN_EXPORT_ENV", "export"}, // srun's own, over SLURM_EXPORT_ENV
 	{"SLURM_WORKING_DIR", "chdir"},
+	{"SLURM_OPEN_MODE", "open-mode"}, // sbatch --open-mode sets it for the job
 }
 
 // applyInputEnv sets the options srun takes from its environment; a bad

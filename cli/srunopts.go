@@ -304,10 +304,10 @@ func (cfg *srunConfig) apply(s slurmopt.Set) error {
 		}
 		r.NodeList, err = jobspec.NodeNames("nodefile", v)
 	case "open-mode":
-		switch v {
-		case "append", "a":
+		switch { // as Slurm's srun: the first letter decides (SLURM_OPEN_MODE is "a" or "t")
+		case strings.HasPrefix(v, "a") || strings.HasPrefix(v, "A"):
 			cfg.appendOutput = true
-		case "truncate", "t":
+		case strings.HasPrefix(v, "t") || strings.HasPrefix(v, "T"):
 			cfg.appendOutput = false
 		default:
 			return fmt.Errorf("invalid --open-mode %q: give append or truncate", v)

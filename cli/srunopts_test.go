@@ -256,6 +256,16 @@ func TestParseSrunMoreOptions(t *testing.T) {
 	if err != nil || c.export == nil || c.export.Mode != api.ExportNone || c.chdir != "/data" {
 		t.Errorf("SLURM_EXPORT_ENV and SLURM_WORKING_DIR: %+v, %v", c, err)
 	}
+	for mode, want := range map[string]bool{"a": true, "t": false, "APPEND": true} {
+		env := map[string]string{"SLURM_OPEN_MODE": mode}
+		c, err := parseSrun([]string{"x"}, func(k string) string { return env[k] })
+		if err != nil || c.appendOutput != want {
+			t.Errorf("SLURM_OPEN_MODE=%s: append %v, %v; want %v", mode, c.appendOutput, err, want)
+		}
+	}
+	if c, err := parseSrun([]string{"--open-mode=t", "x"}, func(k string) string { return map[string]string{"SLURM_OPEN_MODE": "a"}[k] }); err != nil || c.appendOutput {
+		t.Errorf("--open-mode=t over SLURM_OPEN_MODE=a: append %v, %v", c.appendOutput, err)
+	}
 	env["SRUN_EXPORT_ENV"] = "ALL"
 	if c, err := parseSrun([]string{"x"}, func(k string) string { return env[k] }); err != nil || c.export != nil {
 		t.Errorf("SRUN_EXPORT_ENV=ALL over SLURM_EXPORT_ENV=NONE: %+v, %v", c, err)

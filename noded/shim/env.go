@@ -49,6 +49,12 @@ func Environment(j *Job) []string {
 		{"TMPDIR", "/tmp"},
 		{"SLURM_UMASK", umaskVar(l.Umask)},
 	}
+	switch l.OpenMode { // as sbatch passes --open-mode on to the job's sruns
+	case "append":
+		set = append(set, [2]string{"SLURM_OPEN_MODE", "a"})
+	case "truncate":
+		set = append(set, [2]string{"SLURM_OPEN_MODE", "t"})
+	}
 	set = append(set, layoutVars(j, nodes)...)
 	set = append(set, pipelineVars(l)...)
 	set = append(set, gpuVars(j)...) // gpu.go

@@ -37,6 +37,11 @@ func TestBatchLayoutEnvironment(t *testing.T) {
 			map[string]string{"SLURM_NTASKS": "3", "SLURM_TASKS_PER_NODE": "2,1", "SLURM_NODEID": "0", "SLURM_NTASKS_PER_NODE": "-"}},
 		{"-N2, nothing else: one task per node", "dev1", api.LaunchRequest{CPUs: 1, NodeList: two, Role: api.RoleBatch},
 			map[string]string{"SLURM_NTASKS": "2", "SLURM_TASKS_PER_NODE": "1(x2)"}},
+		{"--open-mode=append reaches the job's sruns", "n1", api.LaunchRequest{CPUs: 1, OpenMode: "append"},
+			map[string]string{"SLURM_OPEN_MODE": "a"}},
+		{"--open-mode=truncate", "n1", api.LaunchRequest{CPUs: 1, OpenMode: "truncate"},
+			map[string]string{"SLURM_OPEN_MODE": "t"}},
+		{"no --open-mode", "n1", api.LaunchRequest{CPUs: 1}, map[string]string{"SLURM_OPEN_MODE": "-"}},
 		// Counts follow the node list's hostlist order, as Slurm prints them.
 		{"the controller's layout wins", "dev2", api.LaunchRequest{CPUs: 2, NodeList: []string{"dev2", "dev1", "dev3"}, Ntasks: 5,
 			TasksPerNode: []int{1, 2, 2}, CPUsPerNode: []int{2, 4, 4}},
