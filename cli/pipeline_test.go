@@ -44,6 +44,17 @@ func TestSubmitWait(t *testing.T) {
 	}
 }
 
+// TestSbatchWaitIsSilent: sbatch --wait exits with the job's status and,
+// as Slurm's, prints no line of its own about it.
+func TestSbatchWaitIsSilent(t *testing.T) {
+	MustWorkDir(t, map[string]string{"job.sh": "#!/bin/sh\nexit 3\n"})
+	f := MustFakeCtld(t)
+	f.pipe.waits = []api.WaitResponse{{State: api.StateRunning}, {Done: true, State: api.StateFailed, ExitStatus: 3}}
+	if r := f.slurm(t, "", "sbatch", "--wait", "job.sh"); r.code != 3 || r.stderr != "" || r.stdout != "Submitted batch job 7\n" {
+		t.Errorf("sbatch --wait: exit %d stderr %q stdout %q; want 3, no stderr", r.code, r.stderr, r.stdout)
+	}
+}
+
 func TestSubmitTestOnly(t *testing.T) {
 	MustWorkDir(t, map[string]string{"job.sh": "#!/bin/sh\ntrue\n"})
 	f := MustFakeCtld(t)

@@ -51,7 +51,9 @@ func (s *submitter) waitForEnd(cl *api.Client, id uint64) error {
 		if resp.ExitStatus == 0 {
 			return nil
 		}
-		fmt.Fprintf(s.stderr, "corral submit: job %d ended %s (exit status %d)\n", id, resp.State, resp.ExitStatus)
+		if !s.sbatch { // Slurm's sbatch --wait says nothing: its exit status tells
+			fmt.Fprintf(s.stderr, "%s: job %d ended %s (exit status %d)\n", s.prog, id, resp.State, resp.ExitStatus)
+		}
 		return exitStatus(resp.ExitStatus)
 	}
 }
