@@ -184,6 +184,12 @@ func setPartition(a *admission, spec *api.JobSpec) error {
 		spec.Partition = parts.def
 	}
 	part, ok := parts.byName[spec.Partition]
+	if !ok && strings.Contains(spec.Partition, ",") {
+		// Slurm runs such a job in whichever listed partition starts it
+		// first; corral's jobs have one.
+		return invalid("--partition %s lists several partitions; corral runs a job in one: give one of %s",
+			spec.Partition, strings.Join(parts.names(), ", "))
+	}
 	if !ok {
 		return invalid("partition %s does not exist (partitions: %s)", spec.Partition, strings.Join(parts.names(), ", "))
 	}

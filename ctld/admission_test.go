@@ -171,6 +171,8 @@ func TestAdmissionSteps(t *testing.T) {
 			filled: func(s *api.JobSpec) bool { return s.Partition == "batch" }},
 		{name: "unknown partition", step: setPartition, spec: func(s *api.JobSpec) { s.Partition = "gpu" },
 			want: "partition gpu does not exist (partitions: batch, big)"},
+		{name: "a partition list", step: setPartition, spec: func(s *api.JobSpec) { s.Partition = "batch,big" },
+			want: "--partition batch,big lists several partitions; corral runs a job in one: give one of batch, big"},
 		{name: "defaults", step: setDefaults, fixture: func(t *testing.T) *admissionFixture { return newAdmission(t).in("batch") },
 			spec: func(s *api.JobSpec) { s.CPUs = 2 },
 			filled: func(s *api.JobSpec) bool {
