@@ -275,12 +275,10 @@ func (cfg *srunConfig) apply(s slurmopt.Set) error {
 		cfg.quiet = true
 	case "mem-per-cpu":
 		cfg.memPerCPU, err = jobspec.ParseSize(v)
-		if err == nil && cfg.memPerCPU <= 0 {
-			err = errors.New("give a size above 0")
-		}
 		if err != nil {
 			err = fmt.Errorf("--mem-per-cpu: %v", err)
 		}
+		cfg.memAll = err == nil && cfg.memPerCPU == 0 // as --mem=0: all the job's memory
 	case "gres":
 		var list []api.GresRequest
 		if list, err = jobspec.ParseGres(v); err != nil {

@@ -39,6 +39,7 @@ func TestParseSrun(t *testing.T) {
 		{[]string{"-w", "dev[1-2],gpu01", "-x", "dev3", "x"}, srunConfig{req: api.StepRequest{Name: "x", NodeList: []string{"dev1", "dev2", "gpu01"}, Exclude: []string{"dev3"}}, argv: []string{"x"}}},
 		{[]string{"--exclusive", "-m", "block:cyclic", "x"}, srunConfig{req: api.StepRequest{Name: "x", Exact: true, Distribution: "block"}, exclusive: "--exclusive", argv: []string{"x"}}},
 		{[]string{"--exclusive=user", "--mem=0", "x"}, srunConfig{req: api.StepRequest{Name: "x"}, exclusive: "--exclusive=user", memAll: true, argv: []string{"x"}}},
+		{[]string{"--mem-per-cpu=0", "x"}, srunConfig{req: api.StepRequest{Name: "x"}, memAll: true, argv: []string{"x"}}}, // as --mem=0
 		{[]string{"-o", "out-%t", "-e", "err-%N", "-i", "none", "-W", "30", "--jobid=12", "-u", "--mpi=none", "-vv", "x"},
 			srunConfig{req: api.StepRequest{Name: "x"}, output: "out-%t", errput: "err-%N", input: "none", wait: 30 * time.Second, jobID: 12, verbose: 2, mpi: "none", argv: []string{"x"}}},
 		{[]string{"--mpi=pmi2", "x"}, srunConfig{req: api.StepRequest{Name: "x"}, mpi: "pmi2", argv: []string{"x"}}},
@@ -244,7 +245,6 @@ func TestParseSrunMoreOptions(t *testing.T) {
 		{[]string{"-N", "0-2", "x"}, `invalid --nodes "0-2"`},
 		{[]string{"--test-only", "x"}, "--test-only is not supported by corral's srun"},
 		{[]string{"-Z", "x"}, "--no-allocate is not supported"},
-		{[]string{"--mem-per-cpu=0", "x"}, "--mem-per-cpu: give a size above 0"},
 		{[]string{"-Ix", "y"}, `invalid --immediate "x": give seconds`},
 	} {
 		if _, err := parseSrun(tc.args, noEnv); err == nil || !strings.HasPrefix(err.Error(), tc.want) {

@@ -23,6 +23,8 @@ func TestSharingOptions(t *testing.T) {
 		{[]string{"--oversubscribe", "--exclusive=user"}, "user", false, false},
 		{[]string{"--mem=0"}, "", false, true},
 		{[]string{"--mem=0", "--mem=2G"}, "", false, false},
+		{[]string{"--mem-per-cpu=0"}, "", false, true}, // as Slurm: MinMemoryNode=0, the whole node's
+		{[]string{"--mem-per-cpu=0", "--mem-per-cpu=1G"}, "", false, false},
 		{[]string{"--exclusive", "--mem=0"}, "node", false, true},
 	} {
 		r := MustParseArgs(t, tc.args...)

@@ -157,8 +157,7 @@ var options = []option{
 	{long: "mcs-label", arg: "LABEL", ignore: "corral has no MCS labels"},
 	{long: "mem", arg: "SIZE", help: "memory per node: a number with K, M, G or T (bare = MiB); 0 is all of it", apply: applyMem},
 	{long: "mem-bind", arg: "TYPE", ignore: noBinding},
-	{long: "mem-per-cpu", arg: "SIZE", help: "memory per CPU (not with --mem or --mem-per-gpu)",
-		apply: func(r *Request, v string) error { return setSize(&r.Spec.MemPerCPU, "mem-per-cpu", v) }},
+	{long: "mem-per-cpu", arg: "SIZE", help: "memory per CPU (not with --mem or --mem-per-gpu); 0 is all of each node's", apply: applyMemPerCPU},
 	{long: "mem-per-gpu", arg: "SIZE", help: "memory per GPU (not with --mem or --mem-per-cpu)",
 		apply: func(r *Request, v string) error { return setSize(&r.Spec.MemPerGPU, "mem-per-gpu", v) }},
 	{long: "mem-update", arg: "MARGIN@DELAY", ignore: "corral does not change memory limits of running jobs"},
@@ -345,6 +344,16 @@ func applyMem(r *Request, v string) error {
 		return err
 	}
 	r.Spec.MemWholeNode = r.Spec.MemBytes == 0 // all of each node's memory, as Slurm
+	return nil
+}
+
+// applyMemPerCPU: 0 is all of each node's memory, as --mem=0 (Slurm
+// submits both as a per-node minimum of 0).
+func applyMemPerCPU(r *Request, v string) error {
+	if err := setSize(&r.Spec.MemPerCPU, "mem-per-cpu", v); err != nil {
+		return err
+	}
+	r.Spec.MemWholeNode = r.Spec.MemPerCPU == 0
 	return nil
 }
 

@@ -144,9 +144,12 @@ func JobRecord(w io.Writer, j *api.Job, e *Env) error {
 }
 
 // minMemory is MinMemoryCPU when the job's memory is per CPU (asked
-// with --mem-per-cpu, or the partition's default), else MinMemoryNode.
+// with --mem-per-cpu, or the partition's default), else MinMemoryNode;
+// 0 for all of each node's memory.
 func minMemory(j *api.Job) string {
 	switch {
+	case j.Spec.MemWholeNode: // --mem=0 or --mem-per-cpu=0, as Slurm shows them
+		return kv("MinMemoryNode", "0")
 	case j.Spec.MemPerCPU > 0:
 		return kv("MinMemoryCPU", MemMB(j.Spec.MemPerCPU))
 	case j.Spec.MemBytes == 0 && j.Spec.MemPerGPU == 0 && j.CPUs > 0:

@@ -97,6 +97,20 @@ func TestJobRecordRunning(t *testing.T) {
 	}
 }
 
+// TestJobRecordWholeNodeMemory: --mem=0 (or --mem-per-cpu=0) shows as
+// Slurm shows it, MinMemoryNode=0, whatever the job was given.
+func TestJobRecordWholeNodeMemory(t *testing.T) {
+	j := running()
+	j.Spec.MemWholeNode = true
+	var b strings.Builder
+	if err := JobRecord(&b, j, &Env{Now: testNow}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "\n   MinCPUsNode=4 MinMemoryNode=0 MinTmpDiskNode=0\n") {
+		t.Errorf("scontrol show job of a --mem=0 job:\n%s", b.String())
+	}
+}
+
 // TestOtherRecordsEnd: node and partition records end in a blank line,
 // keep the trailing spaces Slurm prints after CoresPerSocket and
 // Partitions, and a partition lists its TRES.
