@@ -40,7 +40,8 @@
 // planning stops once no job left could start now (nowfits.go) and
 // returns what it left free (Headroom), against which the simulator tests
 // later arrivals before planning again, and on a one-node partition a
-// job's search begins where an easier job's ended (startfloor.go); easy takes its WFP candidates
-// best first, skipping those no node has the CPUs free for
-// (startsonly.go). A plan's working arrays come from a pool (scratch.go).
+// job's search begins where an easier job's ended (startfloor.go); easy
+// takes its WFP candidates best first, skipping those no node has the
+// CPUs free for (startsonly.go). A plan's working arrays come from a
+// pool (scratch.go).
 package sched

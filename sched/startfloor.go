@@ -41,13 +41,13 @@ func (f *startFloor) add(r *request, start int64) {
 	f.next = (f.next + 1) % len(f.recent)
 }
 
-// dominates reports whether r is at least as hard to place as q on a
-// one-node partition: the same partition, devices and neighbours, at
-// least q's CPUs and memory, for at least as long. GPU amounts must be
-// equal: packing shares onto devices is not monotone in the amount.
+// dominates reports whether r is at least as hard to place as q, a
+// one-node request on a one-node partition (add keeps no other): the
+// same partition, devices and neighbours, at least q's CPUs and memory,
+// for at least as long. GPU amounts must be equal: packing shares onto
+// devices is not monotone in the amount.
 func (r *request) dominates(q *request) bool {
-	return r.part == q.part && r.count <= 1 && q.count <= 1 && len(r.part.ix.nodes) == 1 &&
-		r.dur >= q.dur && r.need.CPUs >= q.need.CPUs && r.need.MemBytes >= q.need.MemBytes &&
-		r.need.FGPU == q.need.FGPU && r.GPUs == q.GPUs && r.GPUType == q.GPUType &&
-		r.UID == q.UID && r.Sharing == q.Sharing && r.Allowed == nil && q.Allowed == nil
+	return r.dur >= q.dur && r.need.CPUs >= q.need.CPUs && r.need.MemBytes >= q.need.MemBytes &&
+		r.part == q.part && r.count <= 1 && r.need.FGPU == q.need.FGPU && r.GPUs == q.GPUs &&
+		r.GPUType == q.GPUType && r.UID == q.UID && r.Sharing == q.Sharing && r.Allowed == nil && q.Allowed == nil
 }
