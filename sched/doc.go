@@ -29,7 +29,7 @@
 // timeline per node (timeline.go) so every reservation is exact, and a
 // search index of lower bounds per partition (index.go) so that finding a
 // job's earliest start does not look at every node (a node alone in its
-// partitions catches its bounds up only when searched, lazybounds.go);
+// partitions keeps none: its searches start where their callers say);
 // placement ranks the nodes that can start a job with small Nomad-style
 // iterators (iter.go).
 // The guard (guard.go) plans the jobs that have waited past a bound

@@ -106,11 +106,13 @@ type nodeState struct {
 	alone    []*nodeState     // just this node: a placement's node list, shared
 	gpus     *nodeGPUs        // per-device profiles; nil without devices
 	occ      occupancy        // the jobs on it, for sharing rules
-	// lazy: every partition it is in has it alone, so no tree reads its
-	// bounds and each threshold's are brought up to date only when a
-	// search needs them (lazybounds.go); stale is what each has missed.
-	lazy  bool
-	stale [cpuLevels]span
+	// unindexed: every partition it is in has it alone, so no tree reads
+	// its bounds and it keeps none (hole and tail stay 0, a bound that
+	// holds for any job). A search there starts from its caller's
+	// lower bound: in a conservative plan, the start floor. Keeping the
+	// bounds for the simulator's one node cost more than the searches
+	// they shortened (docs/benchmarks.md).
+	unindexed bool
 }
 
 type leafRef struct {

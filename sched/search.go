@@ -156,11 +156,18 @@ func newProfile(s Snapshot, sc *scratch) *profile {
 			ns.tl.appendSegment(r.at, free)
 		}
 		releases = releases[k:]
-		ns.initBounds()
 		if n := s.Nodes[ns.pos]; len(n.GPUs) > 0 {
 			ns.gpus = newNodeGPUs(n, holds[ns])
 		}
 	}
+	// A node alone in every partition it is in keeps no bounds: no tree
+	// reads them, and a search on it starts where its caller says.
+	type membership struct {
+		ps    *partState
+		nodes []*nodeState
+	}
+	var parts []membership
+	shared := make(map[*nodeState]bool)
 	for _, part := range s.Partitions {
 		if _, dup := p.parts[part.Name]; dup {
 			continue
@@ -173,16 +180,23 @@ func newProfile(s Snapshot, sc *scratch) *profile {
 				members = append(members, ns)
 			}
 		}
-		ps := &partState{Partition: part}
-		if len(members) > 0 {
-			ps.ix = newPartIndex(members, sc)
+		if len(members) > 1 {
+			for _, ns := range members {
+				shared[ns] = true
+			}
 		}
+		ps := &partState{Partition: part}
 		p.parts[part.Name] = ps
+		parts = append(parts, membership{ps, members})
 	}
 	for _, ns := range p.nodes {
-		ns.lazy = len(ns.leaves) > 0
-		for _, lr := range ns.leaves {
-			ns.lazy = ns.lazy && len(lr.ix.nodes) == 1
+		if ns.unindexed = !shared[ns]; !ns.unindexed {
+			ns.initBounds()
+		}
+	}
+	for _, m := range parts {
+		if len(m.nodes) > 0 {
+			m.ps.ix = newPartIndex(m.nodes, sc)
 		}
 	}
 	return p
@@ -208,8 +222,7 @@ func (p *profile) place(r *request, at int64, nodes []*nodeState) [][]gpu.Share 
 		if r.need.CPUs <= 0 {
 			continue // the index bounds CPUs only
 		}
-		if n.lazy {
-			n.markStale(at, end, minFree)
+		if n.unindexed {
 			continue
 		}
 		p.holes, p.tails = n.updateBounds(at, end, minFree, p.holes[:0], p.tails[:0])
@@ -238,12 +251,10 @@ func (p *profile) earliestOne(r *request, from, limit int64) (int64, []*nodeStat
 	ix := r.part.ix
 	if len(ix.nodes) == 1 { // one node, as the simulator's machine: nothing to walk
 		n := ix.nodes[0]
-		n.catchUp(r.level)
-		b := max(n.bound(r.level), from)
-		if b >= limit || !n.canHold(r) {
+		if from >= limit || !n.canHold(r) {
 			return never, nil
 		}
-		if t := n.earliest(r, b, limit); t != never {
+		if t := n.earliest(r, from, limit); t != never {
 			return t, n.alone
 		}
 		return never, nil

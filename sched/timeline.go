@@ -260,12 +260,12 @@ func (tl *timeline) earliestRun(req Resources, dur, from, limit int64) (int64, p
 	cand := from
 	nb := len(tl.blocks)
 	for b, k := p.b, p.k; b < nb; b, k = b+1, 0 {
+		if cand >= limit {
+			return never, pos{}
+		}
 		blk := &tl.blocks[b]
 		need := req.Add(blk.off) // fits a segment iff need fits its stored amount
 		if need.Fits(blk.low) {  // the run from cand goes on to the block's end
-			if cand >= limit {
-				return never, pos{}
-			}
 			if e := tl.blockEnd(b); e == never || satAdd(cand, dur) <= e {
 				return cand, pos{b, len(blk.at) - 1}
 			}
