@@ -405,6 +405,7 @@ type replay struct {
 	history map[string][]int64 // user -> last two run times, newest last
 
 	pending []*simJob
+	widths  widths // of pending
 	running endHeap
 	// byEnd holds the running jobs by planned end (Start+Requested),
 	// then trace position: the snapshot lists them in that order, so the
@@ -495,6 +496,7 @@ func (r *replay) run(jobs []*simJob) error {
 			j := jobs[next]
 			j.expect = r.predicted(j)
 			r.pending = append(r.pending, j)
+			r.widths.add(j.Procs)
 			if r.pol.priority.Weights.Fairshare > 0 && !r.fs.Has(j.user, "") {
 				r.fsNew = true
 			}
@@ -574,14 +576,10 @@ func (r *replay) schedule(now int64) {
 		s.Nodes = []sched.Node{{Name: machineNode, Capacity: sched.Resources{CPUs: r.procs}, Up: true}}
 		s.Partitions = []sched.Partition{{Name: "batch", Nodes: []string{machineNode}}}
 	}
-	narrowest := r.procs + 1
 	w := r.pol.priority.Weights
 	// Age alone orders jobs as their submit times do, which the planner
 	// falls back to on equal priorities: computing it decides nothing.
 	byAge := w.Fairshare == 0 && w.Size == 0
-	for _, j := range r.pending {
-		narrowest = min(narrowest, j.Procs)
-	}
 	if w.Fairshare > 0 && (r.fsNew || now-r.fsAt >= calcPeriod) {
 		for _, j := range r.byEnd {
 			r.charge(j, now)
@@ -600,7 +598,7 @@ func (r *replay) schedule(now int64) {
 		r.fs, r.fsAt, r.fsNew = r.calc.Fairshares(r.ledger, at(now), r.pjobs), now, false
 		r.fsGen++
 	}
-	if narrowest > r.procs-r.busy && !r.needsFairStarts() {
+	if r.widths.narrowest() > r.procs-r.busy && !r.needsFairStarts() {
 		return // no plan can start a job that does not fit the free processors
 	}
 	if r.arrivalsCannotStart(now) {
@@ -687,6 +685,7 @@ func (r *replay) schedule(now int64) {
 		r.byEnd = slices.Insert(r.byEnd, k, j)
 		r.held = slices.Insert(r.held, k, sched.Running{ID: uint64(j.pos), End: at(j.Start + j.Requested), Alloc: r.allocation(j.Procs)})
 		r.busy += j.Procs
+		r.widths.remove(j.Procs)
 	}
 	r.pending = dropAt(r.pending, idx)
 	if kept {
