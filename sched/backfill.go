@@ -467,6 +467,9 @@ func planConservative(p *profile, plannable []int, reqs []request, out []outcome
 			continue
 		}
 		planOne(p, r, floor.of(r), &out[i])
+		if startsOnly && out[i].start != never {
+			fits.placed(out[i].start, out[i].nodes)
+		}
 		floor.add(r, out[i].start)
 		p.started(r, &out[i])
 	}

@@ -31,6 +31,15 @@ type nowFits struct {
 	next  [durBuckets]int // first job of each bucket not yet planned
 	of    []uint8         // of[k]: the k-th plannable job's bucket
 	used  []uint8         // the buckets that hold jobs, shortest first
+	// The last test that passed, kept while nothing could have changed
+	// its answer: jobs needing at most short CPUs, with run times in
+	// buckets whose floor is at most end, found them free on node over
+	// [0, end). Most reservations of a deep conservative plan begin
+	// after end, so most tests are answered without a scan.
+	passed bool
+	node   *nodeState
+	end    int64
+	short  int
 }
 
 // durBuckets covers run times up to never: 8 one-step buckets, then 4
@@ -96,7 +105,22 @@ func newNowFits(plannable []int, reqs []request, sc *scratch) *nowFits {
 
 // remove takes the k-th plannable job out of the test: it is planned.
 // Jobs are removed in priority order.
-func (f *nowFits) remove(k int) { f.next[f.of[k]]++ }
+func (f *nowFits) remove(k int) {
+	b := f.of[k]
+	was := f.fewest(int(b))
+	f.next[b]++
+	if f.passed && floors[b] <= f.end && was == f.short && f.fewest(int(b)) != was {
+		f.passed = false // the job that passed has left
+	}
+}
+
+// placed tells the test that a job was reserved on nodes from start on:
+// the last test's answer stands if its window ends by then.
+func (f *nowFits) placed(start int64, nodes []*nodeState) {
+	if f.passed && start < f.end && slices.Contains(nodes, f.node) {
+		f.passed = false
+	}
+}
 
 // fewest is the fewest CPUs a remaining job of bucket b needs.
 func (f *nowFits) fewest(b int) int {
@@ -113,6 +137,9 @@ func (f *nowFits) fewest(b int) int {
 // shorter job that needs as few, which is why the buckets are folded in
 // from the shortest.
 func (f *nowFits) any(nodes []*nodeState) bool {
+	if f.passed {
+		return true
+	}
 	fewest := math.MaxInt
 	for _, b := range f.used {
 		fewest = min(fewest, f.fewest(int(b)))
@@ -122,6 +149,7 @@ func (f *nowFits) any(nodes []*nodeState) bool {
 	}
 	for _, n := range nodes {
 		if f.fitsOn(&n.tl, fewest) {
+			f.passed, f.node = true, n
 			return true
 		}
 	}
@@ -149,6 +177,7 @@ func (f *nowFits) fitsOn(tl *timeline, fewest int) bool {
 				shortest = min(shortest, f.fewest(int(f.used[u])))
 			}
 			if shortest <= free {
+				f.end, f.short = tl.endOf(p), shortest
 				return true
 			}
 		}

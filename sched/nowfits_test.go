@@ -216,3 +216,45 @@ func TestNowFitsSkipsBlocksExactly(t *testing.T) {
 		t.Fatalf("at most %d blocks: the test did not reach the block skips", blocks)
 	}
 }
+
+// TestNowFitsForgetsAPassWhenItsWindowFills: a passed test is kept
+// while reservations begin after its window and the jobs that leave
+// leave as narrow a job behind; it is dropped when one begins inside the
+// window.
+func TestNowFitsForgetsAPassWhenItsWindowFills(t *testing.T) {
+	hour := int64(time.Hour)
+	n := &nodeState{tl: newTimeline(Resources{CPUs: 4})}
+	nodes := []*nodeState{n}
+	reqs := []request{{need: Resources{CPUs: 3}, dur: hour}, {need: Resources{CPUs: 3}, dur: hour}, {need: Resources{CPUs: 2}, dur: hour}}
+	f := newNowFits([]int{0, 1, 2}, reqs, new(scratch))
+	if !f.any(nodes) {
+		t.Fatal("4 free CPUs: a 2-CPU job must fit")
+	}
+	f.remove(0)
+	n.tl.reserve(reqs[0].need, 2*hour, 3*hour) // after the window: the pass stands
+	f.placed(2*hour, nodes)
+	if !f.any(nodes) {
+		t.Fatal("a reservation after the window changed the answer")
+	}
+	f.remove(1)
+	n.tl.reserve(reqs[1].need, 0, hour) // inside it: 1 CPU is left, the 2-CPU job does not fit
+	f.placed(0, nodes)
+	if f.any(nodes) {
+		t.Fatal("the window is full, but the test still passes")
+	}
+}
+
+// TestNowFitsForgetsAPassWhenItsJobLeaves: 3 CPUs free; the 2-CPU job
+// passes, and once it is planned the 4-CPU job left does not.
+func TestNowFitsForgetsAPassWhenItsJobLeaves(t *testing.T) {
+	n := &nodeState{tl: newTimeline(Resources{CPUs: 3})}
+	reqs := []request{{need: Resources{CPUs: 2}, dur: int64(time.Hour)}, {need: Resources{CPUs: 4}, dur: int64(time.Hour)}}
+	f := newNowFits([]int{0, 1}, reqs, new(scratch))
+	if !f.any([]*nodeState{n}) {
+		t.Fatal("3 free CPUs: a 2-CPU job must fit")
+	}
+	f.remove(0)
+	if f.any([]*nodeState{n}) {
+		t.Fatal("only a 4-CPU job is left on 3 free CPUs, but the test passes")
+	}
+}
