@@ -204,11 +204,22 @@ func (b Backfill) Plan(s Snapshot) Plan {
 	for i := range s.Pending {
 		jobs[i] = &s.Pending[i]
 	}
-	plannable, deep, inOrder := b.admitAll(p, jobs, sc.out, sc.reqs, sc.plannable[:0], true)
+	guards := (b.GuardAfter > 0 || b.UsesFairStarts() || b.ReserveOldest > 0) && b.Mode != FCFS
+	// A conservative plan that reports starts only translates each job
+	// when it comes to it: in a deep queue most are never reached.
+	lazy := b.Mode == Conservative && b.StartsOnly && !guards && b.Depth == 0
+	ad := admission{p: p, jobs: jobs, out: sc.out, reqs: sc.reqs, lazy: lazy, check: true}
+	if lazy {
+		sc.fitsOf, sc.fitsCPUs = sized(sc.fitsOf, len(jobs)), sized(sc.fitsCPUs, len(jobs))
+		ad.fitsOf, ad.fitsCPUs = sc.fitsOf, sc.fitsCPUs
+	}
+	plannable, deep, inOrder := b.admitAll(&ad, sc.plannable[:0])
 	if !inOrder {
 		sc.keys = sized(sc.keys, len(s.Pending))
 		jobs = sortPendingByKeys(s.Pending, sc.keys, jobs)
-		plannable, deep, _ = b.admitAll(p, jobs, sc.out, sc.reqs, plannable[:0], false)
+		ad.jobs, ad.check = jobs, false
+		clear(sc.out) // what the pass out of order wrote, where lazy admission skips
+		plannable, deep, _ = b.admitAll(&ad, plannable[:0])
 	}
 	sc.plannable = plannable
 	out, reqs := sc.out, sc.reqs
@@ -217,7 +228,6 @@ func (b Backfill) Plan(s Snapshot) Plan {
 	// is also the partition's top job.
 	reserved := make(map[*partState]bool)
 	var fair []FairStart
-	guards := (b.GuardAfter > 0 || b.UsesFairStarts() || b.ReserveOldest > 0) && b.Mode != FCFS
 	if guards {
 		admitted := append(plannable[:len(plannable):len(plannable)], deep...)
 		var byID map[uint64]time.Time
@@ -252,13 +262,20 @@ func (b Backfill) Plan(s Snapshot) Plan {
 		}
 		plannable = slices.DeleteFunc(plannable, func(i int) bool { return isGuarded[i] })
 	}
-	switch b.Mode {
-	case EASY:
+	switch {
+	case b.Mode == EASY:
 		b.planEASY(p, plannable, reqs, out, reserved, s.Now, sc)
-	case FCFS:
+	case b.Mode == FCFS:
 		planFCFS(p, plannable, reqs, out, b.StartsOnly)
+	case lazy:
+		fits := buildNowFits(sc.fitsOf[:len(plannable)], sc.fitsCPUs[:len(plannable)], sc)
+		planConservative(p, plannable, jobs, reqs, out, fits)
 	default:
-		planConservative(p, plannable, reqs, out, b.StartsOnly, sc)
+		var fits *nowFits
+		if b.StartsOnly {
+			fits = newNowFits(plannable, reqs, sc)
+		}
+		planConservative(p, plannable, nil, reqs, out, fits)
 	}
 	plan := assemble(s.Now, jobs, out, b.StartsOnly)
 	plan.FairStarts = fair
@@ -268,27 +285,54 @@ func (b Backfill) Plan(s Snapshot) Plan {
 	return plan
 }
 
-// admitAll admits jobs into reqs and out (indexes as in jobs), and
-// returns the plannable ones and those beyond Depth, in order. With
-// check, it stops with inOrder false at the first job that does not
-// follow the one before it in priority order.
-func (b Backfill) admitAll(p *profile, jobs []*Pending, out []outcome, reqs []request, plannable []int, check bool) (_, deep []int, inOrder bool) {
+// admission is what admitAll works on: jobs in the order to check,
+// and where their requests and outcomes go (indexes as in jobs).
+type admission struct {
+	p     *profile
+	jobs  []*Pending
+	out   []outcome
+	reqs  []request
+	check bool // stop at the first job out of priority order
+	// lazy: plannable jobs are only checked, not translated; their
+	// run-time buckets and CPUs go to fitsOf and fitsCPUs (by position
+	// among the plannable) for the fits-now test.
+	lazy     bool
+	fitsOf   []uint8
+	fitsCPUs []int
+}
+
+// admitAll admits the jobs and returns the plannable ones and those
+// beyond Depth, in order; inOrder is false if it stopped at a job out of
+// order.
+func (b Backfill) admitAll(ad *admission, plannable []int) (_, deep []int, inOrder bool) {
 	var last *partState // most jobs share a partition: look it up once
+	jobs, out := ad.jobs, ad.out
 	for i, j := range jobs {
-		if check && i > 0 && !pendingBefore(jobs[i-1], j) {
+		if ad.check && i > 0 && !pendingBefore(jobs[i-1], j) {
 			return plannable, deep, false
 		}
-		out[i] = outcome{start: never}
 		if last == nil || last.Name != j.Partition {
-			last = p.parts[j.Partition]
+			last = ad.p.parts[j.Partition]
 		}
-		switch reason := p.admit(j, last, &reqs[i]); {
+		reason, dur := ad.p.admissible(j, last)
+		if reason == "" && ad.lazy {
+			// out[i] is left zero (release cleared it) until the job is
+			// reached: its start is set then.
+			k := len(plannable)
+			ad.fitsOf[k], ad.fitsCPUs[k] = uint8(durBucket(dur)), j.PerNode.CPUs
+			plannable = append(plannable, i)
+			continue
+		}
+		out[i] = outcome{start: never} // a pass stopped out of order left its marks
+		switch {
 		case reason != "":
 			out[i].reason = reason
 		case b.Depth > 0 && len(plannable) >= b.Depth:
+			translate(j, last, dur, &ad.reqs[i])
 			out[i].reason = api.ReasonPriority
 			deep = append(deep, i)
 		default:
+			translate(j, last, dur, &ad.reqs[i])
 			plannable = append(plannable, i)
 		}
 	}
@@ -371,19 +415,18 @@ func sortPendingByKeys(in []Pending, keys []pendingKey, out []*Pending) []*Pendi
 	return out
 }
 
-// admit checks what can be checked without a timeline and translates the
-// job into *r, leaving it alone if the job cannot be planned. The index
-// level is left for the first search (most of a long queue is never
-// searched for).
-func (p *profile) admit(j *Pending, part *partState, r *request) api.Reason {
+// admissible checks what can be checked without a timeline. It returns
+// why the job cannot be planned, or its planned run time (never =
+// unlimited).
+func (p *profile) admissible(j *Pending, part *partState) (api.Reason, int64) {
 	if j.Blocked != "" {
-		return j.Blocked
+		return j.Blocked, 0
 	}
 	if why := p.groups.over(j); why != "" {
-		return why
+		return why, 0
 	}
 	if part == nil || part.ix == nil {
-		return api.ReasonNodeDown
+		return api.ReasonNodeDown, 0
 	}
 	limit := j.TimeLimit
 	if limit <= 0 {
@@ -393,12 +436,18 @@ func (p *profile) admit(j *Pending, part *partState, r *request) api.Reason {
 		limit = part.MaxTime
 	}
 	if part.MaxTime > 0 && limit > part.MaxTime {
-		return api.ReasonPartitionTimeLimit
+		return api.ReasonPartitionTimeLimit, 0
 	}
-	dur := int64(never)
 	if limit > 0 {
-		dur = int64(limit)
+		return "", int64(limit)
 	}
+	return "", never
+}
+
+// translate puts an admissible job into the planner's terms. The index
+// level is left for the first search (most of a long queue is never
+// searched for).
+func translate(j *Pending, part *partState, dur int64, r *request) {
 	need := j.PerNode
 	need.FGPU += int(gpu.GPUs(j.GPUs, gpu.DefaultPerGPU)) // what whole GPUs take of a pool
 	expect := dur
@@ -409,7 +458,6 @@ func (p *profile) admit(j *Pending, part *partState, r *request) api.Reason {
 		Pending: j, part: part, need: need,
 		count: max(j.NodeCount, 1), dur: dur, expect: expect, level: levelUnknown,
 	}
-	return ""
 }
 
 // mayStart reports whether r's groups let it start now, counting the
@@ -449,25 +497,31 @@ func planOne(p *profile, r *request, from int64, o *outcome) {
 // long queue the reservations behind that point were most of a replay's
 // time. A job searches from where an easier job's search ended
 // (startFloor).
-func planConservative(p *profile, plannable []int, reqs []request, out []outcome, startsOnly bool, sc *scratch) {
-	var fits *nowFits
-	if startsOnly {
-		fits = newNowFits(plannable, reqs, sc)
-	}
+func planConservative(p *profile, plannable []int, lazy []*Pending, reqs []request, out []outcome, fits *nowFits) {
 	var floor startFloor
+	var last *partState
 	for k, i := range plannable {
-		if startsOnly {
+		if fits != nil {
 			if !fits.any(p.nodes) {
 				return
 			}
 			fits.remove(k)
 		}
 		r := &reqs[i]
+		if lazy != nil { // admitted, not yet translated
+			j := lazy[i]
+			if last == nil || last.Name != j.Partition {
+				last = p.parts[j.Partition]
+			}
+			_, dur := p.admissible(j, last)
+			translate(j, last, dur, r)
+			out[i].start = never
+		}
 		if !p.mayStart(r, &out[i]) {
 			continue
 		}
 		planOne(p, r, floor.of(r), &out[i])
-		if startsOnly && out[i].start != never {
+		if fits != nil && out[i].start != never {
 			fits.placed(out[i].start, out[i].nodes)
 		}
 		floor.add(r, out[i].start)

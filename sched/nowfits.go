@@ -74,12 +74,21 @@ func bucketFloor(b int) int64 {
 }
 
 func newNowFits(plannable []int, reqs []request, sc *scratch) *nowFits {
-	f := &sc.fits
-	*f = nowFits{cpus: sized(f.cpus, len(plannable)), of: sized(f.of, len(plannable)), used: f.used[:0]}
-	var count [durBuckets]int
+	of, cpus := sized(sc.fitsOf, len(plannable)), sized(sc.fitsCPUs, len(plannable))
 	for k, i := range plannable {
-		b := durBucket(reqs[i].dur)
-		f.of[k] = uint8(b)
+		of[k], cpus[k] = uint8(durBucket(reqs[i].dur)), reqs[i].need.CPUs
+	}
+	sc.fitsOf, sc.fitsCPUs = of, cpus
+	return buildNowFits(of, cpus, sc)
+}
+
+// buildNowFits builds the test over jobs in priority order, the k-th of
+// run-time bucket of[k] and needing cpus[k] CPUs.
+func buildNowFits(of []uint8, cpus []int, sc *scratch) *nowFits {
+	f := &sc.fits
+	*f = nowFits{cpus: sized(f.cpus, len(of)), of: of, used: f.used[:0]}
+	var count [durBuckets]int
+	for _, b := range of {
 		count[b]++
 	}
 	for b := range count {
@@ -89,9 +98,8 @@ func newNowFits(plannable []int, reqs []request, sc *scratch) *nowFits {
 			f.used = append(f.used, uint8(b))
 		}
 	}
-	for k, i := range plannable {
-		b := f.of[k]
-		f.cpus[f.next[b]] = reqs[i].need.CPUs
+	for k, b := range of {
+		f.cpus[f.next[b]] = cpus[k]
 		f.next[b]++
 	}
 	for b := range count {

@@ -529,15 +529,27 @@ func TestSortPendingMatchesSortByPriority(t *testing.T) {
 	}
 }
 
+// StartsOnly plans start what full plans start, with the queue in order
+// (the simulator's) or not: a conservative one admits its jobs only as
+// it reaches them.
 func TestPropertyStartsOnlyStartsTheSameJobs(t *testing.T) {
 	forEachRandomSnapshot(t, 30, allModes, func(t *testing.T, s Snapshot, mode Mode) {
+		shuffled := s
+		shuffled.Pending = slices.Clone(s.Pending)
+		rand.New(rand.NewSource(int64(len(s.Pending)))).Shuffle(len(shuffled.Pending), func(i, j int) {
+			shuffled.Pending[i], shuffled.Pending[j] = shuffled.Pending[j], shuffled.Pending[i]
+		})
+		sorted := s
+		sorted.Pending = SortByPriority(s.Pending)
 		for _, b := range []Backfill{{Mode: mode}, {Mode: mode, Order: RankedWFP, ReserveOldest: 2}, {Mode: mode, Order: WFP},
 			{Mode: mode, Order: ShortestFirst, Pack: 4}} {
 			full := b.Plan(s)
 			b.StartsOnly = true
-			only := b.Plan(s)
-			if !reflect.DeepEqual(full.Starts, only.Starts) || len(only.Pending) != 0 {
-				t.Fatalf("%+v: starts differ or estimates returned:\n%+v\n%+v", b, full, only)
+			for _, in := range []Snapshot{s, shuffled, sorted} {
+				only := b.Plan(in)
+				if !reflect.DeepEqual(full.Starts, only.Starts) || len(only.Pending) != 0 {
+					t.Fatalf("%+v: starts differ or estimates returned:\n%+v\n%+v", b, full, only)
+				}
 			}
 		}
 	})

@@ -28,6 +28,8 @@ type scratch struct {
 	index     []int64
 	indexUsed int
 	fits      nowFits
+	fitsOf    []uint8 // the fits-now test's input (buildNowFits)
+	fitsCPUs  []int
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
