@@ -196,6 +196,7 @@ func (b Backfill) Plan(s Snapshot) Plan {
 	sc.jobs = sized(sc.jobs, len(s.Pending))
 	sc.out = sized(sc.out, len(s.Pending))
 	sc.reqs = sized(sc.reqs, len(s.Pending))
+	sc.written = len(s.Pending)
 	// jobs are pointers into s.Pending in priority order. A queue already
 	// in that order (the simulator keeps its own so) is checked as it is
 	// admitted, in one pass over the jobs: a separate pass over a queue
@@ -217,7 +218,7 @@ func (b Backfill) Plan(s Snapshot) Plan {
 	if !inOrder {
 		sc.keys = sized(sc.keys, len(s.Pending))
 		jobs = sortPendingByKeys(s.Pending, sc.keys, jobs)
-		ad.jobs, ad.check = jobs, false
+		ad.jobs, ad.check, ad.written = jobs, false, 0
 		clear(sc.out) // what the pass out of order wrote, where lazy admission skips
 		plannable, deep, _ = b.admitAll(&ad, plannable[:0])
 	}
@@ -269,7 +270,8 @@ func (b Backfill) Plan(s Snapshot) Plan {
 		planFCFS(p, plannable, reqs, out, b.StartsOnly)
 	case lazy:
 		fits := buildNowFits(sc.fitsOf[:len(plannable)], sc.fitsCPUs[:len(plannable)], sc)
-		planConservative(p, plannable, jobs, reqs, out, fits)
+		reached := planConservative(p, plannable, jobs, reqs, out, fits)
+		sc.written = max(ad.written, reached) // release clears no more
 	default:
 		var fits *nowFits
 		if b.StartsOnly {
@@ -299,6 +301,7 @@ type admission struct {
 	lazy     bool
 	fitsOf   []uint8
 	fitsCPUs []int
+	written  int // lazy: one past the last outcome written
 }
 
 // admitAll admits the jobs and returns the plannable ones and those
@@ -324,6 +327,7 @@ func (b Backfill) admitAll(ad *admission, plannable []int) (_, deep []int, inOrd
 			continue
 		}
 		out[i] = outcome{start: never} // a pass stopped out of order left its marks
+		ad.written = i + 1
 		switch {
 		case reason != "":
 			out[i].reason = reason
@@ -497,18 +501,19 @@ func planOne(p *profile, r *request, from int64, o *outcome) {
 // long queue the reservations behind that point were most of a replay's
 // time. A job searches from where an easier job's search ended
 // (startFloor).
-func planConservative(p *profile, plannable []int, lazy []*Pending, reqs []request, out []outcome, fits *nowFits) {
+func planConservative(p *profile, plannable []int, lazy []*Pending, reqs []request, out []outcome, fits *nowFits) (reached int) {
 	var floor startFloor
 	var last *partState
 	for k, i := range plannable {
 		if fits != nil {
 			if !fits.any(p.nodes) {
-				return
+				return reached
 			}
 			fits.remove(k)
 		}
 		r := &reqs[i]
 		if lazy != nil { // admitted, not yet translated
+			reached = i + 1
 			j := lazy[i]
 			if last == nil || last.Name != j.Partition {
 				last = p.parts[j.Partition]
@@ -527,6 +532,7 @@ func planConservative(p *profile, plannable []int, lazy []*Pending, reqs []reque
 		floor.add(r, out[i].start)
 		p.started(r, &out[i])
 	}
+	return reached
 }
 
 // startNow starts r now if it fits without touching any reservation.

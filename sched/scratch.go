@@ -30,6 +30,9 @@ type scratch struct {
 	fits      nowFits
 	fitsOf    []uint8 // the fits-now test's input (buildNowFits)
 	fitsCPUs  []int
+	// written: out and reqs hold nothing from this plan beyond it (a
+	// lazy plan leaves the jobs it did not reach alone).
+	written int
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -38,8 +41,8 @@ var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 // holds no snapshot alive, and returns it to the pool.
 func (sc *scratch) release() {
 	clear(sc.jobs)
-	clear(sc.out)
-	clear(sc.reqs)
+	clear(sc.out[:sc.written])
+	clear(sc.reqs[:sc.written])
 	scratchPool.Put(sc)
 }
 
