@@ -263,6 +263,7 @@ func (b Backfill) Plan(s Snapshot) Plan {
 		}
 		plannable = slices.DeleteFunc(plannable, func(i int) bool { return isGuarded[i] })
 	}
+	reached := 0
 	switch {
 	case b.Mode == EASY:
 		b.planEASY(p, plannable, reqs, out, reserved, s.Now, sc)
@@ -270,7 +271,7 @@ func (b Backfill) Plan(s Snapshot) Plan {
 		planFCFS(p, plannable, reqs, out, b.StartsOnly)
 	case lazy:
 		fits := buildNowFits(sc.fitsOf[:len(plannable)], sc.fitsCPUs[:len(plannable)], sc)
-		reached := planConservative(p, plannable, jobs, reqs, out, fits)
+		reached = planConservative(p, plannable, jobs, reqs, out, fits)
 		sc.written = max(ad.written, reached) // release clears no more
 	default:
 		var fits *nowFits
@@ -282,7 +283,7 @@ func (b Backfill) Plan(s Snapshot) Plan {
 	plan := assemble(s.Now, jobs, out, b.StartsOnly)
 	plan.FairStarts = fair
 	if b.Mode == Conservative && b.StartsOnly && !guards && len(deep) == 0 {
-		plan.Headroom = &Headroom{newWidestNow(p.nodes, widestNow{})}
+		plan.Headroom = &Headroom{newWidestNow(p.nodes, widestNow{}), reached}
 	}
 	return plan
 }

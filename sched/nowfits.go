@@ -287,7 +287,15 @@ func (w widestNow) fits(r *request) bool {
 // running jobs only if it needs no more than this. The simulator skips
 // the plans of arrivals that fail it: they would reserve the whole queue
 // again to start nothing.
-type Headroom struct{ w widestNow }
+type Headroom struct {
+	w       widestNow
+	reached int
+}
+
+// Reached is how many jobs of the queue, in priority order, the plan
+// came to before it stopped: a caller that hands a later plan only the
+// first jobs of a like queue learns from it how many that plan needs.
+func (h *Headroom) Reached() int { return h.reached }
 
 // Fits reports whether a job needing cpus for d might start since after
 // the plan. It holds while nothing has started or ended but what the plan

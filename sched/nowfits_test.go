@@ -140,6 +140,9 @@ func TestHeadroomIsWhatTheStoppedPlanLeft(t *testing.T) {
 	if len(plan.Starts) != 0 || plan.Headroom == nil {
 		t.Fatalf("starts %v, headroom %v: want no start and a headroom", plan.Starts, plan.Headroom)
 	}
+	if n := plan.Headroom.Reached(); n != 1 {
+		t.Fatalf("the plan reached %d jobs, want 1: job 11 cannot start now, so the plan stops before it", n)
+	}
 	for _, c := range []struct {
 		cpus       int
 		dur, since time.Duration

@@ -70,6 +70,9 @@ type setup struct {
 	// scheduler with every priority weight 0), so a plan starts nothing
 	// while the oldest job does not fit the free processors.
 	inOrder bool
+	// wholeQueue: every plan sees the whole queue, never a prefix
+	// (prefixplan.go); what a prefix's plan must match.
+	wholeQueue bool
 }
 
 // fcfsPriority orders jobs by submit time only: age is monotone in submit
@@ -406,6 +409,7 @@ type replay struct {
 
 	pending []*simJob
 	widths  widths // of pending
+	prefix  prefixPlan
 	running endHeap
 	// byEnd holds the running jobs by planned end (Start+Requested),
 	// then trace position: the snapshot lists them in that order, so the
@@ -497,6 +501,7 @@ func (r *replay) run(jobs []*simJob) error {
 			j.expect = r.predicted(j)
 			r.pending = append(r.pending, j)
 			r.widths.add(j.Procs)
+			r.prefix.arrive(j)
 			if r.pol.priority.Weights.Fairshare > 0 && !r.fs.Has(j.user, "") {
 				r.fsNew = true
 			}
@@ -661,7 +666,7 @@ func (r *replay) schedule(now int64) {
 			}
 		}
 	}
-	plan := r.pol.planner.Plan(*s)
+	plan := r.plan(s, byAge && s.GroupLimits == nil)
 	for _, f := range plan.FairStarts {
 		r.pending[r.index[f.JobID]].fair = f.At
 	}
@@ -688,6 +693,7 @@ func (r *replay) schedule(now int64) {
 		r.widths.remove(j.Procs)
 	}
 	r.pending = dropAt(r.pending, idx)
+	r.prefix.dropped(idx)
 	if kept {
 		s.Pending = dropAt(s.Pending, idx)
 		r.queued = len(r.pending)

@@ -400,20 +400,26 @@ func checkSameStarts(t *testing.T, name string, seed uint64, pol, every setup) {
 			}
 		}
 	}
-	got, err := runWith(tr, Config{}, pol)
+	sameReplays(t, fmt.Sprintf("%s, seed %d", name, seed), tr, pol, every)
+}
+
+// sameReplays fails unless tr replays every job under got as under want.
+func sameReplays(t *testing.T, what string, tr *Trace, gotPol, wantPol setup) {
+	t.Helper()
+	got, err := runWith(tr, Config{}, gotPol)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := runWith(tr, Config{}, every)
+	want, err := runWith(tr, Config{}, wantPol)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got.Records) != len(want.Records) {
-		t.Fatalf("%s, seed %d: %d jobs replayed, want %d", name, seed, len(got.Records), len(want.Records))
+		t.Fatalf("%s: %d jobs replayed, want %d", what, len(got.Records), len(want.Records))
 	}
 	for i := range want.Records {
 		if got.Records[i] != want.Records[i] {
-			t.Fatalf("%s, seed %d: job %d ran as %+v, planning at every event gives %+v", name, seed, i, got.Records[i], want.Records[i])
+			t.Fatalf("%s: job %d ran as %+v, want %+v", what, i, got.Records[i], want.Records[i])
 		}
 	}
 }
