@@ -19,9 +19,12 @@
 // queue itself (keptqueue.go), each job's fairshare and size parts of its
 // priority until the next fairshare computation, and what the last
 // conservative plan left free, against which arrivals are tested before
-// planning again (headroom.go). An
-// overloaded log's queue stays thousands deep for tens of thousands of
-// plans (docs/benchmarks.md, "Archive logs with long queues").
+// planning again (headroom.go), and how deep such a plan went, so that
+// the next one is given only the front of a deep queue and the whole
+// queue only when a job behind it might start (prefixplan.go). It
+// counts its queue by width (widths.go). An overloaded log's queue stays
+// thousands deep for tens of thousands of plans (docs/benchmarks.md,
+// "Archive logs with long queues").
 //
 // Compare replays several policies on one trace, concurrently and with
 // the same results as one at a time; ShakeCompare repeats that on copies
