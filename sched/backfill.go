@@ -433,6 +433,16 @@ func (p *profile) admissible(j *Pending, part *partState) (api.Reason, int64) {
 	if part == nil || part.ix == nil {
 		return api.ReasonNodeDown, 0
 	}
+	dur, ok := plannedRun(j, part)
+	if !ok {
+		return api.ReasonPartitionTimeLimit, 0
+	}
+	return "", dur
+}
+
+// plannedRun is the run time a job is planned for in its partition
+// (never = unlimited); false if it is over the partition's limit.
+func plannedRun(j *Pending, part *partState) (int64, bool) {
 	limit := j.TimeLimit
 	if limit <= 0 {
 		limit = part.DefaultTime // as Slurm: the default, else the maximum
@@ -441,12 +451,12 @@ func (p *profile) admissible(j *Pending, part *partState) (api.Reason, int64) {
 		limit = part.MaxTime
 	}
 	if part.MaxTime > 0 && limit > part.MaxTime {
-		return api.ReasonPartitionTimeLimit, 0
+		return 0, false
 	}
 	if limit > 0 {
-		return "", int64(limit)
+		return int64(limit), true
 	}
-	return "", never
+	return never, true
 }
 
 // translate puts an admissible job into the planner's terms. The index
@@ -519,7 +529,7 @@ func planConservative(p *profile, plannable []int, lazy []*Pending, reqs []reque
 			if last == nil || last.Name != j.Partition {
 				last = p.parts[j.Partition]
 			}
-			_, dur := p.admissible(j, last)
+			dur, _ := plannedRun(j, last) // admissible said it is within the limit
 			translate(j, last, dur, r)
 			out[i].start = never
 		}
