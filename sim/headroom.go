@@ -17,14 +17,19 @@ func (r *replay) arrivalsCannotStart(now int64) bool {
 	}
 	since := time.Duration(now-r.roomAt) * time.Second
 	for _, j := range r.pending[r.roomed:] {
-		limit := time.Duration(math.MaxInt64)
-		if j.Requested > 0 {
-			limit = time.Duration(j.Requested) * time.Second
-		}
-		if r.room.Fits(j.Procs, limit, since) {
+		if r.room.Fits(j.Procs, j.limit(), since) {
 			return false
 		}
 	}
 	r.roomed = len(r.pending)
 	return true
+}
+
+// limit is the job's requested time as a plan holds it; unlimited when
+// the trace gives none.
+func (j *simJob) limit() time.Duration {
+	if j.Requested <= 0 {
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(j.Requested) * time.Second
 }

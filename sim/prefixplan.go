@@ -53,13 +53,12 @@ func (pp *prefixPlan) reset() {
 	}
 }
 
+// add counts j among the jobs behind the cut (an arrival, queued at the
+// end, is one).
 func (pp *prefixPlan) add(j *simJob) {
 	b := bits.Len64(uint64(max(j.Requested, 1)))
 	pp.fewest[b] = min(pp.fewest[b], j.Procs)
 }
-
-// arrive records a job queued at the end.
-func (pp *prefixPlan) arrive(j *simJob) { pp.add(j) }
 
 // dropped records the jobs at idx (ascending) leaving the queue: those
 // before covered move it down.
@@ -128,7 +127,7 @@ func (r *replay) behindCutFits(room *sched.Headroom, k int) bool {
 	fits := false
 	for _, j := range r.pending[k:] {
 		pp.add(j)
-		fits = fits || room.Fits(j.Procs, time.Duration(j.Requested)*time.Second, 0)
+		fits = fits || room.Fits(j.Procs, j.limit(), 0)
 	}
 	pp.covered = k
 	return fits

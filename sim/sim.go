@@ -501,7 +501,7 @@ func (r *replay) run(jobs []*simJob) error {
 			j.expect = r.predicted(j)
 			r.pending = append(r.pending, j)
 			r.widths.add(j.Procs)
-			r.prefix.arrive(j)
+			r.prefix.add(j)
 			if r.pol.priority.Weights.Fairshare > 0 && !r.fs.Has(j.user, "") {
 				r.fsNew = true
 			}
