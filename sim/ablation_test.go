@@ -27,7 +27,7 @@ import (
 // backfill); fairshare (the stock multifactor priority instead of FCFS);
 // maxage=DURATION; guardk=N (GuardReserve); size=N (the size weight);
 // favorsmall; gwindow=DURATION (GuardWindow); goverlap (GuardOverlap);
-// pack=N (Pack); packfill (PackFill); fair=SHARE
+// pack=N (Pack); packfill (PackFill); record (recordGuard); fair=SHARE
 // and fairmin=DURATION (GuardFairStart and GuardFairMin: guarded after
 // that share of the wait to the fair start); oracle (with fair=: each
 // job's fair start is its start in an EASY replay of the same trace, a
@@ -111,6 +111,9 @@ func ablationReplay(tr *Trace, name string, pol setup, shakes int) (headline, er
 			}
 			pol.fairStarts = easy
 		}
+		if g, ok := pol.planner.(*recordGuard); ok {
+			g.record = 0 // each replay starts with no history
+		}
 		res, err := runWith(c, Config{Policy: Policy(name)}, pol)
 		if err != nil {
 			return h, err
@@ -169,7 +172,7 @@ func ablationSetup(name string) (setup, error) {
 	b := sched.Backfill{Mode: sched.EASY, StartsOnly: true}
 	var maxAge time.Duration
 	size := int64(-1)
-	favorSmall := false
+	favorSmall, record := false, false
 	for _, f := range strings.Split(name, ",") {
 		key, val, _ := strings.Cut(f, "=")
 		var err error
@@ -210,6 +213,8 @@ func ablationSetup(name string) (setup, error) {
 			b.PackFill = true
 		case "pack":
 			b.Pack, err = strconv.Atoi(val)
+		case "record":
+			record = true
 		default:
 			err = fmt.Errorf("unknown choice %q", f)
 		}
@@ -228,6 +233,9 @@ func ablationSetup(name string) (setup, error) {
 	}
 	s.priority.FavorSmall = s.priority.FavorSmall || favorSmall
 	s.planner = b
+	if record {
+		s.planner = &recordGuard{inner: b}
+	}
 	return s, nil
 }
 
