@@ -94,7 +94,7 @@ func defaultPriority() priority.Config {
 // simulations do. The default policy is the controller's stock
 // configuration (sched.DefaultBackfill and priority.DefaultConfig: EASY
 // backfill whose reservations go to the two longest-waiting jobs once
-// they have waited an hour, candidates in priority-ranked WFP order,
+// they have waited ten minutes, candidates in priority-ranked WFP order,
 // multifactor priority) with one thing the
 // controller lacks: run-time predictions (the mean of the user's last two
 // run times, at most the request) order the backfill candidates whose

@@ -28,7 +28,7 @@ func TestSchedulingDefaults(t *testing.T) {
 	if !reflect.DeepEqual(f.Scheduling, want) {
 		t.Fatalf("defaults %+v, want %+v", f.Scheduling, want)
 	}
-	if want.Planner != (sched.Backfill{Mode: sched.EASY, Order: sched.RankedWFP, ReserveOldest: 2, ReserveOldestAfter: time.Hour}) || want.Basic ||
+	if want.Planner != (sched.Backfill{Mode: sched.EASY, Order: sched.RankedWFP, ReserveOldest: 2, ReserveOldestAfter: 10 * time.Minute}) || want.Basic ||
 		want.Priority.Weights != (priority.Weights{Fairshare: 10000, Age: 1000, Size: 100}) ||
 		want.Priority.Algorithm != priority.FairTree || want.Priority.MaxAge != 12*time.Hour ||
 		want.Priority.Decay.HalfLife != 7*24*time.Hour || want.Priority.Decay.ResetPeriod != 0 ||
