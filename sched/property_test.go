@@ -542,7 +542,7 @@ func TestPropertyStartsOnlyStartsTheSameJobs(t *testing.T) {
 		sorted := s
 		sorted.Pending = SortByPriority(s.Pending)
 		for _, b := range []Backfill{{Mode: mode}, {Mode: mode, Order: RankedWFP, ReserveOldest: 2}, {Mode: mode, Order: WFP},
-			{Mode: mode, Order: ShortestFirst, Pack: 4}} {
+			{Mode: mode, Order: ShortestFirst, Pack: 4}, {Mode: mode, Order: SmallestArea}} {
 			full := b.Plan(s)
 			b.StartsOnly = true
 			for _, in := range []Snapshot{s, shuffled, sorted} {
