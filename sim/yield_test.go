@@ -42,14 +42,8 @@ func TestTheYieldToALightUserCostsMaximumWait(t *testing.T) {
 	tr := yieldTrace(t, run, after)
 	easy := MustRun(t, tr, Config{Policy: PolicyEASY})
 	def := MustRun(t, tr, Config{Policy: PolicyDefault})
-	lastStart := func(r *Result, user int64) (last int64) {
-		for _, rec := range r.Records {
-			if rec.User == user {
-				last = max(last, rec.Start)
-			}
-		}
-		return last
-	}
+	start, submit := func(r Record) int64 { return r.Start }, func(r Record) int64 { return r.Submit }
+	lastStart := func(r *Result, user int64) int64 { return latest(r, user, start) }
 	for _, c := range []struct {
 		r       *Result
 		first   int64 // the user whose jobs all start before the other's last
@@ -63,18 +57,18 @@ func TestTheYieldToALightUserCostsMaximumWait(t *testing.T) {
 			c.first, lastStart(c.r, c.first), other, lastStart(c.r, other), c.r.Metrics.MaxWait)
 		t.Logf("%s: %s", c.r.Policy, got)
 		if lastStart(c.r, c.first) >= lastStart(c.r, other) || c.r.Metrics.MaxWait != c.maxWait ||
-			lastStart(c.r, other)-lastSubmit(c.r, other) != c.maxWait {
+			lastStart(c.r, other)-latest(c.r, other, submit) != c.maxWait {
 			t.Errorf("%s: %s; want user %d's jobs all started before user %d's last, which waits longest, %d s",
 				c.r.Policy, got, c.first, other, c.maxWait)
 		}
 	}
 }
 
-// lastSubmit is the latest submit time among user's records.
-func lastSubmit(r *Result, user int64) (last int64) {
+// latest is the latest of at over user's records.
+func latest(r *Result, user int64, at func(Record) int64) (last int64) {
 	for _, rec := range r.Records {
 		if rec.User == user {
-			last = max(last, rec.Submit)
+			last = max(last, at(rec))
 		}
 	}
 	return last
