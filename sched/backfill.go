@@ -269,7 +269,7 @@ func (b Backfill) Plan(s Snapshot) Plan {
 	reached := 0
 	switch {
 	case b.Mode == EASY:
-		b.planEASY(p, plannable, reqs, out, reserved, s.Now, sc)
+		reached = b.planEASY(p, plannable, reqs, out, reserved, s.Now, sc)
 	case b.Mode == FCFS:
 		planFCFS(p, plannable, reqs, out, b.StartsOnly)
 	case lazy:
@@ -285,10 +285,21 @@ func (b Backfill) Plan(s Snapshot) Plan {
 	}
 	plan := assemble(s.Now, jobs, out, b.StartsOnly)
 	plan.FairStarts = fair
-	if b.Mode == Conservative && b.StartsOnly && !guards && len(deep) == 0 {
+	if b.StartsOnly && !guards && len(deep) == 0 && (b.Mode == Conservative || b.easyHeadroom(p)) {
 		plan.Headroom = &Headroom{newWidestNow(p.nodes, widestNow{}), reached}
 	}
 	return plan
+}
+
+// easyHeadroom says whether an EASY plan that reports starts only can
+// give a Headroom: only if it tries its candidates in priority order, one
+// at a time, so that a job ranked behind them all is tried last, on what
+// they left; and only with one partition, whose top job, reserved for
+// before any candidate starts, is the first job admitted. (A second
+// partition's top job could be any job, and would be reserved for before
+// the candidates of the first start.)
+func (b Backfill) easyHeadroom(p *profile) bool {
+	return b.Mode == EASY && b.Pack == 0 && (b.Order == "" || b.Order == ByPriority) && len(p.parts) == 1
 }
 
 // admission is what admitAll works on: jobs in the order to check,
@@ -561,8 +572,9 @@ func startNow(p *profile, r *request, o *outcome) bool {
 }
 
 // planEASY reserves for the top job of each partition not yet reserved,
-// and starts later jobs now where they delay no reservation.
-func (b Backfill) planEASY(p *profile, plannable []int, reqs []request, out []outcome, reserved map[*partState]bool, now time.Time, sc *scratch) {
+// and starts later jobs now where they delay no reservation. It returns
+// one past the last job (in priority order) it reserved for or started.
+func (b Backfill) planEASY(p *profile, plannable []int, reqs []request, out []outcome, reserved map[*partState]bool, now time.Time, sc *scratch) (reached int) {
 	candidates := sc.candidates[:0]
 	defer func() { sc.candidates = candidates }()
 	for _, i := range plannable {
@@ -574,6 +586,7 @@ func (b Backfill) planEASY(p *profile, plannable []int, reqs []request, out []ou
 		if !p.mayStart(r, &out[i]) {
 			continue
 		}
+		reached = i + 1
 		if startNow(p, r, &out[i]) {
 			p.started(r, &out[i])
 			continue
@@ -585,7 +598,7 @@ func (b Backfill) planEASY(p *profile, plannable []int, reqs []request, out []ou
 	wfp := b.Order == WFP || b.Order == RankedWFP
 	if b.StartsOnly && wfp && b.Pack == 0 {
 		startsOnlyByWFP(p, candidates, reqs, out, now, b.Order == RankedWFP, sc)
-		return
+		return reached
 	}
 	order := append(sc.order[:0], candidates...)
 	sc.order = order
@@ -619,19 +632,21 @@ func (b Backfill) planEASY(p *profile, plannable []int, reqs []request, out []ou
 	for _, i := range order {
 		if !out[i].planned && p.mayStart(&reqs[i], &out[i]) && startNow(p, &reqs[i], &out[i]) {
 			p.started(&reqs[i], &out[i])
+			reached = max(reached, i+1)
 		}
 	}
 	// Estimates for the jobs left waiting: where each would start if
 	// nothing else jumped ahead of it. They are placed like conservative
 	// reservations, after every decision above, so they change none.
 	if b.StartsOnly {
-		return
+		return reached
 	}
 	for _, i := range candidates {
 		if !out[i].planned && out[i].reason == "" {
 			planOne(p, &reqs[i], 0, &out[i])
 		}
 	}
+	return reached
 }
 
 func planFCFS(p *profile, plannable []int, reqs []request, out []outcome, startsOnly bool) {

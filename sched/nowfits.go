@@ -286,7 +286,9 @@ func (w widestNow) fits(r *request) bool {
 // new arrival, under FCFS priority) can start in a plan of the same
 // running jobs only if it needs no more than this. The simulator skips
 // the plans of arrivals that fail it: they would reserve the whole queue
-// again to start nothing.
+// again to start nothing. An EASY plan in priority order gives one too
+// (easyHeadroom): what its reservation and its starts left, which a job
+// ranked behind them all, tried last, must fit to start.
 type Headroom struct {
 	w       widestNow
 	reached int

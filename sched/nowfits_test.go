@@ -123,12 +123,10 @@ func TestNowFitsCountsARunTimeEndingWithASegment(t *testing.T) {
 	}
 }
 
-// TestHeadroomIsWhatTheStoppedPlanLeft: one 8-CPU node, 6 CPUs busy for
-// 100 s; job 10 (8 CPUs) is reserved from 100 s to 300 s, and job 11 (2
-// CPUs for an hour) after it. A job queued behind them fits only in the 2
-// CPUs left before 100 s, and a later arrival has less of that window.
-func TestHeadroomIsWhatTheStoppedPlanLeft(t *testing.T) {
-	s := Snapshot{Now: T0,
+// headroomSnapshot: one 8-CPU node, 6 CPUs busy for 100 s; job 10 (8
+// CPUs for 200 s) and job 11 (2 CPUs for an hour) wait.
+func headroomSnapshot() Snapshot {
+	return Snapshot{Now: T0,
 		Nodes:      []Node{MakeNode("n1").CPUs(8).Obj()},
 		Partitions: []Partition{{Name: "batch", Nodes: []string{"n1"}}},
 		Running:    []Running{MakeRunning(1).On("n1", 6).Ends(100 * time.Second).Obj()},
@@ -136,6 +134,14 @@ func TestHeadroomIsWhatTheStoppedPlanLeft(t *testing.T) {
 			MakeJob(10).CPUs(8).Time(200 * time.Second).Submitted(T0).Obj(),
 			MakeJob(11).CPUs(2).Time(time.Hour).Submitted(T0.Add(time.Second)).Obj(),
 		}}
+}
+
+// TestHeadroomIsWhatTheStoppedPlanLeft (headroomSnapshot): job 10 is
+// reserved from 100 s to 300 s, and job 11 after it. A job queued behind
+// them fits only in the 2 CPUs left before 100 s, and a later arrival has
+// less of that window.
+func TestHeadroomIsWhatTheStoppedPlanLeft(t *testing.T) {
+	s := headroomSnapshot()
 	plan := Backfill{Mode: Conservative, StartsOnly: true}.Plan(s)
 	if len(plan.Starts) != 0 || plan.Headroom == nil {
 		t.Fatalf("starts %v, headroom %v: want no start and a headroom", plan.Starts, plan.Headroom)
@@ -161,13 +167,35 @@ func TestHeadroomIsWhatTheStoppedPlanLeft(t *testing.T) {
 		}
 	}
 	for name, b := range map[string]Backfill{
-		"full plan": {Mode: Conservative},
-		"easy":      {Mode: EASY, StartsOnly: true},
-		"guarded":   {Mode: Conservative, StartsOnly: true, ReserveOldest: 1},
+		"full plan":            {Mode: Conservative},
+		"easy, shortest first": {Mode: EASY, StartsOnly: true, Order: ShortestFirst},
+		"guarded":              {Mode: Conservative, StartsOnly: true, ReserveOldest: 1},
 	} {
 		if h := b.Plan(s).Headroom; h != nil {
 			t.Errorf("%s: headroom %v, want none", name, h)
 		}
+	}
+}
+
+// An EASY plan in priority order leaves the same headroom on
+// headroomSnapshot as a conservative one: job 10
+// holds the reservation, job 11 cannot start before it, and a job behind
+// them fits only in the 2 CPUs before 100 s. With a second partition
+// there is none: its top job could be any job of the queue.
+func TestEASYHeadroomInPriorityOrder(t *testing.T) {
+	s := headroomSnapshot()
+	for _, order := range []Order{"", ByPriority} {
+		plan := Backfill{Mode: EASY, StartsOnly: true, Order: order}.Plan(s)
+		if len(plan.Starts) != 0 || plan.Headroom == nil || plan.Headroom.Reached() != 1 {
+			t.Fatalf("order %q: starts %v, headroom %v: want no start and a headroom after job 10", order, plan.Starts, plan.Headroom)
+		}
+		if !plan.Headroom.Fits(2, 100*time.Second, 0) || plan.Headroom.Fits(2, 101*time.Second, 0) {
+			t.Errorf("order %q: headroom %v, want 2 CPUs for 100 s and no longer", order, plan.Headroom)
+		}
+	}
+	s.Partitions = append(s.Partitions, Partition{Name: "other", Nodes: []string{"n1"}})
+	if h := (Backfill{Mode: EASY, StartsOnly: true}).Plan(s).Headroom; h != nil {
+		t.Errorf("two partitions: headroom %v, want none", h)
 	}
 }
 
