@@ -18,8 +18,8 @@
 // planner's order (pendingorder.go), under FCFS priority the snapshot's
 // queue itself (keptqueue.go), each job's fairshare and size parts of its
 // priority until the next fairshare computation, and what the last
-// conservative plan left free, against which arrivals are tested before
-// planning again (headroom.go), and how deep such a plan went, so that
+// conservative or EASY plan left free, against which arrivals are tested
+// before planning again (headroom.go), and how deep such a plan went, so that
 // the next one is given only the front of a deep queue and the whole
 // queue only when a job behind it might start (prefixplan.go). It
 // counts its queue by width (widths.go). An overloaded log's queue stays

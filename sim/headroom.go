@@ -6,9 +6,10 @@ import (
 )
 
 // arrivalsCannotStart reports whether a plan now would start nothing
-// because only jobs have arrived since the last conservative plan, and
-// none fits what that plan left free (sched.Headroom): the older jobs'
-// reservations are the same, and every newer job queues behind them. On
+// because only jobs have arrived since the last plan that gave a
+// sched.Headroom (conservative, or EASY in priority order), and none fits
+// what that plan left free: the older jobs' reservations are the same,
+// and every newer job queues behind them. On
 // an overloaded log a third of the plans follow arrivals alone, each
 // reserving thousands of jobs again.
 func (r *replay) arrivalsCannotStart(now int64) bool {

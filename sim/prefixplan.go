@@ -10,7 +10,9 @@ import (
 
 // A conservative plan that reports starts only stops once no job left
 // could start now; on RICC's deep queues, before half the queue on
-// average. Yet the planner reads every job to admit it, at every event.
+// average; an EASY plan in priority order starts nothing behind the last
+// job it starts unless that job fits what the plan left. Yet the planner
+// reads every job to admit it, at every event.
 // So where the plan gives a sched.Headroom, the replay hands the planner
 // only the first cut jobs of its queue, and checks the jobs behind them
 // against the headroom of that plan:
